@@ -1,0 +1,82 @@
+package proc
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseStat(t *testing.T) {
+	st, ok := parseStat("123 (my (odd) cmd) S 1 120 110 0 -1")
+	if !ok || st.pid != 123 || st.state != "S" || st.ppid != 1 || st.pgrp != 120 || st.session != 110 {
+		t.Fatalf("parseStat = %+v %v", st, ok)
+	}
+	if _, ok := parseStat("garbage"); ok {
+		t.Error("garbage parsed")
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A process worker that started a child in its own group, and one that
+// ignores SIGTERM: Terminate leaves nothing behind.
+func TestStartAndTerminateKillsDescendants(t *testing.T) {
+	dir := t.TempDir()
+	childPid := filepath.Join(dir, "child.pid")
+	script := `trap '' TERM; (set -m; sleep 1000 & echo $! > ` + childPid + `; wait) & echo started; wait`
+	pid, err := Start(StartSpec{
+		Command: []string{"sh", "-c", script},
+		Dir:     dir,
+		Env:     os.Environ(),
+		Stdout:  filepath.Join(dir, "out.log"),
+		Stderr:  filepath.Join(dir, "err.log"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	waitFor(t, "child pid", func() bool {
+		b, err := os.ReadFile(childPid)
+		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && child > 0
+	})
+	if !Alive(pid) || !Alive(child) {
+		t.Fatal("not alive after start")
+	}
+	Terminate(pid, 300*time.Millisecond)
+	waitFor(t, "worker and child gone", func() bool { return !Alive(pid) && !Alive(child) })
+	out, _ := os.ReadFile(filepath.Join(dir, "out.log"))
+	if !strings.Contains(string(out), "started") {
+		t.Errorf("stdout log = %q", out)
+	}
+}
+
+func TestStartMissingCommand(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Start(StartSpec{Command: []string{"definitely-not-a-command-xyz"}, Dir: dir,
+		Stdout: filepath.Join(dir, "o"), Stderr: filepath.Join(dir, "e")})
+	if err == nil {
+		t.Fatal("started a missing command")
+	}
+}
+
+func TestAliveEdgeCases(t *testing.T) {
+	if Alive(0) || Alive(-1) || GroupAlive(0) {
+		t.Error("non-positive pid alive")
+	}
+	if !Alive(os.Getpid()) {
+		t.Error("self not alive")
+	}
+}

@@ -1,0 +1,284 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Ralph loop status values.
+const (
+	RalphRunning = "running"
+	RalphPaused  = "paused"
+	RalphStopped = "stopped"
+	RalphFailed  = "failed"
+)
+
+// Ralph is ralph/N/state.json: a superset of what swarm.py writes. Durations
+// that users set in seconds are stored in seconds (float where sub-second
+// values make sense), so the file stays readable and hand-editable (the seed
+// documents editing max_iterations in place).
+type Ralph struct {
+	WorkerName          string     `json:"worker_name"`
+	PromptFile          string     `json:"prompt_file"`
+	MaxIterations       int        `json:"max_iterations"`
+	CurrentIteration    int        `json:"current_iteration"`
+	Status              string     `json:"status"`
+	Started             Timestamp  `json:"started"`
+	LastIterationStart  Timestamp  `json:"last_iteration_started"`
+	LastIterationEnd    Timestamp  `json:"last_iteration_ended"`
+	IterationDurations  []float64  `json:"iteration_durations"`
+	ConsecutiveFailures int        `json:"consecutive_failures"`
+	TotalFailures       int        `json:"total_failures"`
+	DonePattern         NullString `json:"done_pattern"`
+	InactivityTimeout   int        `json:"inactivity_timeout"`
+	CheckDoneContinuous bool       `json:"check_done_continuous"`
+	ExitReason          NullString `json:"exit_reason"`
+	ExitDetail          NullString `json:"exit_detail"`
+	LastExitCode        *int       `json:"last_exit_code"`
+	LastScreenChange    Timestamp  `json:"last_screen_change"`
+	MonitorPID          int        `json:"monitor_pid"`
+	MaxContext          int        `json:"max_context"`
+
+	// Options of the completion contract.
+	PromptMode        string     `json:"prompt_mode"`
+	ReadyTimeout      int        `json:"ready_timeout"`
+	Promise           bool       `json:"promise"`
+	CompletionPromise string     `json:"completion_promise"`
+	DoneFile          NullString `json:"done_file"`
+	Checks            []string   `json:"checks"`
+	CheckTimeout      float64    `json:"check_timeout"`
+	RequireChange     bool       `json:"require_change"`
+	MaxTime           float64    `json:"max_time"`
+	SameSession       bool       `json:"same_session"`
+	RestartDelay      float64    `json:"restart_delay"`
+	OnExit            NullString `json:"on_exit"`
+	WorkDir           string     `json:"work_dir"`
+
+	// Progress of the current iteration, so a new monitor can adopt a
+	// running agent after the old one died.
+	IterationActive bool       `json:"iteration_active"`
+	OutputOffset    int64      `json:"output_offset"`
+	Delivered       string     `json:"delivered_prompt,omitempty"`
+	StartHead       string     `json:"start_head,omitempty"`
+	StartTree       string     `json:"start_tree,omitempty"`
+	Feedback        NullString `json:"pending_feedback"`
+	PauseReason     NullString `json:"pause_reason"`
+	TasksDone       []TaskDone `json:"tasks_done"`
+	LastEnd         NullString `json:"last_iteration_result"`
+}
+
+// TaskDone is one <promise>TASK-ID:DONE</promise> seen in an iteration.
+type TaskDone struct {
+	Iteration int    `json:"iteration"`
+	ID        string `json:"id"`
+}
+
+// Active reports whether the loop has not ended (running or paused).
+func (r *Ralph) Active() bool {
+	return r.Status == RalphRunning || r.Status == RalphPaused
+}
+
+// ErrNoRalph is returned when a worker has no ralph state.
+var ErrNoRalph = errors.New("no ralph state")
+
+// RalphStore is the ralph/N directory of one loop.
+type RalphStore struct {
+	Dir  string
+	Name string
+	Warn func(string)
+	// Fallback, when set, is the base used to rebuild a corrupt state file:
+	// the monitor keeps its last good copy here so that corruption never
+	// loses the loop's configuration.
+	Fallback *Ralph
+}
+
+// Ralph returns the store of the named loop.
+func (s *Store) Ralph(name string) *RalphStore {
+	return &RalphStore{Dir: filepath.Join(s.Root, "ralph", name), Name: name, Warn: s.Warn}
+}
+
+// RalphNames lists the loops that have a state directory.
+func (s *Store) RalphNames() ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(s.Root, "ralph"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			if _, err := os.Stat(filepath.Join(s.Root, "ralph", e.Name(), "state.json")); err == nil {
+				names = append(names, e.Name())
+			}
+		}
+	}
+	return names, nil
+}
+
+// Paths of the files of a loop.
+func (r *RalphStore) StatePath() string      { return filepath.Join(r.Dir, "state.json") }
+func (r *RalphStore) LogPath() string        { return filepath.Join(r.Dir, "iterations.log") }
+func (r *RalphStore) MonitorLogPath() string { return filepath.Join(r.Dir, "monitor.log") }
+func (r *RalphStore) MonitorLockPath() string {
+	return filepath.Join(r.Dir, "monitor.lock")
+}
+func (r *RalphStore) lockPath() string { return filepath.Join(r.Dir, "state.lock") }
+
+// OutputPath is the raw output stream of the current iteration's agent
+// (tmux pipe-pane), where completion signals are looked for.
+func (r *RalphStore) OutputPath() string { return filepath.Join(r.Dir, "output.log") }
+
+// PromptSnapshotPath holds the prompt of the current iteration for the
+// stdin and arg prompt modes.
+func (r *RalphStore) PromptSnapshotPath() string { return filepath.Join(r.Dir, "prompt.txt") }
+
+// Exists reports whether the loop has a state file.
+func (r *RalphStore) Exists() bool {
+	_, err := os.Stat(r.StatePath())
+	return err == nil
+}
+
+// Load returns the loop state. A corrupt file is repaired under the lock.
+func (r *RalphStore) Load() (*Ralph, error) {
+	st, err := r.read()
+	if err == nil {
+		return st, nil
+	}
+	if !errors.Is(err, errCorrupt) {
+		return nil, err
+	}
+	err = withLock(r.lockPath(), func() error {
+		st, err = r.readRepair()
+		if err == nil {
+			err = r.write(st)
+		}
+		return err
+	})
+	return st, err
+}
+
+// Create writes a new state file, replacing any old one.
+func (r *RalphStore) Create(st *Ralph) error {
+	return withLock(r.lockPath(), func() error { return r.write(st) })
+}
+
+// Update is a locked read-modify-write of the loop state: fn sees what is on
+// disk now, never a stale copy, so the monitor cannot undo a pause or a kill
+// written by another command.
+func (r *RalphStore) Update(fn func(*Ralph) error) (*Ralph, error) {
+	var out *Ralph
+	err := withLock(r.lockPath(), func() error {
+		st, err := r.readRepair()
+		if err != nil {
+			return err
+		}
+		if err := fn(st); err != nil {
+			return err
+		}
+		out = st
+		return r.write(st)
+	})
+	return out, err
+}
+
+// Remove deletes the loop's directory.
+func (r *RalphStore) Remove() error { return os.RemoveAll(r.Dir) }
+
+func (r *RalphStore) read() (*Ralph, error) {
+	data, err := os.ReadFile(r.StatePath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w for '%s'", ErrNoRalph, r.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	st := &Ralph{}
+	if err := json.Unmarshal(data, st); err != nil {
+		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	return st, nil
+}
+
+func (r *RalphStore) readRepair() (*Ralph, error) {
+	st, err := r.read()
+	if err == nil {
+		if r.Fallback != nil {
+			st.fillConfig(r.Fallback)
+		}
+		return st, nil
+	}
+	if !errors.Is(err, errCorrupt) {
+		return nil, err
+	}
+	if berr := backupCorrupt(r.StatePath()); berr != nil {
+		return nil, fmt.Errorf("corrupt ralph state %s, and backing it up failed: %v", r.StatePath(), berr)
+	}
+	if r.Warn != nil {
+		r.Warn(fmt.Sprintf("corrupt ralph state for '%s', resetting", r.Name))
+	}
+	if r.Fallback != nil {
+		c := *r.Fallback
+		return &c, nil
+	}
+	// Nothing to rebuild the configuration from: keep the loop visible but
+	// ended, so nobody restarts an agent with an empty prompt.
+	return &Ralph{WorkerName: r.Name, Status: RalphStopped, ExitReason: "failed",
+		ExitDetail: "ralph state was corrupt and has been reset"}, nil
+}
+
+// fillConfig restores configuration fields that a reset file lost.
+func (st *Ralph) fillConfig(from *Ralph) {
+	if st.PromptFile != "" {
+		return
+	}
+	status, reason, detail := st.Status, st.ExitReason, st.ExitDetail
+	cur := st.CurrentIteration
+	*st = *from
+	if status != "" {
+		st.Status, st.ExitReason, st.ExitDetail = status, reason, detail
+	}
+	if cur > st.CurrentIteration {
+		st.CurrentIteration = cur
+	}
+}
+
+func (r *RalphStore) write(st *Ralph) error {
+	if st.IterationDurations == nil {
+		st.IterationDurations = []float64{}
+	}
+	if st.Checks == nil {
+		st.Checks = []string{}
+	}
+	if st.TasksDone == nil {
+		st.TasksDone = []TaskDone{}
+	}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(r.StatePath(), append(data, '\n'))
+}
+
+// Log appends one event line to iterations.log:
+// "<RFC 3339 time> [EVENT] text". One write per line with O_APPEND, so lines
+// from concurrent writers never interleave.
+func (r *RalphStore) Log(event, text string) error {
+	if err := ensureDir(r.Dir); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(r.LogPath(), os.O_APPEND|os.O_CREATE|os.O_WRONLY, filePerm)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	line := fmt.Sprintf("%s [%s] %s\n", time.Now().Format(time.RFC3339), event, strings.ReplaceAll(text, "\n", " "))
+	_, err = f.WriteString(line)
+	return err
+}

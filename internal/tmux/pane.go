@@ -1,0 +1,181 @@
+package tmux
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/google/uuid"
+)
+
+// CaptureOptions selects what capture-pane returns.
+type CaptureOptions struct {
+	// Start and End are capture-pane's -S and -E ("-" for the start of
+	// history / end of the screen; "" for the defaults: the visible screen).
+	Start, End string
+	// Join joins lines the terminal wrapped.
+	Join bool
+}
+
+// Capture returns the text of a pane, without escape sequences.
+func (c *Client) Capture(target string, o CaptureOptions) (string, error) {
+	args := []string{"capture-pane", "-p", "-t", target}
+	if o.Join {
+		args = append(args, "-J")
+	}
+	if o.Start != "" {
+		args = append(args, "-S", o.Start)
+	}
+	if o.End != "" {
+		args = append(args, "-E", o.End)
+	}
+	return c.Run(nil, args...)
+}
+
+// PaneStatus is what one poll learns about a pane.
+type PaneStatus struct {
+	Dead      bool
+	Exit      int
+	HasExit   bool
+	Signal    int
+	HasSignal bool
+	PID       int
+	History   int
+	CursorY   int
+	Height    int
+	Width     int
+}
+
+// ExitKnown reports whether a dead pane's exit status or signal is known.
+func (s PaneStatus) ExitKnown() bool { return s.HasExit || s.HasSignal }
+
+// ExitCode is the status, or 128+signal.
+func (s PaneStatus) ExitCode() int {
+	if s.HasSignal {
+		return 128 + s.Signal
+	}
+	return s.Exit
+}
+
+const statusFormat = "#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}"
+
+// Poll returns the pane's liveness and its visible screen in one tmux
+// process (display-message and capture-pane chained).
+func (c *Client) Poll(target string) (PaneStatus, string, error) {
+	out, err := c.Run(nil, Chain(
+		[]string{"display-message", "-p", "-t", target, statusFormat},
+		[]string{"capture-pane", "-p", "-t", target},
+	)...)
+	if err != nil {
+		return PaneStatus{}, "", err
+	}
+	first, screen, _ := strings.Cut(out, "\n")
+	f := strings.Split(first, "\t")
+	if len(f) != 8 {
+		return PaneStatus{}, "", fmt.Errorf("unexpected tmux output %q", first)
+	}
+	var s PaneStatus
+	s.Dead = f[0] == "1"
+	if n, err := strconv.Atoi(f[1]); err == nil && s.Dead {
+		s.Exit, s.HasExit = n, true
+	}
+	if n, err := strconv.Atoi(f[2]); err == nil && s.Dead && n > 0 {
+		s.Signal, s.HasSignal = n, true
+	}
+	s.PID, _ = strconv.Atoi(f[3])
+	s.History, _ = strconv.Atoi(f[4])
+	s.CursorY, _ = strconv.Atoi(f[5])
+	s.Height, _ = strconv.Atoi(f[6])
+	s.Width, _ = strconv.Atoi(f[7])
+	return s, screen, nil
+}
+
+// SendKeys sends tmux key names (Enter, Escape, C-u, C-c ...) to target.
+func (c *Client) SendKeys(target string, keys ...string) error {
+	_, err := c.Run(nil, append([]string{"send-keys", "-t", target}, keys...)...)
+	return err
+}
+
+// literalLimit keeps send-keys arguments well under tmux's message size;
+// longer text goes through a paste buffer.
+const literalLimit = 2048
+
+// TypeText types text literally (send-keys -l --, so text starting with "-"
+// or looking like a key name is typed as written), optionally followed by
+// Enter in the same invocation. Text with a newline, or long text, is
+// delivered as one bracketed paste instead, so the program receives it as
+// one message.
+func (c *Client) TypeText(target, text string, enter bool) error {
+	if strings.ContainsAny(text, "\r\n") || len(text) > literalLimit {
+		if err := c.Paste(target, text); err != nil {
+			return err
+		}
+		if enter {
+			return c.SendKeys(target, "Enter")
+		}
+		return nil
+	}
+	cmds := [][]string{{"send-keys", "-t", target, "-l", "--", text}}
+	if enter {
+		cmds = append(cmds, []string{"send-keys", "-t", target, "Enter"})
+	}
+	if text == "" {
+		cmds = cmds[1:]
+		if len(cmds) == 0 {
+			return nil
+		}
+	}
+	_, err := c.Run(nil, Chain(cmds...)...)
+	return err
+}
+
+// Paste loads text into a uniquely named buffer and pastes it as a bracketed
+// paste (the program sees one paste, not lines typed one by one), deleting
+// the buffer afterwards. One tmux process.
+func (c *Client) Paste(target, text string) error {
+	buf := "swarm-" + uuid.NewString()
+	_, err := c.Run(strings.NewReader(text), Chain(
+		[]string{"load-buffer", "-b", buf, "-"},
+		[]string{"paste-buffer", "-p", "-d", "-b", buf, "-t", target},
+	)...)
+	return err
+}
+
+// Attach replaces this process with a tmux client showing the window:
+// attach-session from outside tmux, switch-client from inside it.
+func (c *Client) Attach(session, windowID string) error {
+	bin, err := lookPath(c.Bin)
+	if err != nil {
+		return err
+	}
+	var args []string
+	if os.Getenv("TMUX") != "" && c.Socket == "" {
+		args = c.Args(Chain(
+			[]string{"select-window", "-t", windowID},
+			[]string{"switch-client", "-t", "=" + session},
+		)...)
+	} else {
+		args = c.Args(Chain(
+			[]string{"select-window", "-t", windowID},
+			[]string{"attach-session", "-t", "=" + session},
+		)...)
+	}
+	env := os.Environ()
+	if c.Socket != "" {
+		// Attaching to another server from inside tmux needs TMUX unset.
+		env = withoutEnv(env, "TMUX")
+	}
+	return syscall.Exec(bin, append([]string{c.Bin}, args...), env)
+}
+
+func withoutEnv(env []string, key string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		if !strings.HasPrefix(e, key+"=") {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,230 @@
+// Package tmux is the one place swarm runs tmux.
+//
+// Every call can run on a private server (tmux -L socket), targets windows
+// by their unique id (@N) or exact names (=session:), never by prefix, and
+// sends text literally. Commands that belong together are chained into one
+// tmux invocation ("a \; b"), which tmux executes in one go: fewer processes,
+// and no gap in which a fast-exiting command could be missed.
+package tmux
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// Client runs tmux against one server.
+type Client struct {
+	// Socket is the -L socket name; empty means the default server.
+	Socket string
+	// Bin is the tmux executable (default "tmux", or $SWARM_TMUX).
+	Bin string
+}
+
+// New returns a client for the server on socket ("" = default).
+func New(socket string) *Client {
+	bin := os.Getenv("SWARM_TMUX")
+	if bin == "" {
+		bin = "tmux"
+	}
+	return &Client{Socket: socket, Bin: bin}
+}
+
+var execs atomic.Int64
+
+// Execs returns how many tmux processes this process has run; benchmarks
+// and tests use it to prove a poll costs a constant number of them.
+func Execs() int64 { return execs.Load() }
+
+// Error is a failed tmux command, with what tmux printed.
+type Error struct {
+	Args   []string
+	Stderr string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" {
+		msg = e.Err.Error()
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// IsNoServer reports whether err means no tmux server runs on the socket.
+func IsNoServer(err error) bool {
+	var te *Error
+	if !errors.As(err, &te) {
+		return false
+	}
+	s := te.Stderr
+	return strings.Contains(s, "no server running") ||
+		strings.Contains(s, "error connecting to") ||
+		(strings.Contains(s, "No such file or directory") && !strings.Contains(s, "can't find"))
+}
+
+// IsNotFound reports whether err means the target session, window or pane
+// does not exist (or the whole server is gone).
+func IsNotFound(err error) bool {
+	var te *Error
+	if !errors.As(err, &te) {
+		return false
+	}
+	return IsNoServer(err) || strings.Contains(te.Stderr, "can't find") ||
+		strings.Contains(te.Stderr, "no such")
+}
+
+// Args returns the full argument list for a tmux invocation, socket first.
+func (c *Client) Args(args ...string) []string {
+	if c.Socket != "" {
+		return append([]string{"-L", c.Socket}, args...)
+	}
+	return args
+}
+
+// Run executes one tmux invocation and returns its standard output.
+func (c *Client) Run(stdin io.Reader, args ...string) (string, error) {
+	execs.Add(1)
+	cmd := exec.Command(c.Bin, c.Args(args...)...)
+	cmd.Stdin = stdin
+	var out, stderr bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return "", fmt.Errorf("tmux not found (install tmux 3.x)")
+		}
+		return out.String(), &Error{Args: args, Stderr: stderr.String(), Err: err}
+	}
+	return out.String(), nil
+}
+
+// Chain joins tmux commands into one invocation: tmux runs them in order
+// within one server event, as "cmd1 \; cmd2".
+func Chain(cmds ...[]string) []string {
+	var args []string
+	for i, c := range cmds {
+		if i > 0 {
+			args = append(args, ";")
+		}
+		args = append(args, c...)
+	}
+	return args
+}
+
+// Pane is one pane as listed by list-panes -a.
+type Pane struct {
+	Session    string
+	WindowName string
+	WindowID   string
+	PaneID     string
+	PID        int
+	Dead       bool
+	// Exit holds the exit status of a dead pane's process when tmux knows
+	// it; Signal is non-zero when the process was killed by a signal.
+	Exit      int
+	HasExit   bool
+	Signal    int
+	HasSignal bool
+}
+
+// ExitKnown reports whether a dead pane's end (status or signal) is known;
+// tmux may mark a pane dead a moment before it reaps the process.
+func (p Pane) ExitKnown() bool { return p.HasExit || p.HasSignal }
+
+// ExitCode is the shell-style code: the status, or 128+signal.
+func (p Pane) ExitCode() int {
+	if p.HasSignal {
+		return 128 + p.Signal
+	}
+	return p.Exit
+}
+
+const paneFormat = "#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}\t#{window_id}\t#{pane_id}\t#{session_name}\t#{window_name}"
+
+func parsePane(line string) (Pane, bool) {
+	f := strings.SplitN(line, "\t", 8)
+	if len(f) != 8 {
+		return Pane{}, false
+	}
+	p := Pane{Dead: f[0] == "1", WindowID: f[4], PaneID: f[5], Session: f[6], WindowName: f[7]}
+	p.PID, _ = strconv.Atoi(f[3])
+	if n, err := strconv.Atoi(f[1]); err == nil && p.Dead {
+		p.Exit, p.HasExit = n, true
+	}
+	if n, err := strconv.Atoi(f[2]); err == nil && p.Dead && n > 0 {
+		p.Signal, p.HasSignal = n, true
+	}
+	return p, true
+}
+
+// ListPanes lists every pane of every session on the server in one tmux
+// process. No server running means no panes, not an error.
+func (c *Client) ListPanes() ([]Pane, error) {
+	out, err := c.Run(nil, "list-panes", "-a", "-F", paneFormat)
+	if err != nil {
+		if IsNoServer(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var panes []Pane
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if p, ok := parsePane(line); ok {
+			panes = append(panes, p)
+		}
+	}
+	return panes, nil
+}
+
+// Window is a window and the state of its first pane (workers have one).
+type Window struct {
+	Pane
+	Panes int
+	// AllDead reports that every pane of the window is dead.
+	AllDead bool
+}
+
+// Windows groups panes into windows, keeping list order.
+func Windows(panes []Pane) []Window {
+	var out []Window
+	idx := map[string]int{}
+	for _, p := range panes {
+		if i, ok := idx[p.WindowID]; ok {
+			out[i].Panes++
+			out[i].AllDead = out[i].AllDead && p.Dead
+			continue
+		}
+		idx[p.WindowID] = len(out)
+		out = append(out, Window{Pane: p, Panes: 1, AllDead: p.Dead})
+	}
+	return out
+}
+
+// FindWindow returns the first window with exactly this session and name.
+func FindWindow(windows []Window, session, name string) (Window, bool) {
+	for _, w := range windows {
+		if w.Session == session && w.WindowName == name {
+			return w, true
+		}
+	}
+	return Window{}, false
+}
+
+// Lookup finds one window by exact session and name (one tmux process).
+func (c *Client) Lookup(session, name string) (Window, bool, error) {
+	panes, err := c.ListPanes()
+	if err != nil {
+		return Window{}, false, err
+	}
+	w, ok := FindWindow(Windows(panes), session, name)
+	return w, ok, nil
+}

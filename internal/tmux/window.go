@@ -1,0 +1,133 @@
+package tmux
+
+import (
+	"fmt"
+	"strings"
+)
+
+// WindowSpec describes a window to create.
+type WindowSpec struct {
+	Session string
+	Name    string
+	Dir     string
+	// Env entries (K=V) are set for the window's command itself (-e), not
+	// only inherited from a server that may be older than the caller.
+	Env []string
+	// Command is run directly (argv form, no shell parsing).
+	Command []string
+	// Width and Height size a session this call creates (0: tmux default).
+	Width, Height int
+}
+
+func (s WindowSpec) common() []string {
+	var args []string
+	if s.Dir != "" {
+		args = append(args, "-c", s.Dir)
+	}
+	for _, e := range s.Env {
+		args = append(args, "-e", e)
+	}
+	return args
+}
+
+// NewWindow creates the window and returns its id (@N). When the session
+// does not exist yet it is created with this window as its only one, so no
+// stray shell window appears; two concurrent callers racing to create the
+// session both end up with a window in it.
+func (c *Client) NewWindow(spec WindowSpec) (string, error) {
+	if len(spec.Command) == 0 {
+		return "", fmt.Errorf("no command")
+	}
+	newWindow := append([]string{"new-window", "-d", "-P", "-F", "#{window_id}",
+		"-t", "=" + spec.Session + ":", "-n", spec.Name}, spec.common()...)
+	newWindow = append(append(newWindow, "--"), spec.Command...)
+
+	newSession := append([]string{"new-session", "-d", "-P", "-F", "#{window_id}",
+		"-s", spec.Session, "-n", spec.Name}, spec.common()...)
+	if spec.Width > 0 && spec.Height > 0 {
+		newSession = append(newSession, "-x", fmt.Sprint(spec.Width), "-y", fmt.Sprint(spec.Height))
+	}
+	newSession = append(append(newSession, "--"), spec.Command...)
+
+	for attempt := 0; attempt < 3; attempt++ {
+		out, err := c.Run(nil, newWindow...)
+		if err == nil {
+			return strings.TrimSpace(out), nil
+		}
+		if !IsNotFound(err) {
+			return "", err
+		}
+		out, err = c.Run(nil, newSession...)
+		if err == nil {
+			return strings.TrimSpace(out), nil
+		}
+		if !strings.Contains(err.Error(), "duplicate session") {
+			return "", err
+		}
+		// Another process created the session meanwhile: add a window.
+	}
+	return "", fmt.Errorf("cannot create window in session %s", spec.Session)
+}
+
+// RespawnSpec describes the command a pane is restarted with.
+type RespawnSpec struct {
+	Dir     string
+	Env     []string
+	Command []string
+	// PipeTo, when set, receives everything the new process writes to the
+	// pane (pipe-pane), from its first byte.
+	PipeTo string
+	// RemainOnExit keeps the pane after the command exits so its exit
+	// status can be read.
+	RemainOnExit bool
+}
+
+// Respawn kills whatever runs in the window's pane and starts spec.Command
+// there, in one tmux invocation: the window (and anyone attached to it)
+// stays, the screen and scrollback are cleared, and output piping starts
+// before the new process's first output is read.
+func (c *Client) Respawn(target string, spec RespawnSpec) error {
+	respawn := []string{"respawn-pane", "-k", "-t", target}
+	if spec.Dir != "" {
+		respawn = append(respawn, "-c", spec.Dir)
+	}
+	for _, e := range spec.Env {
+		respawn = append(respawn, "-e", e)
+	}
+	respawn = append(append(respawn, "--"), spec.Command...)
+	cmds := [][]string{}
+	if spec.RemainOnExit {
+		cmds = append(cmds, []string{"set-option", "-w", "-t", target, "remain-on-exit", "on"})
+	}
+	cmds = append(cmds, respawn,
+		[]string{"send-keys", "-R", "-t", target},
+		[]string{"clear-history", "-t", target})
+	if spec.PipeTo != "" {
+		cmds = append(cmds, []string{"pipe-pane", "-t", target, "exec cat >> " + ShellQuote(spec.PipeTo)})
+	}
+	_, err := c.Run(nil, Chain(cmds...)...)
+	return err
+}
+
+// KillWindow removes a window by id or exact target.
+func (c *Client) KillWindow(target string) error {
+	_, err := c.Run(nil, "kill-window", "-t", target)
+	return err
+}
+
+// KillServer stops the server on this socket (tests and cleanup).
+func (c *Client) KillServer() error {
+	_, err := c.Run(nil, "kill-server")
+	return err
+}
+
+// SetWindowOption sets a window option on target.
+func (c *Client) SetWindowOption(target, name, value string) error {
+	_, err := c.Run(nil, "set-option", "-w", "-t", target, name, value)
+	return err
+}
+
+// ShellQuote quotes s for sh.
+func ShellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

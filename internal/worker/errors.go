@@ -1,0 +1,20 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNotFound marks errors about a worker that has no record; commands map
+// it to their own exit code (2 for status and peek).
+var ErrNotFound = errors.New("not found")
+
+func notFound(name string) error {
+	return fmt.Errorf("worker '%s' %w", name, ErrNotFound)
+}
+
+// ErrNotRunning marks operations that need a running worker.
+var ErrNotRunning = errors.New("is not running")
+
+// ErrTimeout marks a wait that ran out of time.
+var ErrTimeout = errors.New("timeout")

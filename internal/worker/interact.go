@@ -1,0 +1,143 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/tmux"
+)
+
+// KeyGap separates the pre-clear keys from the text, and a paste from its
+// Enter: agents parse ESC followed quickly by another key as one Alt
+// chord, and some treat an Enter arriving with a paste as part of it.
+var KeyGap = 60 * time.Millisecond
+
+// running returns a running tmux worker, or the error commands print.
+func (m *Manager) running(name string) (*Live, error) {
+	l, err := m.Status(name)
+	if err != nil {
+		return nil, err
+	}
+	if l.Tmux == nil {
+		return nil, fmt.Errorf("worker '%s' is not a tmux worker", name)
+	}
+	if !l.Running() || l.WindowID == "" {
+		return nil, fmt.Errorf("worker '%s' %w", name, ErrNotRunning)
+	}
+	return l, nil
+}
+
+// SendOptions control send.
+type SendOptions struct {
+	NoEnter bool
+	// Raw skips clearing pending input (Escape, Ctrl-U) first.
+	Raw bool
+}
+
+// Send types text into the worker's pane literally, then Enter. Multi-line
+// text arrives as one bracketed paste, so the agent sees one message.
+func (m *Manager) Send(name, text string, o SendOptions) error {
+	l, err := m.running(name)
+	if err != nil {
+		return err
+	}
+	return SendText(Tmux(&l.Worker), l.WindowID, text, o)
+}
+
+// SendText delivers text to a pane as Send does.
+func SendText(tc *tmux.Client, target, text string, o SendOptions) error {
+	if !o.Raw {
+		if err := tc.SendKeys(target, "Escape"); err != nil {
+			return err
+		}
+		time.Sleep(KeyGap)
+		if err := tc.SendKeys(target, "C-u"); err != nil {
+			return err
+		}
+		time.Sleep(KeyGap)
+	}
+	if strings.ContainsAny(text, "\r\n") || len(text) > 2048 {
+		if err := tc.Paste(target, text); err != nil {
+			return err
+		}
+		if o.NoEnter {
+			return nil
+		}
+		time.Sleep(KeyGap)
+		return tc.SendKeys(target, "Enter")
+	}
+	return tc.TypeText(target, text, !o.NoEnter)
+}
+
+// Interrupt sends Ctrl-C once.
+func (m *Manager) Interrupt(name string) error { return m.keys(name, "C-c") }
+
+// EOF sends Ctrl-D.
+func (m *Manager) EOF(name string) error { return m.keys(name, "C-d") }
+
+func (m *Manager) keys(name string, keys ...string) error {
+	l, err := m.running(name)
+	if err != nil {
+		return err
+	}
+	return Tmux(&l.Worker).SendKeys(l.WindowID, keys...)
+}
+
+// Peek returns the last lines of the worker's pane.
+func (m *Manager) Peek(name string, lines int) (string, error) {
+	l, err := m.running(name)
+	if err != nil {
+		return "", err
+	}
+	return peekWindow(Tmux(&l.Worker), l.WindowID, lines)
+}
+
+func peekWindow(tc *tmux.Client, id string, lines int) (string, error) {
+	if lines <= 0 {
+		lines = 30
+	}
+	out, err := tc.Capture(id, tmux.CaptureOptions{Start: fmt.Sprint(-lines)})
+	if err != nil {
+		return "", err
+	}
+	return lastLines(out, lines), nil
+}
+
+// PeekResult is one worker's screen for peek --all.
+type PeekResult struct {
+	Name string
+	Text string
+}
+
+// PeekAll returns the screens of all running tmux workers.
+func (m *Manager) PeekAll(lines int) ([]PeekResult, error) {
+	live, err := m.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []PeekResult
+	for _, l := range live {
+		if l.Tmux == nil || !l.Running() || l.WindowID == "" {
+			continue
+		}
+		text, err := peekWindow(Tmux(&l.Worker), l.WindowID, lines)
+		if err != nil {
+			continue
+		}
+		out = append(out, PeekResult{Name: l.Name, Text: text})
+	}
+	return out, nil
+}
+
+// Attach replaces this process with a tmux client on the worker's window.
+func (m *Manager) Attach(name string) error {
+	l, err := m.running(name)
+	if err != nil {
+		return err
+	}
+	return Tmux(&l.Worker).Attach(l.Tmux.Session, l.WindowID)
+}
+
+func isGone(err error) bool { return tmux.IsNotFound(err) || errors.Is(err, ErrNotRunning) }

@@ -1,0 +1,230 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/swarmtools/swarm/internal/proc"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/worktree"
+)
+
+// KillOptions control what kill removes besides the running command.
+type KillOptions struct {
+	RmWorktree bool
+	ForceDirty bool
+}
+
+// Kill stops a worker: SIGTERM to every process group of its command, SIGKILL
+// after the grace period, then the tmux window is removed. The record stays,
+// marked stopped. A ralph loop is stopped for good (through Hooks).
+func (m *Manager) Kill(name string, o KillOptions) error {
+	w, err := m.Get(name)
+	if err != nil {
+		return err
+	}
+	if m.Hooks != nil {
+		if err := m.Hooks.BeforeKill(w); err != nil {
+			return err
+		}
+	}
+	if err := m.stop(w); err != nil {
+		return err
+	}
+	if err := m.setStatus(name, state.StatusStopped); err != nil {
+		return err
+	}
+	if m.Hooks != nil {
+		m.Hooks.AfterKill(w)
+	}
+	if o.RmWorktree && w.Worktree != nil {
+		m.removeWorktree(w, o.ForceDirty)
+	}
+	return nil
+}
+
+// stop ends the worker's processes and window, whatever state they are in.
+func (m *Manager) stop(w *state.Worker) error {
+	live, err := Refresh([]state.Worker{*w})
+	if err != nil {
+		return err
+	}
+	l := live[0]
+	switch {
+	case w.Tmux != nil:
+		if l.WindowID == "" {
+			return nil
+		}
+		if l.PanePID > 0 && proc.Alive(l.PanePID) {
+			proc.Terminate(l.PanePID, m.KillGrace)
+		}
+		if err := Tmux(w).KillWindow(l.WindowID); err != nil && !isGone(err) {
+			return fmt.Errorf("cannot remove tmux window of '%s': %v", w.Name, err)
+		}
+	case w.PID != nil:
+		if proc.Alive(*w.PID) || proc.GroupAlive(*w.PID) {
+			proc.Terminate(*w.PID, m.KillGrace)
+		}
+	}
+	return nil
+}
+
+func (m *Manager) setStatus(name, status string) error {
+	return m.Store.Update(func(r *state.Registry) error {
+		if w := r.Find(name); w != nil {
+			w.Status = status
+		}
+		return nil
+	})
+}
+
+// removeWorktree removes a worker's worktree, keeping it (with a warning)
+// when it holds uncommitted work and force is not set. It reports whether
+// the worktree is gone.
+func (m *Manager) removeWorktree(w *state.Worker, force bool) bool {
+	info := worktree.Info{Path: w.Worktree.Path, Branch: w.Worktree.Branch, BaseRepo: w.Worktree.BaseRepo}
+	err := worktree.Remove(info, force)
+	var dirty *worktree.DirtyError
+	switch {
+	case errors.As(err, &dirty):
+		m.warn(fmt.Sprintf("cannot remove worktree for '%s': %v", w.Name, err))
+		return false
+	case err != nil:
+		m.warn(fmt.Sprintf("cannot remove worktree for '%s': %v", w.Name, err))
+		return false
+	}
+	return true
+}
+
+// KillAll kills every worker that is running now. Each kill updates only
+// its own record under the lock, so workers spawned meanwhile are kept.
+func (m *Manager) KillAll(o KillOptions) ([]string, error) {
+	live, err := m.List()
+	if err != nil {
+		return nil, err
+	}
+	var killed []string
+	for _, l := range live {
+		if !l.Running() && !(l.IsRalph() && m.Hooks != nil) {
+			continue
+		}
+		if err := m.Kill(l.Name, o); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			return killed, err
+		}
+		killed = append(killed, l.Name)
+	}
+	return killed, nil
+}
+
+// CleanOptions control clean.
+type CleanOptions struct {
+	RmWorktree bool
+	ForceDirty bool
+}
+
+// Clean removes a stopped worker's record, logs and (clean) worktree.
+// A dirty worktree is kept and its path returned.
+func (m *Manager) Clean(name string, o CleanOptions) (kept string, err error) {
+	l, err := m.Status(name)
+	if err != nil {
+		return "", err
+	}
+	if l.Running() {
+		return "", fmt.Errorf("cannot clean running worker '%s'", name)
+	}
+	if o.RmWorktree && l.Worktree != nil {
+		if !m.removeWorktree(&l.Worker, o.ForceDirty) {
+			kept = l.Worktree.Path
+		}
+	}
+	os.Remove(m.stdoutLog(name))
+	os.Remove(m.stderrLog(name))
+	if err := m.Store.Update(func(r *state.Registry) error {
+		r.Remove(name)
+		return nil
+	}); err != nil {
+		return kept, err
+	}
+	if cl, ok := m.Hooks.(interface{ AfterClean(string) }); ok {
+		cl.AfterClean(name)
+	}
+	return kept, nil
+}
+
+// CleanAll cleans every stopped worker; running ones are left alone.
+func (m *Manager) CleanAll(o CleanOptions) (cleaned []string, kept map[string]string, err error) {
+	live, err := m.List()
+	if err != nil {
+		return nil, nil, err
+	}
+	kept = map[string]string{}
+	for _, l := range live {
+		if l.Running() {
+			continue
+		}
+		k, err := m.Clean(l.Name, o)
+		if err != nil {
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			// It may have been respawned meanwhile: leave it.
+			continue
+		}
+		if k != "" {
+			kept[l.Name] = k
+		}
+		cleaned = append(cleaned, l.Name)
+	}
+	return cleaned, kept, nil
+}
+
+// RespawnOptions control respawn.
+type RespawnOptions struct {
+	CleanFirst bool
+	ForceDirty bool
+}
+
+// Respawn restarts a worker with the same command, env, tags, directory,
+// session, socket and worktree. The record is updated in place, so a
+// failed restart never loses it.
+func (m *Manager) Respawn(name string, o RespawnOptions) (*SpawnResult, error) {
+	w, err := m.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	if w.IsRalph() {
+		return nil, fmt.Errorf("worker '%s' runs a ralph loop (use: swarm ralph resume %s, or swarm ralph spawn --replace)", name, name)
+	}
+	if err := m.stop(w); err != nil {
+		return nil, err
+	}
+	opts := SpawnOptions{
+		Name: name, Command: w.Cmd, Tmux: w.Tmux != nil, Tags: w.Tags, Env: EnvList(w.Env),
+		Cwd: w.Cwd, Metadata: w.Metadata, Replace: true,
+	}
+	if w.Tmux != nil {
+		opts.Session, opts.Socket = w.Tmux.Session, string(w.Tmux.Socket)
+	}
+	if w.Worktree != nil {
+		opts.Worktree = true
+		opts.Cwd = w.Worktree.BaseRepo
+		opts.Branch = w.Worktree.Branch
+		opts.WorktreeDir = filepath.Dir(w.Worktree.Path)
+		if o.CleanFirst {
+			info := worktree.Info{Path: w.Worktree.Path, Branch: w.Worktree.Branch, BaseRepo: w.Worktree.BaseRepo}
+			if err := worktree.Remove(info, o.ForceDirty); err != nil {
+				var dirty *worktree.DirtyError
+				if errors.As(err, &dirty) {
+					return nil, fmt.Errorf("cannot remove worktree for '%s': %v (use --force-dirty to discard it)", name, err)
+				}
+				return nil, fmt.Errorf("cannot remove worktree for '%s': %v", name, err)
+			}
+		}
+	}
+	return m.Spawn(opts)
+}

@@ -1,0 +1,91 @@
+package worker
+
+import (
+	"sort"
+
+	"github.com/swarmtools/swarm/internal/proc"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
+)
+
+// Live is a worker record with its status refreshed from tmux or the
+// process table, and where it runs now.
+type Live struct {
+	state.Worker
+	// WindowID is the tmux window (@N) when the window exists.
+	WindowID string
+	// PanePID is the pid of the window's first pane process.
+	PanePID int
+}
+
+// Running reports the refreshed status.
+func (l *Live) Running() bool { return l.Status == state.StatusRunning }
+
+// Refresh computes the live status of workers with one tmux process per
+// socket in use, however many workers there are.
+func Refresh(workers []state.Worker) ([]Live, error) {
+	bySocket := map[string][]tmux.Window{}
+	for _, w := range workers {
+		if w.Tmux == nil {
+			continue
+		}
+		sock := string(w.Tmux.Socket)
+		if _, done := bySocket[sock]; done {
+			continue
+		}
+		panes, err := tmux.New(sock).ListPanes()
+		if err != nil {
+			return nil, err
+		}
+		bySocket[sock] = tmux.Windows(panes)
+	}
+	out := make([]Live, len(workers))
+	for i, w := range workers {
+		l := Live{Worker: w}
+		l.Status = state.StatusStopped
+		switch {
+		case w.Tmux != nil:
+			if win, ok := tmux.FindWindow(bySocket[string(w.Tmux.Socket)], w.Tmux.Session, w.Tmux.Window); ok {
+				l.WindowID, l.PanePID = win.WindowID, win.PID
+				// A ralph window keeps its dead pane between iterations;
+				// the loop removes the window when it ends.
+				if !win.AllDead || w.IsRalph() {
+					l.Status = state.StatusRunning
+				}
+			}
+		case w.PID != nil:
+			if proc.Alive(*w.PID) {
+				l.Status = state.StatusRunning
+			}
+		}
+		out[i] = l
+	}
+	return out, nil
+}
+
+// List returns every worker with live status, sorted by start time.
+func (m *Manager) List() ([]Live, error) {
+	reg, err := m.Store.Load()
+	if err != nil {
+		return nil, err
+	}
+	live, err := Refresh(reg.Workers)
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(live, func(i, j int) bool { return live[i].Started.Before(live[j].Started.Time) })
+	return live, nil
+}
+
+// Status returns one worker with live status.
+func (m *Manager) Status(name string) (*Live, error) {
+	w, err := m.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	live, err := Refresh([]state.Worker{*w})
+	if err != nil {
+		return nil, err
+	}
+	return &live[0], nil
+}

@@ -1,0 +1,216 @@
+// Package worktree creates and removes the git worktrees workers run in.
+//
+// A worker's worktree lives at <repo-parent>/<repo>-worktrees/<name> on a
+// branch named after the worker. Every git command runs with -C against an
+// explicit directory, so removal works from any current directory, and
+// removal refuses to delete uncommitted work unless forced. Branches are
+// kept: they hold the work.
+package worktree
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Info is where a worktree is and what it belongs to.
+type Info struct {
+	Path     string
+	Branch   string
+	BaseRepo string
+}
+
+// ErrNotRepo is returned when a directory is not inside a git work tree.
+var ErrNotRepo = errors.New("not in a git repository")
+
+// DirtyError reports uncommitted changes that block a removal.
+type DirtyError struct {
+	Path    string
+	Changes int
+}
+
+func (e *DirtyError) Error() string {
+	return fmt.Sprintf("worktree has %d uncommitted change(s)", e.Changes)
+}
+
+func git(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	// Never prompt for credentials or an editor from a background command.
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out.String(), errors.New(msg)
+	}
+	return out.String(), nil
+}
+
+// RepoRoot returns the top of the git work tree containing dir. It repairs
+// a core.bare=true wrongly set on a non-bare repository (which breaks every
+// worktree command) and reports that it did so in warnings.
+func RepoRoot(dir string) (root string, warnings []string, err error) {
+	out, err := git(dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		if gitDir, gerr := git(dir, "rev-parse", "--git-dir"); gerr == nil {
+			bare, _ := git(dir, "config", "--get", "core.bare")
+			if strings.TrimSpace(bare) == "true" {
+				gd := strings.TrimSpace(gitDir)
+				if !filepath.IsAbs(gd) {
+					gd = filepath.Join(dir, gd)
+				}
+				if filepath.Base(gd) == ".git" {
+					if _, ferr := git(dir, "config", "core.bare", "false"); ferr == nil {
+						warnings = append(warnings, fmt.Sprintf("core.bare was set to true in %s; set it back to false", filepath.Dir(gd)))
+						out, err = git(dir, "rev-parse", "--show-toplevel")
+					}
+				}
+			}
+		}
+		if err != nil {
+			return "", warnings, ErrNotRepo
+		}
+	}
+	return strings.TrimSpace(out), warnings, nil
+}
+
+// DefaultPath is <repo-parent>/<repo-name>-worktrees/<name>.
+func DefaultPath(repoRoot, name string) string {
+	return filepath.Join(filepath.Dir(repoRoot), filepath.Base(repoRoot)+"-worktrees", name)
+}
+
+// Create adds a worktree at path on branch, creating the branch from the
+// current HEAD or checking out an existing one. If path already is a
+// worktree of this repository on that branch (a worktree kept because it
+// had uncommitted work), it is reused.
+func Create(repoRoot, path, branch string) (Info, error) {
+	info := Info{Path: path, Branch: branch, BaseRepo: repoRoot}
+	if existing, ok := findWorktree(repoRoot, path); ok {
+		if existing == branch {
+			return info, nil
+		}
+		return Info{}, fmt.Errorf("%s is already a worktree on branch %s", path, existing)
+	}
+	if _, err := os.Stat(path); err == nil {
+		return Info{}, fmt.Errorf("%s already exists", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return Info{}, err
+	}
+	var err error
+	if branchExists(repoRoot, branch) {
+		_, err = git(repoRoot, "worktree", "add", path, branch)
+	} else {
+		_, err = git(repoRoot, "worktree", "add", "-b", branch, path, "HEAD")
+	}
+	if err != nil {
+		return Info{}, err
+	}
+	return info, nil
+}
+
+func branchExists(repo, branch string) bool {
+	_, err := git(repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
+	return err == nil
+}
+
+// findWorktree reports the branch of the registered worktree at path.
+func findWorktree(repo, path string) (string, bool) {
+	out, err := git(repo, "worktree", "list", "--porcelain")
+	if err != nil {
+		return "", false
+	}
+	want := canonical(path)
+	var cur string
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "worktree "):
+			cur = canonical(strings.TrimPrefix(line, "worktree "))
+		case strings.HasPrefix(line, "branch ") && cur == want:
+			return strings.TrimPrefix(line, "branch refs/heads/"), true
+		case line == "detached" && cur == want:
+			return "(detached)", true
+		}
+	}
+	return "", false
+}
+
+func canonical(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// Changes returns how many entries git status --porcelain lists for the
+// worktree: uncommitted changes and untracked files.
+func Changes(path string) (int, error) {
+	out, err := git(path, "status", "--porcelain")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, line := range strings.Split(out, "\n") {
+		if strings.TrimSpace(line) != "" {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Remove deletes the worktree, running git against its base repository so
+// it works from any directory. Uncommitted work blocks removal with a
+// *DirtyError unless force is set. The branch is kept. A worktree whose
+// directory is already gone is pruned.
+func Remove(info Info, force bool) error {
+	if _, err := os.Stat(info.Path); errors.Is(err, os.ErrNotExist) {
+		git(info.BaseRepo, "worktree", "prune")
+		return nil
+	}
+	if !force {
+		n, err := Changes(info.Path)
+		if err != nil {
+			return fmt.Errorf("cannot check %s for uncommitted changes: %v", info.Path, err)
+		}
+		if n > 0 {
+			return &DirtyError{Path: info.Path, Changes: n}
+		}
+	}
+	args := []string{"worktree", "remove", info.Path}
+	if force {
+		args = []string{"worktree", "remove", "--force", info.Path}
+	}
+	if _, err := git(info.BaseRepo, args...); err != nil {
+		return err
+	}
+	// Remove the <repo>-worktrees directory once it is empty.
+	os.Remove(filepath.Dir(info.Path))
+	return nil
+}
+
+// Head returns the commit the directory's HEAD points at, or "" outside git.
+func Head(dir string) string {
+	out, err := git(dir, "rev-parse", "HEAD")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(out)
+}
+
+// TreeState summarises the working tree (status and diff against HEAD) so
+// that two calls return the same string exactly when nothing changed.
+func TreeState(dir string) string {
+	status, err := git(dir, "status", "--porcelain", "--untracked-files=all")
+	if err != nil {
+		return ""
+	}
+	diff, _ := git(dir, "diff", "HEAD")
+	return status + "\x00" + diff
+}

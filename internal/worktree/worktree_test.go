@@ -1,0 +1,118 @@
+package worktree
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func newRepo(t *testing.T) string {
+	t.Helper()
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(base, "proj")
+	os.Mkdir(repo, 0o755)
+	run(t, repo, "git", "init", "-q", "-b", "main")
+	run(t, repo, "git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
+	return repo
+}
+
+func TestCreateDirtyRemove(t *testing.T) {
+	repo := newRepo(t)
+	root, warns, err := RepoRoot(filepath.Join(repo))
+	if err != nil || root != repo || len(warns) != 0 {
+		t.Fatalf("RepoRoot = %q %v %v", root, warns, err)
+	}
+	path := DefaultPath(root, "w1")
+	if want := filepath.Join(filepath.Dir(repo), "proj-worktrees", "w1"); path != want {
+		t.Fatalf("DefaultPath = %q, want %q", path, want)
+	}
+	info, err := Create(root, path, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(run(t, repo, "git", "branch"), "w1") {
+		t.Error("branch not created")
+	}
+	// Reuse of the same worktree is allowed; another branch is not.
+	if _, err := Create(root, path, "w1"); err != nil {
+		t.Errorf("reuse: %v", err)
+	}
+	if _, err := Create(root, path, "other"); err == nil {
+		t.Error("created over a worktree of another branch")
+	}
+	os.WriteFile(filepath.Join(path, "work.txt"), []byte("x"), 0o644)
+	if n, _ := Changes(path); n != 1 {
+		t.Errorf("Changes = %d", n)
+	}
+	// Removal from an unrelated directory, dirty: refused.
+	old, _ := os.Getwd()
+	os.Chdir(os.TempDir())
+	defer os.Chdir(old)
+	var de *DirtyError
+	if err := Remove(info, false); !errors.As(err, &de) || de.Changes != 1 {
+		t.Fatalf("Remove dirty = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(path, "work.txt")); err != nil {
+		t.Fatal("dirty work deleted")
+	}
+	if err := Remove(info, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Error("worktree still there")
+	}
+	if !strings.Contains(run(t, repo, "git", "branch"), "w1") {
+		t.Error("branch deleted")
+	}
+	// An existing branch is checked out rather than recreated.
+	if _, err := Create(root, path, "w1"); err != nil {
+		t.Fatalf("recreate on existing branch: %v", err)
+	}
+}
+
+func TestNotRepoAndBareRepair(t *testing.T) {
+	if _, _, err := RepoRoot(t.TempDir()); !errors.Is(err, ErrNotRepo) {
+		t.Errorf("RepoRoot outside git = %v", err)
+	}
+	repo := newRepo(t)
+	run(t, repo, "git", "config", "core.bare", "true")
+	root, warns, err := RepoRoot(repo)
+	if err != nil || root != repo || len(warns) != 1 || !strings.Contains(warns[0], "core.bare") {
+		t.Fatalf("repair: %q %v %v", root, warns, err)
+	}
+	if got := strings.TrimSpace(run(t, repo, "git", "config", "core.bare")); got != "false" {
+		t.Errorf("core.bare = %s", got)
+	}
+}
+
+func TestHeadAndTreeState(t *testing.T) {
+	repo := newRepo(t)
+	h, s := Head(repo), TreeState(repo)
+	if h == "" {
+		t.Fatal("no head")
+	}
+	if TreeState(repo) != s {
+		t.Error("tree state not stable")
+	}
+	os.WriteFile(filepath.Join(repo, "f"), []byte("x"), 0o644)
+	if TreeState(repo) == s {
+		t.Error("untracked file not seen")
+	}
+	if Head(t.TempDir()) != "" {
+		t.Error("head outside git")
+	}
+}

@@ -1,0 +1,46 @@
+// Package templates holds the text swarm writes for users: ralph prompt
+// templates and the agent-instructions section of swarm init, embedded in
+// the binary so one file is all a user installs.
+package templates
+
+import (
+	"embed"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+//go:embed ralph/*.md agents-section.md
+var files embed.FS
+
+// DefaultRalph is the template swarm ralph init writes without --template.
+const DefaultRalph = "default"
+
+// Ralph returns the named ralph prompt template.
+func Ralph(name string) (string, error) {
+	if name == "" {
+		name = DefaultRalph
+	}
+	data, err := files.ReadFile("ralph/" + name + ".md")
+	if err != nil {
+		return "", fmt.Errorf("unknown template '%s' (available: %s)", name, strings.Join(RalphNames(), ", "))
+	}
+	return string(data), nil
+}
+
+// RalphNames lists the ralph templates.
+func RalphNames() []string {
+	entries, _ := files.ReadDir("ralph")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".md"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// AgentsSection is the "Process Management (swarm)" section of swarm init.
+func AgentsSection() string {
+	data, _ := files.ReadFile("agents-section.md")
+	return string(data)
+}
