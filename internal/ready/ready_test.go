@@ -45,8 +45,8 @@ func TestIsReady(t *testing.T) {
 func TestStuck(t *testing.T) {
 	cases := map[string]string{
 		"Let's get started.\nChoose the text style that looks best": StuckTheme,
-		"Select login method:":                                       StuckLogin,
-		"Paste code here if prompted >":                              StuckOAuth,
+		"Select login method:":          StuckLogin,
+		"Paste code here if prompted >": StuckOAuth,
 	}
 	for s, want := range cases {
 		if got, ok := Stuck(s); !ok || got != want {
