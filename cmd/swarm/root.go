@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
 )
@@ -63,6 +64,7 @@ type env struct {
 
 func (e *env) manager() *worker.Manager {
 	m := worker.New(e.root, e.io.Warn)
+	m.Hooks = ralph.NewHooks(m)
 	return m
 }
 
@@ -136,6 +138,7 @@ State lives in $SWARM_HOME (else $SWARM_DIR, else ~/.swarm).`,
 		newSpawnCmd(e), newLsCmd(e), newStatusCmd(e), newPeekCmd(e), newLogsCmd(e),
 		newAttachCmd(e), newSendCmd(e), newInterruptCmd(e), newEOFCmd(e), newWaitCmd(e),
 		newKillCmd(e), newCleanCmd(e), newRespawnCmd(e), newInitCmd(e), newVersionCmd(),
+		newRalphCmd(e),
 	)
 	return cmd
 }

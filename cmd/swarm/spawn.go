@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"github.com/spf13/pflag"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,6 +13,8 @@ import (
 type spawnOptions struct {
 	worker       worker.SpawnOptions
 	readyTimeout int
+	ralph        bool
+	loop         loopFlags
 }
 
 func newSpawnCmd(e *env) *cobra.Command {
@@ -21,6 +25,7 @@ func newSpawnCmd(e *env) *cobra.Command {
 		Long: `Start a worker running COMMAND, in a tmux window (--tmux) or as a background
 process whose output goes to $SWARM_HOME/logs/NAME.stdout.log.`,
 		Example: `  swarm spawn --name api --tmux -- npm run dev
+  swarm spawn --name agent --ralph --prompt-file PROMPT.md --max-iterations 10 -- claude
   swarm spawn --name fixer --tmux --worktree --ready-wait -- claude
   swarm spawn --name job --env 'TOKEN=a b' --tag batch -- ./run.sh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -31,24 +36,43 @@ process whose output goes to $SWARM_HOME/logs/NAME.stdout.log.`,
 	f := cmd.Flags()
 	// Everything after the command's first word belongs to the command.
 	f.SetInterspersed(false)
-	f.StringVar(&o.worker.Name, "name", "", "worker name (letters, digits, '.', '_', '-'; max 64)")
+	addWorkerSpawnFlags(f, &o.worker)
 	f.BoolVar(&o.worker.Tmux, "tmux", false, "run in a tmux window")
-	f.StringVar(&o.worker.Session, "session", "", "tmux session (default swarm-<hash of state root>)")
-	f.StringVar(&o.worker.Socket, "tmux-socket", "", "tmux socket name (tmux -L)")
 	f.BoolVar(&o.worker.Worktree, "worktree", false, "run in a new git worktree on branch NAME")
-	f.StringVar(&o.worker.Branch, "branch", "", "worktree branch (default: the name)")
-	f.StringVar(&o.worker.WorktreeDir, "worktree-dir", "", "directory to create worktrees in (default <repo>-worktrees)")
-	f.StringArrayVar(&o.worker.Tags, "tag", nil, "tag the worker (repeatable)")
-	f.StringArrayVar(&o.worker.Env, "env", nil, "set KEY=VAL in the command's environment (repeatable)")
-	f.StringVar(&o.worker.Cwd, "cwd", "", "working directory (default: current)")
 	f.BoolVar(&o.worker.ReadyWait, "ready-wait", false, "wait until the agent looks ready for input")
-	f.IntVar(&o.readyTimeout, "ready-timeout", 120, "seconds --ready-wait waits")
+	f.IntVar(&o.readyTimeout, "ready-timeout", 120, "seconds --ready-wait waits (and a ralph loop waits before typing)")
+	f.BoolVar(&o.ralph, "ralph", false, "run a ralph loop (needs --prompt-file and --max-iterations; implies --tmux)")
+	o.loop.register(f, 0, "60")
 	return cmd
+}
+
+// addWorkerSpawnFlags registers the flags spawn and ralph spawn share.
+func addWorkerSpawnFlags(f *pflag.FlagSet, w *worker.SpawnOptions) {
+	f.StringVar(&w.Name, "name", "", "worker name (letters, digits, '.', '_', '-'; max 64)")
+	f.StringVar(&w.Session, "session", "", "tmux session (default swarm-<hash of state root>)")
+	f.StringVar(&w.Socket, "tmux-socket", os.Getenv("SWARM_TMUX_SOCKET"), "tmux socket name (tmux -L; default $SWARM_TMUX_SOCKET)")
+	f.StringVar(&w.Branch, "branch", "", "worktree branch (default: the name)")
+	f.StringVar(&w.WorktreeDir, "worktree-dir", "", "directory to create worktrees in (default <repo>-worktrees)")
+	f.StringArrayVar(&w.Tags, "tag", nil, "tag the worker (repeatable)")
+	f.StringArrayVar(&w.Env, "env", nil, "set KEY=VAL in the command's environment (repeatable)")
+	f.StringVar(&w.Cwd, "cwd", "", "working directory (default: current)")
 }
 
 func runSpawn(e *env, o *spawnOptions) error {
 	if o.worker.Name == "" {
 		return usagef("--name is required (see: swarm spawn --help)")
+	}
+	if o.ralph {
+		if o.loop.promptFile == "" {
+			return fail(1, "--ralph requires --prompt-file")
+		}
+		if o.loop.maxIterations <= 0 {
+			return fail(1, "--ralph requires --max-iterations")
+		}
+		if len(o.worker.Command) == 0 {
+			return fail(1, "no command provided (use -- command...)")
+		}
+		return runRalphSpawn(e, o.worker, &o.loop, o.readyTimeout)
 	}
 	if len(o.worker.Command) == 0 {
 		return fail(1, "no command provided (use -- command...)")

@@ -1,0 +1,329 @@
+package ralph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/worker"
+)
+
+// loadLoop returns the loop state of a worker, with the messages the
+// ralph commands print for unknown and non-ralph workers.
+func loadLoop(m *worker.Manager, name string) (*state.RalphStore, *state.Ralph, error) {
+	rs := m.Store.Ralph(name)
+	st, err := rs.Load()
+	if err == nil {
+		return rs, st, nil
+	}
+	if errors.Is(err, state.ErrNoRalph) {
+		if _, werr := m.Get(name); werr != nil {
+			return nil, nil, werr
+		}
+		return nil, nil, fmt.Errorf("worker '%s' is not a ralph worker", name)
+	}
+	return nil, nil, err
+}
+
+// ErrWarning marks a no-op that commands report as a warning (exit 0).
+type ErrWarning struct{ Msg string }
+
+func (w *ErrWarning) Error() string { return w.Msg }
+
+// PauseLoop stops the loop from starting new iterations; the running agent
+// continues until its iteration ends.
+func PauseLoop(m *worker.Manager, name string) error {
+	rs, _, err := loadLoop(m, name)
+	if err != nil {
+		return err
+	}
+	var warn, ended string
+	_, err = rs.Update(func(s *state.Ralph) error {
+		switch s.Status {
+		case state.RalphPaused:
+			warn = fmt.Sprintf("worker '%s' is already paused", name)
+		case state.RalphRunning:
+			s.Status = state.RalphPaused
+			s.PauseReason = "paused by user"
+		default:
+			ended = fmt.Sprintf("ralph loop for '%s' has ended (%s)", name, reasonText(s))
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return err
+	case ended != "":
+		return errors.New(ended)
+	case warn != "":
+		return &ErrWarning{warn}
+	}
+	rs.Log("PAUSE", "paused by user")
+	return nil
+}
+
+// ResumeLoop continues a paused loop from its current iteration, and recovers
+// a loop whose monitor died (crash, reboot, SIGKILL): if no monitor is
+// alive one is started, and it adopts an agent that is still running. A
+// loop that ended (failed, killed) resumes too, with its failure count
+// reset. It reports a warning when the loop was running with a live
+// monitor.
+func ResumeLoop(m *worker.Manager, name string) error {
+	rs, st, err := loadLoop(m, name)
+	if err != nil {
+		return err
+	}
+	alive := MonitorAlive(rs)
+	if st.Status == state.RalphRunning && alive {
+		return &ErrWarning{fmt.Sprintf("worker '%s' is not paused", name)}
+	}
+	if !st.IterationActive && st.CurrentIteration >= st.MaxIterations && !st.Active() {
+		return fmt.Errorf("ralph loop for '%s' already ran all %d iterations (raise max_iterations in %s to continue)", name, st.MaxIterations, rs.StatePath())
+	}
+	wasActive := st.Active()
+	_, err = rs.Update(func(s *state.Ralph) error {
+		if !s.Active() {
+			s.ConsecutiveFailures = 0
+			s.ExitReason, s.ExitDetail = "", ""
+		}
+		s.Status = state.RalphRunning
+		s.PauseReason = ""
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if st.DoneFile != "" {
+		// The agent asked to wait with a WAIT file; resuming answers it.
+		e := &Engine{RS: rs}
+		os.Remove(e.waitFilePath(st))
+	}
+	if wasActive {
+		rs.Log("RESUME", fmt.Sprintf("resumed at iteration %d", st.CurrentIteration))
+	} else {
+		rs.Log("RESUME", fmt.Sprintf("resumed at iteration %d after it had ended (%s)", st.CurrentIteration, reasonText(st)))
+	}
+	if !alive {
+		if _, err := StartMonitor(m.Store.Root, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StopLoop ends a loop for good (swarm ralph stop = swarm kill).
+func StopLoop(m *worker.Manager, name string) error {
+	if _, _, err := loadLoop(m, name); err != nil {
+		return err
+	}
+	return m.Kill(name, worker.KillOptions{})
+}
+
+// markKilled ends an active loop with reason killed, so its monitor starts
+// no further iteration.
+func markKilled(rs *state.RalphStore) bool {
+	ended := false
+	st, err := rs.Update(func(s *state.Ralph) error {
+		if !s.Active() {
+			return nil
+		}
+		ended = true
+		s.Status = state.RalphStopped
+		s.ExitReason = ReasonKilled
+		s.ExitDetail = ""
+		return nil
+	})
+	if err == nil && ended {
+		rs.Log("DONE", fmt.Sprintf("loop complete after %d iterations reason=%s", st.CurrentIteration, ReasonKilled))
+	}
+	return ended
+}
+
+// Hooks connect worker kills and cleans to ralph loops.
+type Hooks struct{ m *worker.Manager }
+
+// NewHooks returns the hooks for m.
+func NewHooks(m *worker.Manager) *Hooks { return &Hooks{m: m} }
+
+// BeforeKill marks the loop killed before its agent is stopped.
+func (h *Hooks) BeforeKill(w *state.Worker) error {
+	rs := h.m.Store.Ralph(w.Name)
+	if rs.Exists() {
+		markKilled(rs)
+	}
+	return nil
+}
+
+// AfterKill waits for the loop's monitor to notice and exit, so that when
+// kill returns no monitor drives the worker any more.
+func (h *Hooks) AfterKill(w *state.Worker) {
+	rs := h.m.Store.Ralph(w.Name)
+	if !rs.Exists() {
+		return
+	}
+	wait := 4*worker.PollInterval(2*time.Second) + 15*time.Second
+	if !WaitMonitorExit(rs, wait) {
+		if h.m.Warn != nil {
+			h.m.Warn(fmt.Sprintf("the ralph monitor of '%s' did not exit within %s", w.Name, wait))
+		}
+	}
+}
+
+// AfterClean removes the loop's state with the worker's record.
+func (h *Hooks) AfterClean(name string) {
+	rs := h.m.Store.Ralph(name)
+	if rs.Exists() && !MonitorAlive(rs) {
+		rs.Remove()
+	}
+}
+
+// CleanLoop removes the ralph state of a loop that is not running.
+func CleanLoop(m *worker.Manager, name string) error {
+	rs := m.Store.Ralph(name)
+	if !rs.Exists() {
+		if _, err := os.Stat(rs.Dir); err == nil {
+			return rs.Remove()
+		}
+		return fmt.Errorf("no ralph state for '%s'", name)
+	}
+	if MonitorAlive(rs) {
+		return fmt.Errorf("cannot clean ralph loop '%s' while its monitor runs (stop it first: swarm ralph stop %s)", name, name)
+	}
+	return rs.Remove()
+}
+
+// CleanAllLoops removes the state of every loop without a live monitor.
+func CleanAllLoops(m *worker.Manager) ([]string, error) {
+	names, err := m.Store.RalphNames()
+	if err != nil {
+		return nil, err
+	}
+	var cleaned []string
+	for _, n := range names {
+		if CleanLoop(m, n) == nil {
+			cleaned = append(cleaned, n)
+		}
+	}
+	return cleaned, nil
+}
+
+// WaitResult is how a waited-for loop ended.
+type WaitResult struct {
+	State    *state.Ralph
+	Code     int
+	TimedOut bool
+}
+
+// WaitLoop blocks until the loop ends and returns its exit code. A loop whose
+// monitor is dead while it should be running is reported as an error (it
+// would never end by itself: resume it).
+func WaitLoop(ctx context.Context, m *worker.Manager, name string, timeout time.Duration) (WaitResult, error) {
+	rs, _, err := loadLoop(m, name)
+	if err != nil {
+		return WaitResult{}, err
+	}
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	interval := worker.PollInterval(time.Second)
+	dead := 0
+	for {
+		st, err := rs.Load()
+		if err != nil {
+			return WaitResult{}, err
+		}
+		if !st.Active() {
+			return WaitResult{State: st, Code: ExitCode(string(st.ExitReason))}, nil
+		}
+		if MonitorAlive(rs) {
+			dead = 0
+		} else if dead++; dead >= 3 && st.Status == state.RalphRunning {
+			// Checked a few times: a monitor being restarted is briefly
+			// absent.
+			return WaitResult{State: st}, fmt.Errorf("the monitor of ralph loop '%s' is not running; resume it with: swarm ralph resume %s", name, name)
+		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			return WaitResult{State: st, TimedOut: true}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return WaitResult{State: st}, ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}
+
+// Info is what ralph status shows.
+type Info struct {
+	State        *state.Ralph `json:"state"`
+	MonitorAlive bool         `json:"monitor_alive"`
+	AvgIteration float64      `json:"avg_iteration_seconds"`
+	ETA          float64      `json:"eta_seconds"`
+	QuietFor     float64      `json:"quiet_seconds"`
+	LastOutput   []string     `json:"last_output,omitempty"`
+}
+
+// LoopStatus gathers a loop's status: its state, whether its monitor is alive,
+// average iteration time and ETA, and the last screen lines when the agent
+// has been quiet for over a minute.
+func LoopStatus(m *worker.Manager, name string) (*Info, error) {
+	rs, st, err := loadLoop(m, name)
+	if err != nil {
+		return nil, err
+	}
+	info := &Info{State: st, MonitorAlive: MonitorAlive(rs)}
+	if n := len(st.IterationDurations); n > 0 {
+		sum := 0.0
+		for _, d := range st.IterationDurations {
+			sum += d
+		}
+		info.AvgIteration = sum / float64(n)
+		if st.Active() {
+			left := float64(st.MaxIterations - st.CurrentIteration)
+			if st.IterationActive {
+				left += max(0, 1-time.Since(st.LastIterationStart.Time).Seconds()/info.AvgIteration)
+			}
+			info.ETA = max(0, left) * info.AvgIteration
+		}
+	}
+	if !st.LastScreenChange.IsZero() && st.IterationActive {
+		info.QuietFor = time.Since(st.LastScreenChange.Time).Seconds()
+		if info.QuietFor > 60 {
+			if text, err := m.Peek(name, 5); err == nil {
+				info.LastOutput = splitLines(text)
+			}
+		}
+	}
+	return info, nil
+}
+
+// ListLoops returns the status of every loop.
+func ListLoops(m *worker.Manager) ([]*Info, error) {
+	names, err := m.Store.RalphNames()
+	if err != nil {
+		return nil, err
+	}
+	var out []*Info
+	for _, n := range names {
+		rs := m.Store.Ralph(n)
+		st, err := rs.Load()
+		if err != nil {
+			continue
+		}
+		out = append(out, &Info{State: st, MonitorAlive: MonitorAlive(rs)})
+	}
+	return out, nil
+}
+
+func splitLines(s string) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}

@@ -1,0 +1,199 @@
+package ralph
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/state"
+)
+
+// Exit reasons (state.json exit_reason).
+const (
+	ReasonDonePattern   = "done_pattern"
+	ReasonComplete      = "complete"
+	ReasonBlocked       = "blocked"
+	ReasonDecide        = "decide"
+	ReasonDoneFile      = "done_file"
+	ReasonMaxIterations = "max_iterations"
+	ReasonMaxTime       = "max_time"
+	ReasonFailed        = "failed"
+	ReasonKilled        = "killed"
+	ReasonInterrupted   = "interrupted"
+	ReasonPreflight     = "preflight_failed"
+)
+
+// ExitCode maps an exit reason to the loop's process exit code: 0 for a
+// completed loop or a reached cap, 2 BLOCKED, 3 DECIDE, 130 interrupted,
+// 1 for everything else (failed, killed, pre-flight).
+func ExitCode(reason string) int {
+	switch reason {
+	case ReasonComplete, ReasonDonePattern, ReasonDoneFile, ReasonMaxIterations, ReasonMaxTime:
+		return 0
+	case ReasonBlocked:
+		return 2
+	case ReasonDecide:
+		return 3
+	case ReasonInterrupted:
+		return 130
+	}
+	return 1
+}
+
+// MaxFailures consecutive failures stop a loop.
+const MaxFailures = 5
+
+// WaitExitCode is the agent exit code that asks the loop to wait for a
+// human instead of restarting (seed 001's wait-without-restart).
+const WaitExitCode = 42
+
+// End is how an iteration ended.
+type End int
+
+const (
+	EndExited      End = iota // the agent exited by itself
+	EndInactive               // screen unchanged for the inactivity timeout
+	EndSignal                 // a stop signal in its output; agent stopped
+	EndDoneFile               // the done file appeared
+	EndWindowLost             // the window vanished
+	EndStartFailed            // the agent could not be started
+	EndFatal                  // fatal screen (compaction): restart, no failure
+	EndContext                // context threshold: restart, no failure
+	EndMaxTime                // the loop's time budget ran out
+	EndStopped                // the loop was stopped (killed) from outside
+	EndPreflight              // iteration 1 hit a screen a human must pass
+	EndInterrupted            // Ctrl-C in the foreground
+	EndPromptError            // the prompt file is gone or unreadable
+)
+
+// Outcome is what the monitor observed about one iteration, after any
+// verification of a completion signal.
+type Outcome struct {
+	End       End
+	ExitCode  int
+	ExitKnown bool
+	Signal    Signal // strongest stop signal seen (Kind None if none)
+	DoneFile  bool   // the done file exists
+	WaitFile  bool   // the WAIT file exists
+	// Rejected is why a completion signal was not accepted (a failing
+	// check, no change); empty if accepted or there was none.
+	Rejected string
+	// Detail explains start failures, pre-flight failures and prompt errors.
+	Detail string
+}
+
+// Snapshot is the loop state Decide needs.
+type Snapshot struct {
+	Iteration           int
+	MaxIterations       int
+	ConsecutiveFailures int
+	TotalFailures       int
+	Elapsed             time.Duration
+	MaxTime             time.Duration
+	RestartDelay        time.Duration
+}
+
+// Action is what the loop does next.
+type Action int
+
+const (
+	Next  Action = iota // start the next iteration after Delay
+	Stop                // end the loop
+	Pause               // pause until resumed (wait without restart)
+)
+
+// Decision is the result of Decide.
+type Decision struct {
+	Action Action
+	Status string // loop status after Stop or Pause
+	Reason string // exit_reason (Stop) or pause reason (Pause)
+	Detail string
+	// Failure is set when the iteration counts as a failure.
+	Failure             bool
+	ConsecutiveFailures int
+	TotalFailures       int
+	Delay               time.Duration
+}
+
+// Backoff is the wait after the n-th consecutive failure: min(2^(n-1), 300) s.
+func Backoff(n int) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	if n > 10 {
+		return 300 * time.Second
+	}
+	return min(time.Duration(1<<(n-1))*time.Second, 300*time.Second)
+}
+
+// Decide is the loop's pure decision after an iteration, in the order the
+// contract gives: accepted completion, blocked/decide, fatal setup errors,
+// wait-without-restart, the iteration cap, the time budget, failures with
+// backoff, else the next iteration after the restart delay.
+func Decide(o Outcome, s Snapshot) Decision {
+	d := Decision{ConsecutiveFailures: s.ConsecutiveFailures, TotalFailures: s.TotalFailures, Delay: s.RestartDelay}
+	stop := func(status, reason, detail string) Decision {
+		d.Action, d.Status, d.Reason, d.Detail = Stop, status, reason, detail
+		return d
+	}
+	completion := o.Signal.Kind == SignalComplete || o.Signal.Kind == SignalDonePattern || o.DoneFile
+	switch {
+	case o.End == EndStopped:
+		return stop(state.RalphStopped, ReasonKilled, "")
+	case o.End == EndInterrupted:
+		return stop(state.RalphStopped, ReasonInterrupted, "")
+	case o.End == EndPromptError:
+		return stop(state.RalphFailed, ReasonFailed, o.Detail)
+	case completion && o.Rejected == "":
+		switch {
+		case o.Signal.Kind == SignalComplete:
+			return stop(state.RalphStopped, ReasonComplete, "")
+		case o.Signal.Kind == SignalDonePattern:
+			return stop(state.RalphStopped, ReasonDonePattern, o.Signal.Detail)
+		default:
+			return stop(state.RalphStopped, ReasonDoneFile, "")
+		}
+	case o.Signal.Kind == SignalBlocked:
+		return stop(state.RalphStopped, ReasonBlocked, o.Signal.Detail)
+	case o.Signal.Kind == SignalDecide:
+		return stop(state.RalphStopped, ReasonDecide, o.Signal.Detail)
+	case o.End == EndPreflight:
+		return stop(state.RalphFailed, ReasonPreflight, o.Detail)
+	case o.End == EndExited && o.ExitKnown && (o.ExitCode == 126 || o.ExitCode == 127):
+		what := "not found"
+		if o.ExitCode == 126 {
+			what = "not executable"
+		}
+		d.Failure = true
+		d.ConsecutiveFailures++
+		d.TotalFailures++
+		return stop(state.RalphFailed, ReasonFailed, fmt.Sprintf("agent command %s (exit %d)", what, o.ExitCode))
+	case o.End == EndExited && o.ExitKnown && o.ExitCode == WaitExitCode:
+		d.ConsecutiveFailures = 0
+		d.Action, d.Status, d.Reason = Pause, state.RalphPaused, fmt.Sprintf("agent asked to wait (exit %d)", WaitExitCode)
+		return d
+	case o.WaitFile:
+		d.ConsecutiveFailures = 0
+		d.Action, d.Status, d.Reason = Pause, state.RalphPaused, "agent asked to wait (WAIT file)"
+		return d
+	}
+	failure := o.End == EndStartFailed || (o.End == EndExited && o.ExitKnown && o.ExitCode != 0)
+	if failure {
+		d.Failure = true
+		d.ConsecutiveFailures++
+		d.TotalFailures++
+	} else {
+		d.ConsecutiveFailures = 0
+	}
+	switch {
+	case s.MaxIterations > 0 && s.Iteration >= s.MaxIterations:
+		return stop(state.RalphStopped, ReasonMaxIterations, "")
+	case o.End == EndMaxTime || (s.MaxTime > 0 && s.Elapsed >= s.MaxTime):
+		return stop(state.RalphStopped, ReasonMaxTime, "")
+	case failure && d.ConsecutiveFailures >= MaxFailures:
+		return stop(state.RalphFailed, ReasonFailed, fmt.Sprintf("%d consecutive failures", d.ConsecutiveFailures))
+	case failure:
+		d.Delay = Backoff(d.ConsecutiveFailures)
+	}
+	d.Action = Next
+	return d
+}

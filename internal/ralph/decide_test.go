@@ -1,0 +1,114 @@
+package ralph
+
+import (
+	"testing"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/state"
+)
+
+func snap(iter int) Snapshot {
+	return Snapshot{Iteration: iter, MaxIterations: 10, RestartDelay: time.Second}
+}
+
+func TestDecideFailuresBackOffThenStop(t *testing.T) {
+	s := snap(1)
+	var delays []time.Duration
+	for i := 1; i <= 5; i++ {
+		s.Iteration = i
+		d := Decide(Outcome{End: EndExited, ExitCode: 3, ExitKnown: true}, s)
+		if !d.Failure {
+			t.Fatal("exit 3 not a failure")
+		}
+		s.ConsecutiveFailures, s.TotalFailures = d.ConsecutiveFailures, d.TotalFailures
+		if i < 5 {
+			if d.Action != Next {
+				t.Fatalf("failure %d stopped the loop", i)
+			}
+			delays = append(delays, d.Delay)
+			continue
+		}
+		if d.Action != Stop || d.Status != state.RalphFailed || d.Reason != ReasonFailed {
+			t.Fatalf("5th failure: %+v", d)
+		}
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
+	for i := range want {
+		if delays[i] != want[i] {
+			t.Errorf("backoff %d = %v, want %v", i+1, delays[i], want[i])
+		}
+	}
+	if Backoff(20) != 300*time.Second || Backoff(9) != 256*time.Second || Backoff(10) != 300*time.Second {
+		t.Error("backoff cap")
+	}
+}
+
+func TestDecideSuccessResetsFailures(t *testing.T) {
+	s := snap(3)
+	s.ConsecutiveFailures, s.TotalFailures = 2, 4
+	d := Decide(Outcome{End: EndExited, ExitKnown: true}, s)
+	if d.Action != Next || d.ConsecutiveFailures != 0 || d.TotalFailures != 4 || d.Delay != time.Second {
+		t.Fatalf("%+v", d)
+	}
+	d = Decide(Outcome{End: EndInactive}, s)
+	if d.Action != Next || d.Failure || d.ConsecutiveFailures != 0 {
+		t.Fatalf("inactivity: %+v", d)
+	}
+}
+
+func TestDecideOrder(t *testing.T) {
+	cases := []struct {
+		name   string
+		o      Outcome
+		s      Snapshot
+		action Action
+		reason string
+		status string
+	}{
+		{"max iterations", Outcome{End: EndExited, ExitKnown: true}, snap(10), Stop, ReasonMaxIterations, state.RalphStopped},
+		{"failure at the cap still ends by the cap", Outcome{End: EndExited, ExitCode: 1, ExitKnown: true}, snap(10), Stop, ReasonMaxIterations, state.RalphStopped},
+		{"complete beats the cap", Outcome{End: EndSignal, Signal: Signal{Kind: SignalComplete}}, snap(10), Stop, ReasonComplete, state.RalphStopped},
+		{"done pattern", Outcome{End: EndSignal, Signal: Signal{Kind: SignalDonePattern}}, snap(2), Stop, ReasonDonePattern, state.RalphStopped},
+		{"done file", Outcome{End: EndDoneFile, DoneFile: true}, snap(2), Stop, ReasonDoneFile, state.RalphStopped},
+		{"rejected completion continues", Outcome{End: EndSignal, Signal: Signal{Kind: SignalComplete}, Rejected: "check failed"}, snap(2), Next, "", ""},
+		{"blocked", Outcome{End: EndSignal, Signal: Signal{Kind: SignalBlocked, Detail: "creds"}}, snap(2), Stop, ReasonBlocked, state.RalphStopped},
+		{"decide", Outcome{End: EndSignal, Signal: Signal{Kind: SignalDecide}}, snap(2), Stop, ReasonDecide, state.RalphStopped},
+		{"not found", Outcome{End: EndExited, ExitCode: 127, ExitKnown: true}, snap(1), Stop, ReasonFailed, state.RalphFailed},
+		{"not executable", Outcome{End: EndExited, ExitCode: 126, ExitKnown: true}, snap(1), Stop, ReasonFailed, state.RalphFailed},
+		{"wait exit code", Outcome{End: EndExited, ExitCode: 42, ExitKnown: true}, snap(2), Pause, "agent asked to wait (exit 42)", state.RalphPaused},
+		{"wait file", Outcome{End: EndExited, ExitKnown: true, WaitFile: true}, snap(2), Pause, "agent asked to wait (WAIT file)", state.RalphPaused},
+		{"max time", Outcome{End: EndMaxTime}, snap(2), Stop, ReasonMaxTime, state.RalphStopped},
+		{"killed", Outcome{End: EndStopped}, snap(2), Stop, ReasonKilled, state.RalphStopped},
+		{"interrupted", Outcome{End: EndInterrupted}, snap(2), Stop, ReasonInterrupted, state.RalphStopped},
+		{"prompt gone", Outcome{End: EndPromptError, Detail: "prompt file not found: p"}, snap(2), Stop, ReasonFailed, state.RalphFailed},
+		{"preflight", Outcome{End: EndPreflight}, snap(1), Stop, ReasonPreflight, state.RalphFailed},
+		{"fatal restarts without failure", Outcome{End: EndFatal}, snap(2), Next, "", ""},
+		{"start failure backs off", Outcome{End: EndStartFailed}, snap(2), Next, "", ""},
+	}
+	for _, c := range cases {
+		d := Decide(c.o, c.s)
+		if d.Action != c.action || d.Reason != c.reason || d.Status != c.status {
+			t.Errorf("%s: %+v", c.name, d)
+		}
+	}
+	over := snap(2)
+	over.MaxTime, over.Elapsed = time.Minute, 2*time.Minute
+	if d := Decide(Outcome{End: EndExited, ExitKnown: true}, over); d.Reason != ReasonMaxTime {
+		t.Errorf("elapsed budget: %+v", d)
+	}
+	if d := Decide(Outcome{End: EndStartFailed}, snap(2)); !d.Failure || d.Delay != time.Second {
+		t.Errorf("start failure: %+v", d)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	want := map[string]int{
+		ReasonComplete: 0, ReasonDonePattern: 0, ReasonDoneFile: 0, ReasonMaxIterations: 0, ReasonMaxTime: 0,
+		ReasonFailed: 1, ReasonKilled: 1, ReasonPreflight: 1, ReasonBlocked: 2, ReasonDecide: 3, ReasonInterrupted: 130, "": 1,
+	}
+	for r, c := range want {
+		if ExitCode(r) != c {
+			t.Errorf("ExitCode(%q) = %d, want %d", r, ExitCode(r), c)
+		}
+	}
+}

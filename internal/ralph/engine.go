@@ -1,0 +1,468 @@
+package ralph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
+	"github.com/swarmtools/swarm/internal/worker"
+)
+
+// Engine runs one loop. It is the monitor: the background process started
+// by StartMonitor, or the foreground command (ralph run, --foreground).
+type Engine struct {
+	Name string
+	M    *worker.Manager
+	RS   *state.RalphStore
+	// Out receives the loop's "[ralph] N: ..." lines.
+	Out io.Writer
+	// Poll paces the watch of the agent (2 s; $SWARM_POLL_INTERVAL).
+	Poll time.Duration
+	// ReadyPoll paces ready detection (0.5 s or Poll if shorter).
+	ReadyPoll time.Duration
+	// StopGrace is the time between SIGTERM and SIGKILL of the agent.
+	StopGrace time.Duration
+
+	pauseAndExit atomic.Bool
+	lastPersist  time.Time
+}
+
+// NewEngine returns the engine for the loop of worker name.
+func NewEngine(m *worker.Manager, name string, out io.Writer) *Engine {
+	poll := worker.PollInterval(2 * time.Second)
+	return &Engine{
+		Name: name, M: m, RS: m.Store.Ralph(name), Out: out,
+		Poll: poll, ReadyPoll: min(poll, 500*time.Millisecond), StopGrace: 10 * time.Second,
+	}
+}
+
+// RequestPause asks the engine to pause the loop once the current
+// iteration ends, and then to exit (SIGTERM to a monitor).
+func (e *Engine) RequestPause() {
+	if e.pauseAndExit.Swap(true) {
+		return
+	}
+	st, err := e.RS.Update(func(s *state.Ralph) error {
+		if s.Status == state.RalphRunning {
+			s.Status = state.RalphPaused
+			s.PauseReason = "monitor received SIGTERM"
+		}
+		return nil
+	})
+	if err == nil && st.Status == state.RalphPaused {
+		e.RS.Log("PAUSE", "monitor received SIGTERM; pausing after the current iteration")
+		e.say("received SIGTERM, pausing after the current iteration")
+	}
+}
+
+func (e *Engine) say(format string, args ...any) {
+	fmt.Fprintf(e.Out, "[ralph] %s: %s\n", e.Name, fmt.Sprintf(format, args...))
+}
+
+// ErrLoopEnded is returned by Run for a loop that is already over.
+var ErrLoopEnded = errors.New("loop has ended")
+
+// Run drives the loop until it ends, and returns the loop's exit code
+// (see ExitCode). ctx being canceled means Ctrl-C: the agent is stopped and
+// the loop ends as interrupted (130). A returned error is printed by the
+// caller as "swarm: error: ..." (prompt file gone, pre-flight failure).
+func (e *Engine) Run(ctx context.Context) (int, error) {
+	lock, err := lockMonitor(e.RS)
+	if err != nil {
+		if errors.Is(err, errMonitorRunning) {
+			pid := 0
+			if st, lerr := e.RS.Load(); lerr == nil {
+				pid = st.MonitorPID
+			}
+			return 1, fmt.Errorf("a monitor is already running for '%s' (pid %d)", e.Name, pid)
+		}
+		return 1, err
+	}
+	defer lock.Unlock()
+	st, err := e.RS.Update(func(s *state.Ralph) error {
+		if !s.Active() {
+			return fmt.Errorf("ralph loop for '%s' has ended (%s); resume it with: swarm ralph resume %s", e.Name, reasonText(s), e.Name)
+		}
+		s.MonitorPID = os.Getpid()
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, state.ErrNoRalph) {
+			return 1, fmt.Errorf("worker '%s' is not a ralph worker", e.Name)
+		}
+		return 1, err
+	}
+	fallback := *st
+	e.RS.Fallback = &fallback
+	defer e.RS.Update(func(s *state.Ralph) error {
+		if s.MonitorPID == os.Getpid() {
+			s.MonitorPID = 0
+		}
+		return nil
+	})
+
+	for {
+		st, err := e.RS.Load()
+		if err != nil {
+			return 1, err
+		}
+		cp := *st
+		e.RS.Fallback = &cp
+		w, err := e.M.Get(e.Name)
+		if err != nil {
+			// The worker record is gone (cleaned): nothing left to drive.
+			return e.finish(Decision{Action: Stop, Status: state.RalphStopped, Reason: ReasonKilled, Detail: "worker record removed"}, st)
+		}
+		if ctx.Err() != nil {
+			return e.finish(Decision{Action: Stop, Status: state.RalphStopped, Reason: ReasonInterrupted}, st)
+		}
+		switch st.Status {
+		case state.RalphStopped, state.RalphFailed:
+			return e.endedElsewhere(st, w)
+		case state.RalphPaused:
+			if !st.IterationActive {
+				if e.pauseAndExit.Load() {
+					e.say("paused; monitor exiting (resume with: swarm ralph resume %s)", e.Name)
+					return 0, nil
+				}
+				e.waitWhilePaused(ctx)
+				continue
+			}
+		}
+		if !st.IterationActive {
+			if d, done := e.beforeIteration(ctx, st, w); done {
+				return e.finish(d, st)
+			}
+		}
+		out, iter, started, ok := e.iteration(ctx, st, w)
+		if !ok {
+			continue // the loop was paused or stopped before it could start
+		}
+		if out.End == EndPromptError {
+			e.RS.Log("FAIL", out.Detail)
+			return e.finish(Decide(out, e.snapshot(st)), st)
+		}
+		d := e.afterIteration(out, iter, started, w)
+		switch d.Action {
+		case Stop:
+			st, _ := e.RS.Load()
+			return e.finish(d, st)
+		case Pause:
+			e.pause(d.Reason)
+		case Next:
+			e.sleep(ctx, d.Delay)
+		}
+	}
+}
+
+// beforeIteration handles what ends a loop without starting an agent: a
+// done file already present (verified like any completion), the iteration
+// cap or the time budget reached (after a resume, say).
+func (e *Engine) beforeIteration(ctx context.Context, st *state.Ralph, w *state.Worker) (Decision, bool) {
+	snap := e.snapshot(st)
+	if st.DoneFile != "" && fileExists(e.doneFilePath(st)) {
+		o := Outcome{End: EndDoneFile, DoneFile: true}
+		e.verify(&o, st, st.CurrentIteration)
+		if d := Decide(o, snap); d.Action == Stop {
+			return d, true
+		}
+	}
+	if st.CurrentIteration >= st.MaxIterations {
+		return Decision{Action: Stop, Status: state.RalphStopped, Reason: ReasonMaxIterations}, true
+	}
+	if snap.MaxTime > 0 && snap.Elapsed >= snap.MaxTime {
+		return Decision{Action: Stop, Status: state.RalphStopped, Reason: ReasonMaxTime}, true
+	}
+	return Decision{}, false
+}
+
+func (e *Engine) snapshot(st *state.Ralph) Snapshot {
+	return Snapshot{
+		Iteration: st.CurrentIteration, MaxIterations: st.MaxIterations,
+		ConsecutiveFailures: st.ConsecutiveFailures, TotalFailures: st.TotalFailures,
+		Elapsed: time.Since(st.Started.Time), MaxTime: seconds(st.MaxTime),
+		RestartDelay: seconds(st.RestartDelay),
+	}
+}
+
+// afterIteration records the end of an iteration, verifies a completion
+// signal, decides what comes next and logs it.
+func (e *Engine) afterIteration(o Outcome, iter int, started time.Time, w *state.Worker) Decision {
+	dur := time.Since(started)
+	exit := "none"
+	if o.ExitKnown {
+		exit = fmt.Sprint(o.ExitCode)
+	}
+	st, err := e.RS.Update(func(s *state.Ralph) error {
+		s.IterationActive = false
+		s.LastIterationEnd = state.Now()
+		s.IterationDurations = append(s.IterationDurations, dur.Seconds())
+		if o.ExitKnown {
+			c := o.ExitCode
+			s.LastExitCode = &c
+		}
+		s.LastEnd = state.NullString(endText(o))
+		return nil
+	})
+	if err != nil {
+		e.say("cannot update state: %v", err)
+		st, _ = e.RS.Load()
+		if st == nil {
+			st = e.RS.Fallback
+		}
+	}
+	if o.End != EndStopped && o.End != EndInterrupted {
+		e.RS.Log("END", fmt.Sprintf("iteration %d exit=%s duration=%s", iter, exit, duration.Compact(dur)))
+	}
+	e.verify(&o, st, iter)
+	d := Decide(o, e.snapshot(st))
+	e.RS.Update(func(s *state.Ralph) error {
+		s.ConsecutiveFailures, s.TotalFailures = d.ConsecutiveFailures, d.TotalFailures
+		return nil
+	})
+	switch {
+	case d.Failure && d.Action == Next:
+		e.RS.Log("FAIL", fmt.Sprintf("iteration %d exit=%s attempt=%d/%d backoff=%s", iter, failText(o), d.ConsecutiveFailures, MaxFailures, duration.Compact(d.Delay)))
+		e.say("iteration %d failed (exit: %s), retrying in %s (attempt %d/%d)", iter, failText(o), duration.Compact(d.Delay), d.ConsecutiveFailures, MaxFailures)
+	case d.Failure:
+		e.RS.Log("FAIL", fmt.Sprintf("iteration %d exit=%s attempt=%d/%d", iter, failText(o), d.ConsecutiveFailures, MaxFailures))
+	case o.End == EndExited || o.End == EndWindowLost:
+		e.say("iteration %d completed (exit: %s, duration: %s)", iter, exit, duration.Format(dur))
+	}
+	return d
+}
+
+func failText(o Outcome) string {
+	if o.End == EndStartFailed {
+		return "start failed: " + o.Detail
+	}
+	if o.ExitKnown {
+		return fmt.Sprint(o.ExitCode)
+	}
+	return "unknown"
+}
+
+func endText(o Outcome) string {
+	switch o.End {
+	case EndExited:
+		if o.ExitKnown {
+			return fmt.Sprintf("exited %d", o.ExitCode)
+		}
+		return "exited"
+	case EndInactive:
+		return "inactivity timeout"
+	case EndSignal:
+		return "signal: " + o.Signal.Kind.Reason()
+	case EndDoneFile:
+		return "done file"
+	case EndWindowLost:
+		return "window vanished"
+	case EndStartFailed:
+		return "start failed: " + o.Detail
+	case EndFatal:
+		return "fatal screen (compaction)"
+	case EndContext:
+		return "context threshold"
+	case EndMaxTime:
+		return "time budget used up"
+	case EndStopped:
+		return "stopped"
+	case EndPreflight:
+		return "pre-flight failed"
+	case EndInterrupted:
+		return "interrupted"
+	case EndPromptError:
+		return "prompt error"
+	}
+	return ""
+}
+
+// pause sets the loop paused after an iteration (wait without restart).
+func (e *Engine) pause(reason string) {
+	st, _ := e.RS.Update(func(s *state.Ralph) error {
+		if s.Status == state.RalphRunning {
+			s.Status = state.RalphPaused
+			s.PauseReason = state.NullString(reason)
+		}
+		return nil
+	})
+	if st != nil && st.Status == state.RalphPaused {
+		e.RS.Log("PAUSE", reason)
+		e.say("paused: %s (resume with: swarm ralph resume %s)", reason, e.Name)
+	}
+}
+
+// waitWhilePaused blocks until the loop is no longer paused.
+func (e *Engine) waitWhilePaused(ctx context.Context) {
+	for {
+		st, err := e.RS.Load()
+		if err != nil || st.Status != state.RalphPaused || e.pauseAndExit.Load() || ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(e.Poll):
+		}
+	}
+}
+
+// sleep waits d between iterations (restart delay or backoff); pausing,
+// stopping or Ctrl-C ends the wait at once. It does not count as
+// inactivity: no agent runs.
+func (e *Engine) sleep(ctx context.Context, d time.Duration) {
+	end := time.Now().Add(d)
+	for {
+		left := time.Until(end)
+		if left <= 0 {
+			return
+		}
+		if st, err := e.RS.Load(); err == nil && st.Status != state.RalphRunning {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(min(left, e.Poll)):
+		}
+	}
+}
+
+// finish ends the loop with decision d: state, log, window, worker record,
+// on-exit hook. A loop already ended by another command (kill) keeps the
+// reason that command wrote.
+func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
+	ended := false
+	final, err := e.RS.Update(func(s *state.Ralph) error {
+		if !s.Active() {
+			return nil
+		}
+		ended = true
+		s.Status, s.ExitReason, s.ExitDetail = d.Status, state.NullString(d.Reason), state.NullString(d.Detail)
+		s.IterationActive = false
+		return nil
+	})
+	if err != nil || final == nil {
+		final = st
+	}
+	reason := string(final.ExitReason)
+	if ended {
+		e.RS.Log("DONE", fmt.Sprintf("loop complete after %d iterations reason=%s", final.CurrentIteration, reason))
+		e.announce(final)
+	}
+	if w, err := e.M.Get(e.Name); err == nil {
+		e.removeWindow(w)
+		e.M.Store.Update(func(r *state.Registry) error {
+			if rec := r.Find(e.Name); rec != nil {
+				rec.Status = state.StatusStopped
+			}
+			return nil
+		})
+	}
+	code := ExitCode(reason)
+	e.onExit(final, code)
+	if ended && (reason == ReasonPreflight || (reason == ReasonFailed && strings.HasPrefix(string(final.ExitDetail), "prompt file"))) ||
+		ended && reason == ReasonFailed && strings.HasPrefix(string(final.ExitDetail), "cannot read prompt") {
+		return code, errors.New(string(final.ExitDetail))
+	}
+	return code, nil
+}
+
+// endedElsewhere handles a loop stopped by another command (kill, stop):
+// make sure the agent and window are gone, run the on-exit hook, exit.
+func (e *Engine) endedElsewhere(st *state.Ralph, w *state.Worker) (int, error) {
+	e.removeWindow(w)
+	code := ExitCode(string(st.ExitReason))
+	e.say("loop %s (%s)", st.Status, reasonText(st))
+	e.onExit(st, code)
+	return code, nil
+}
+
+func (e *Engine) announce(st *state.Ralph) {
+	n := st.CurrentIteration
+	switch string(st.ExitReason) {
+	case ReasonComplete:
+		e.say("<promise>%s</promise> received, stopping loop", st.CompletionPromise)
+		e.say("loop complete after %d iterations", n)
+	case ReasonDonePattern:
+		e.say("done pattern matched, stopping loop")
+		e.say("loop complete after %d iterations", n)
+	case ReasonDoneFile:
+		e.say("done file %s found, stopping loop", st.DoneFile)
+		e.say("loop complete after %d iterations", n)
+	case ReasonMaxIterations:
+		e.say("loop complete after %d iterations", n)
+	case ReasonMaxTime:
+		e.say("time budget (%s) used up after %d iterations, stopping loop", duration.Words(seconds(st.MaxTime)), n)
+	case ReasonBlocked:
+		e.say("blocked after %d iterations: %s", n, st.ExitDetail)
+	case ReasonDecide:
+		e.say("decision needed after %d iterations: %s", n, st.ExitDetail)
+	case ReasonFailed:
+		if st.ConsecutiveFailures >= MaxFailures {
+			e.say("%d consecutive failures, stopping loop", st.ConsecutiveFailures)
+		} else {
+			e.say("stopping loop: %s", st.ExitDetail)
+		}
+	case ReasonPreflight:
+		e.say("pre-flight check failed: %s", st.ExitDetail)
+	case ReasonInterrupted:
+		e.say("interrupted after %d iterations", n)
+	case ReasonKilled:
+		e.say("loop stopped (killed) after %d iterations", n)
+	}
+}
+
+func reasonText(st *state.Ralph) string {
+	if st.ExitReason == "" {
+		return st.Status
+	}
+	if st.ExitDetail != "" {
+		return fmt.Sprintf("%s: %s", st.ExitReason, st.ExitDetail)
+	}
+	return string(st.ExitReason)
+}
+
+// removeWindow stops whatever still runs in the worker's window and
+// removes it.
+func (e *Engine) removeWindow(w *state.Worker) {
+	if w.Tmux == nil {
+		return
+	}
+	tc := worker.Tmux(w)
+	win, ok, err := tc.Lookup(w.Tmux.Session, w.Tmux.Window)
+	if err != nil || !ok {
+		return
+	}
+	e.stopAgent(tc, win.WindowID)
+	tc.KillWindow(win.WindowID)
+}
+
+func (e *Engine) doneFilePath(st *state.Ralph) string {
+	p := string(st.DoneFile)
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(st.WorkDir, p)
+}
+
+func (e *Engine) waitFilePath(st *state.Ralph) string {
+	return filepath.Join(filepath.Dir(e.doneFilePath(st)), "WAIT")
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
+}
+
+// tmuxOf returns the tmux client and worker for the loop.
+func tmuxOf(w *state.Worker) *tmux.Client { return worker.Tmux(w) }

@@ -1,0 +1,147 @@
+// Package ralph runs ralph loops: it starts an agent with a fresh context in
+// the worker's tmux window, delivers the prompt file (re-read every
+// iteration), watches the pane, and restarts the agent when it exits or goes
+// quiet, until a completion signal, an iteration cap, a time budget or
+// repeated failure ends the loop.
+//
+// The decision after each iteration is pure (Decide) and the signal
+// detection is pure (Detector); the Engine does the I/O around them. One
+// monitor process per loop, enforced by a lock it holds for its lifetime.
+package ralph
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/state"
+)
+
+// Prompt delivery modes.
+const (
+	ModeType  = "type"  // paste into the agent's input once it looks ready
+	ModeStdin = "stdin" // the prompt is the command's standard input
+	ModeArg   = "arg"   // the prompt is the command's last argument
+)
+
+// Options configure a loop; flags map onto them one to one.
+type Options struct {
+	PromptFile          string
+	MaxIterations       int
+	InactivityTimeout   time.Duration
+	DonePattern         string
+	CheckDoneContinuous bool
+	PromptMode          string
+	ReadyTimeout        time.Duration
+	Promise             bool
+	CompletionPromise   string
+	DoneFile            string
+	Checks              []string
+	CheckTimeout        time.Duration
+	RequireChange       bool
+	MaxTime             time.Duration
+	SameSession         bool
+	RestartDelay        time.Duration
+	OnExit              string
+	MaxContext          int
+}
+
+// Validate checks options before anything is created, with the messages
+// swarm prints. It returns the absolute prompt path.
+func (o *Options) Validate() error {
+	if o.PromptFile == "" {
+		return errors.New("--ralph requires --prompt-file")
+	}
+	abs, err := filepath.Abs(o.PromptFile)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || fi.IsDir() {
+		return fmt.Errorf("prompt file not found: %s", o.PromptFile)
+	}
+	if f, err := os.Open(abs); err != nil {
+		return fmt.Errorf("cannot read prompt file: %s", o.PromptFile)
+	} else {
+		f.Close()
+	}
+	o.PromptFile = abs
+	if o.MaxIterations <= 0 {
+		return errors.New("--max-iterations must be at least 1")
+	}
+	if o.DonePattern != "" {
+		if _, err := compilePattern(o.DonePattern); err != nil {
+			return fmt.Errorf("invalid --done-pattern: %v", err)
+		}
+	}
+	switch o.PromptMode {
+	case "":
+		o.PromptMode = ModeType
+	case ModeType, ModeStdin, ModeArg:
+	default:
+		return fmt.Errorf("invalid --prompt-mode '%s' (use type, stdin or arg)", o.PromptMode)
+	}
+	if o.InactivityTimeout < time.Second {
+		return errors.New("--inactivity-timeout must be at least 1 second")
+	}
+	if o.MaxContext < 0 || o.MaxContext > 100 {
+		return errors.New("--max-context must be a percentage from 1 to 100")
+	}
+	if o.CompletionPromise == "" {
+		o.CompletionPromise = "COMPLETE"
+	}
+	if !regexp.MustCompile(`^[A-Za-z0-9_.-]+$`).MatchString(o.CompletionPromise) {
+		return fmt.Errorf("invalid --completion-promise '%s' (use letters, digits, '.', '_', '-')", o.CompletionPromise)
+	}
+	if o.CheckTimeout <= 0 {
+		o.CheckTimeout = 120 * time.Second
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = 120 * time.Second
+	}
+	if o.DoneFile != "" && filepath.IsAbs(o.DoneFile) {
+		// Allowed, but say nothing: relative is the documented form.
+		o.DoneFile = filepath.Clean(o.DoneFile)
+	}
+	return nil
+}
+
+// compilePattern compiles a --done-pattern. ^ and $ match at line breaks,
+// because users write patterns for a line of output.
+func compilePattern(p string) (*regexp.Regexp, error) {
+	return regexp.Compile("(?m)" + p)
+}
+
+// NewState returns the initial state.json of a loop.
+func (o *Options) NewState(name, workDir string) *state.Ralph {
+	st := &state.Ralph{
+		WorkerName:          name,
+		PromptFile:          o.PromptFile,
+		MaxIterations:       o.MaxIterations,
+		Status:              state.RalphRunning,
+		Started:             state.Now(),
+		DonePattern:         state.NullString(o.DonePattern),
+		InactivityTimeout:   int(o.InactivityTimeout / time.Second),
+		CheckDoneContinuous: o.CheckDoneContinuous,
+		MaxContext:          o.MaxContext,
+		PromptMode:          o.PromptMode,
+		ReadyTimeout:        int(o.ReadyTimeout / time.Second),
+		Promise:             o.Promise,
+		CompletionPromise:   o.CompletionPromise,
+		DoneFile:            state.NullString(o.DoneFile),
+		Checks:              o.Checks,
+		CheckTimeout:        o.CheckTimeout.Seconds(),
+		RequireChange:       o.RequireChange,
+		MaxTime:             o.MaxTime.Seconds(),
+		SameSession:         o.SameSession,
+		RestartDelay:        o.RestartDelay.Seconds(),
+		OnExit:              state.NullString(o.OnExit),
+		WorkDir:             workDir,
+	}
+	return st
+}
+
+func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }

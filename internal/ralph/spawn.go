@@ -1,0 +1,163 @@
+package ralph
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/worker"
+	"github.com/swarmtools/swarm/internal/worktree"
+)
+
+// SpawnOptions start a loop: the worker, the loop, and how to run it.
+type SpawnOptions struct {
+	Worker worker.SpawnOptions
+	Loop   Options
+	// Foreground leaves running the loop to the caller (Engine.Run);
+	// NoRun creates worker and state only (swarm ralph run starts it).
+	// Otherwise a background monitor is started.
+	Foreground bool
+	NoRun      bool
+	// Replace stops and removes an existing loop of the same name first,
+	// keeping its worktree if it has uncommitted work (unless ForceDirty).
+	Replace    bool
+	CleanState bool
+	ForceDirty bool
+}
+
+// SpawnResult is a created loop.
+type SpawnResult struct {
+	Worker     *state.Worker
+	MonitorPID int
+}
+
+// Spawn validates everything, then creates the worker record (and
+// worktree) and the loop state, and starts the monitor unless told not to.
+// If a step fails, what was made is removed again.
+func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
+	name := o.Worker.Name
+	if err := worker.ValidateName(name); err != nil {
+		return nil, err
+	}
+	if err := o.Loop.Validate(); err != nil {
+		return nil, err
+	}
+	if len(o.Worker.Command) == 0 {
+		return nil, errors.New("no command provided (use -- command...)")
+	}
+	if o.Loop.SameSession && o.Loop.PromptMode != ModeType {
+		return nil, errors.New("--same-session needs --prompt-mode type (the continuation is typed into the agent)")
+	}
+	if _, err := worker.ParseEnv(o.Worker.Env); err != nil {
+		return nil, err
+	}
+	rs := m.Store.Ralph(name)
+	if o.Replace {
+		if err := replace(m, name, o.ForceDirty); err != nil {
+			return nil, err
+		}
+	} else if rs.Exists() {
+		if MonitorAlive(rs) {
+			return nil, fmt.Errorf("ralph loop '%s' is running (use --replace to start over)", name)
+		}
+		if _, err := m.Get(name); err == nil {
+			return nil, fmt.Errorf("worker '%s' already exists", name)
+		}
+		if o.CleanState {
+			rs.Remove()
+		}
+	}
+
+	o.Worker.Tmux = true
+	o.Worker.NoStart = true
+	o.Worker.Metadata = map[string]any{"ralph": true, "ralph_iteration": 0}
+	res, err := m.Spawn(o.Worker)
+	if err != nil {
+		return nil, err
+	}
+	rec := res.Worker
+	rollback := func() {
+		m.Clean(name, worker.CleanOptions{RmWorktree: true})
+		rs.Remove()
+	}
+	if o.Loop.RequireChange {
+		if _, _, err := worktree.RepoRoot(rec.Cwd); err != nil {
+			rollback()
+			return nil, errors.New("--require-change needs a git repository (run it in a repository, or use --worktree)")
+		}
+	}
+	st := o.Loop.NewState(name, rec.Cwd)
+	if err := rs.Create(st); err != nil {
+		rollback()
+		return nil, err
+	}
+	if o.Foreground || o.NoRun {
+		return &SpawnResult{Worker: rec}, nil
+	}
+	pid, err := StartMonitor(m.Store.Root, name)
+	if err != nil {
+		rollback()
+		return nil, err
+	}
+	waitFirstIteration(rs, 10*time.Second)
+	return &SpawnResult{Worker: rec, MonitorPID: pid}, nil
+}
+
+// waitFirstIteration returns once the monitor has started iteration 1 (or
+// the loop already ended), so that peek and attach work right after spawn.
+func waitFirstIteration(rs *state.RalphStore, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		st, err := rs.Load()
+		if err != nil || st.CurrentIteration >= 1 || !st.Active() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// replace stops an existing loop of the same name and removes its worker,
+// state and (clean) worktree. The old monitor is waited for, so two
+// monitors never drive one worker. A worktree with uncommitted work is
+// kept, and the new loop runs in it, unless forceDirty.
+func replace(m *worker.Manager, name string, forceDirty bool) error {
+	rs := m.Store.Ralph(name)
+	w, err := m.Get(name)
+	if err == nil {
+		if err := m.Kill(name, worker.KillOptions{}); err != nil {
+			return err
+		}
+		if MonitorAlive(rs) {
+			return fmt.Errorf("the monitor of '%s' did not exit; try again, or kill it (pid in %s)", name, rs.StatePath())
+		}
+		if w.Worktree != nil {
+			info := worktree.Info{Path: w.Worktree.Path, Branch: w.Worktree.Branch, BaseRepo: w.Worktree.BaseRepo}
+			if rerr := worktree.Remove(info, forceDirty); rerr != nil {
+				var dirty *worktree.DirtyError
+				if !errors.As(rerr, &dirty) {
+					return fmt.Errorf("cannot remove worktree for '%s': %v", name, rerr)
+				}
+				if m.Warn != nil {
+					m.Warn(fmt.Sprintf("cannot remove worktree for '%s': %v (kept; the new loop continues in it)", name, rerr))
+				}
+			}
+		}
+		if err := m.Store.Update(func(r *state.Registry) error { r.Remove(name); return nil }); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, worker.ErrNotFound) {
+		return err
+	}
+	if MonitorAlive(rs) {
+		markKilled(rs)
+		if !WaitMonitorExit(rs, 30*time.Second) {
+			return fmt.Errorf("the monitor of '%s' did not exit", name)
+		}
+	}
+	if err := rs.Remove(); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package ralph
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/proc"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/worktree"
+)
+
+// feedbackLimit is how much of a failing check's output goes into the next
+// prompt: its last 2,000 characters.
+const feedbackLimit = 2000
+
+// verify gates a completion signal (COMPLETE, done pattern, done file):
+// it is accepted only if the iteration changed something (with
+// --require-change) and every --check passes. Checks run now, while the
+// agent is stopped, never beside it. A rejection is logged, the failing
+// output is kept for the next iteration's prompt, and a rejected done file
+// is removed so the next iteration has to earn it again.
+func (e *Engine) verify(o *Outcome, st *state.Ralph, iter int) {
+	completion := o.Signal.Kind == SignalComplete || o.Signal.Kind == SignalDonePattern || o.DoneFile
+	if !completion || (len(st.Checks) == 0 && !st.RequireChange) {
+		return
+	}
+	var reasons []string
+	var feedback strings.Builder
+	if st.RequireChange {
+		head, tree := worktree.Head(st.WorkDir), worktree.TreeState(st.WorkDir)
+		if head == st.StartHead && tree == st.StartTree {
+			reasons = append(reasons, "no change (git HEAD and working tree are as the iteration found them)")
+			feedback.WriteString("Completion was rejected: this iteration changed nothing (no commit, no diff). Do the work before reporting completion.\n")
+		}
+	}
+	for _, check := range st.Checks {
+		res := runCheck(check, st.WorkDir, seconds(st.CheckTimeout))
+		if res.ok {
+			continue
+		}
+		reasons = append(reasons, fmt.Sprintf("check failed: %s (%s)", check, res.status))
+		fmt.Fprintf(&feedback, "Completion was rejected: the check `%s` failed (%s). Its output ends with:\n\n%s\n\n", check, res.status, tail(res.output, feedbackLimit))
+	}
+	if len(reasons) == 0 {
+		return
+	}
+	o.Rejected = strings.Join(reasons, "; ")
+	e.RS.Log("REJECT", fmt.Sprintf("iteration %d reason=%s", iter, o.Rejected))
+	e.say("completion rejected: %s", o.Rejected)
+	fb := "---\n" + strings.TrimRight(feedback.String(), "\n") + "\nFix this, verify, and only then report completion again.\n"
+	e.RS.Update(func(s *state.Ralph) error {
+		s.Feedback = state.NullString(fb)
+		return nil
+	})
+	if o.DoneFile {
+		os.Remove(e.doneFilePath(st))
+	}
+}
+
+type checkResult struct {
+	ok     bool
+	status string // "exit 1", "timed out after 120s"
+	output string
+}
+
+// runCheck runs one check with sh -c in dir, killing its whole process
+// group if it outlives timeout.
+func runCheck(command, dir string, timeout time.Duration) checkResult {
+	cmd := exec.Command("sh", "-c", command)
+	cmd.Dir = dir
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return checkResult{status: "could not start: " + err.Error()}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			return checkResult{ok: true, status: "exit 0", output: out.String()}
+		}
+		code := -1
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return checkResult{status: fmt.Sprintf("exit %d", code), output: out.String()}
+	case <-time.After(timeout):
+		proc.Terminate(cmd.Process.Pid, 2*time.Second)
+		<-done
+		return checkResult{status: fmt.Sprintf("timed out after %s", timeout), output: out.String()}
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
+
+// onExit runs the --on-exit command once, when the loop ends, with the
+// outcome in its environment (a notification is a one-liner).
+func (e *Engine) onExit(st *state.Ralph, code int) {
+	if st.OnExit == "" {
+		return
+	}
+	cmd := exec.Command("sh", "-c", string(st.OnExit))
+	cmd.Dir = st.WorkDir
+	if _, err := os.Stat(cmd.Dir); err != nil {
+		cmd.Dir = "/"
+	}
+	cmd.Env = append(os.Environ(),
+		"SWARM_WORKER="+e.Name,
+		"SWARM_EXIT_REASON="+string(st.ExitReason),
+		fmt.Sprintf("SWARM_EXIT_CODE=%d", code),
+		"SWARM_EXIT_DETAIL="+string(st.ExitDetail),
+		fmt.Sprintf("SWARM_ITERATIONS=%d", st.CurrentIteration),
+	)
+	cmd.Stdout, cmd.Stderr = e.Out, e.Out
+	res := make(chan error, 1)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		e.say("on-exit command failed to start: %v", err)
+		return
+	}
+	go func() { res <- cmd.Wait() }()
+	select {
+	case err := <-res:
+		if err != nil {
+			e.say("on-exit command failed: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		proc.Terminate(cmd.Process.Pid, time.Second)
+		e.say("on-exit command killed after 60s")
+	}
+}
