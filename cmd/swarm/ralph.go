@@ -88,10 +88,10 @@ func newRalphPauseCmd(e *env) *cobra.Command {
 
 func newRalphResumeCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "resume NAME",
-		Short: "Resume a loop from its current iteration (also recovers a loop whose monitor died)",
+		Use:     "resume NAME",
+		Short:   "Resume a loop from its current iteration (also recovers a loop whose monitor died)",
 		Example: `  swarm ralph resume builder`,
-		Args: argsRange(1, 1, "one loop name"),
+		Args:    argsRange(1, 1, "one loop name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := ralph.ResumeLoop(e.manager(), args[0]); err != nil {
 				return ralphError(e, err)
