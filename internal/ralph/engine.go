@@ -341,6 +341,17 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) {
 // on-exit hook. A loop already ended by another command (kill) keeps the
 // reason that command wrote.
 func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
+	// Agent, window and worker record first: whoever sees the loop ended
+	// (ralph wait, say) must not find its agent still running.
+	if w, err := e.M.Get(e.Name); err == nil {
+		e.removeWindow(w)
+		e.M.Store.Update(func(r *state.Registry) error {
+			if rec := r.Find(e.Name); rec != nil {
+				rec.Status = state.StatusStopped
+			}
+			return nil
+		})
+	}
 	ended := false
 	final, err := e.RS.Update(func(s *state.Ralph) error {
 		if !s.Active() {
@@ -359,19 +370,12 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 		e.RS.Log("DONE", fmt.Sprintf("loop complete after %d iterations reason=%s", final.CurrentIteration, reason))
 		e.announce(final)
 	}
-	if w, err := e.M.Get(e.Name); err == nil {
-		e.removeWindow(w)
-		e.M.Store.Update(func(r *state.Registry) error {
-			if rec := r.Find(e.Name); rec != nil {
-				rec.Status = state.StatusStopped
-			}
-			return nil
-		})
-	}
 	code := ExitCode(reason)
 	e.onExit(final, code)
-	if ended && (reason == ReasonPreflight || (reason == ReasonFailed && strings.HasPrefix(string(final.ExitDetail), "prompt file"))) ||
-		ended && reason == ReasonFailed && strings.HasPrefix(string(final.ExitDetail), "cannot read prompt") {
+	if ended && reason == ReasonPreflight {
+		return code, errors.New(string(final.ExitDetail))
+	}
+	if ended && reason == ReasonFailed && (strings.HasPrefix(string(final.ExitDetail), "prompt file") || strings.HasPrefix(string(final.ExitDetail), "cannot read prompt")) {
 		return code, errors.New(string(final.ExitDetail))
 	}
 	return code, nil

@@ -78,11 +78,15 @@ func (e *Engine) iteration(ctx context.Context, st *state.Ralph, w *state.Worker
 		s.LastIterationStart = state.Timestamp{Time: started}
 		s.IterationActive = true
 		s.OutputOffset = 0
+		s.PromptSent = s.PromptMode != ModeType
 		s.Delivered = delivered
 		s.Feedback = ""
 		s.PauseReason = ""
 		s.LastScreenChange = state.Timestamp{Time: started}
 		s.StartHead, s.StartTree = head, tree
+		// Logged with the count, so a monitor dying right after still
+		// leaves one START line per iteration.
+		e.RS.Log("START", fmt.Sprintf("iteration %d/%d", iter, s.MaxIterations))
 		winID, startErr = e.startAgent(tc, w, s, iter, delivered)
 		return nil
 	})
@@ -103,7 +107,6 @@ func (e *Engine) iteration(ctx context.Context, st *state.Ralph, w *state.Worker
 		}
 		return nil
 	})
-	e.RS.Log("START", fmt.Sprintf("iteration %d/%d", iter, st.MaxIterations))
 	e.say("starting iteration %d/%d", iter, st.MaxIterations)
 	if startErr != nil {
 		return Outcome{End: EndStartFailed, Detail: startErr.Error()}, iter, started, true
@@ -112,7 +115,7 @@ func (e *Engine) iteration(ctx context.Context, st *state.Ralph, w *state.Worker
 	if early != nil {
 		return *early, iter, started, true
 	}
-	e.RS.Update(func(s *state.Ralph) error { s.OutputOffset = marker; return nil })
+	e.RS.Update(func(s *state.Ralph) error { s.OutputOffset, s.PromptSent = marker, true; return nil })
 	return e.watch(ctx, tc, winID, st, iter, marker, delivered, time.Now()), iter, started, true
 }
 
@@ -273,7 +276,9 @@ func settle(path string) int64 {
 	return last
 }
 
-// adopt continues an iteration whose agent a previous monitor started.
+// adopt continues an iteration whose agent a previous monitor started. If
+// that monitor died before the prompt was delivered, the agent is started
+// again within the same iteration: it may hold half a prompt.
 func (e *Engine) adopt(ctx context.Context, tc *tmux.Client, st *state.Ralph, w *state.Worker) (Outcome, int, time.Time, bool) {
 	iter := st.CurrentIteration
 	started := st.LastIterationStart.Time
@@ -285,6 +290,34 @@ func (e *Engine) adopt(ctx context.Context, tc *tmux.Client, st *state.Ralph, w 
 		o := Outcome{End: EndWindowLost}
 		o.Signal, _ = det.Stop()
 		return o, iter, started, true
+	}
+	if !st.PromptSent {
+		e.RS.Log("WARN", fmt.Sprintf("monitor restarted before the prompt was delivered; restarting the agent of iteration %d", iter))
+		e.say("restarting the agent of iteration %d (the previous monitor died before delivering the prompt)", iter)
+		var startErr error
+		var id string
+		_, err := e.RS.Update(func(s *state.Ralph) error {
+			if s.Status != state.RalphRunning {
+				return errSkip
+			}
+			id, startErr = e.startAgent(tc, w, s, iter, st.Delivered)
+			return nil
+		})
+		if errors.Is(err, errSkip) {
+			return Outcome{}, 0, started, false
+		}
+		if err == nil {
+			err = startErr
+		}
+		if err != nil {
+			return Outcome{End: EndStartFailed, Detail: err.Error()}, iter, started, true
+		}
+		marker, early := e.deliver(ctx, tc, id, st, iter, st.Delivered)
+		if early != nil {
+			return *early, iter, started, true
+		}
+		e.RS.Update(func(s *state.Ralph) error { s.OutputOffset, s.PromptSent = marker, true; return nil })
+		return e.watch(ctx, tc, id, st, iter, marker, st.Delivered, time.Now()), iter, started, true
 	}
 	e.RS.Log("WARN", fmt.Sprintf("monitor restarted; adopting iteration %d", iter))
 	e.say("adopting running iteration %d", iter)

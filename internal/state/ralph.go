@@ -63,6 +63,7 @@ type Ralph struct {
 	// running agent after the old one died.
 	IterationActive bool       `json:"iteration_active"`
 	OutputOffset    int64      `json:"output_offset"`
+	PromptSent      bool       `json:"prompt_delivered"`
 	Delivered       string     `json:"delivered_prompt,omitempty"`
 	StartHead       string     `json:"start_head,omitempty"`
 	StartTree       string     `json:"start_tree,omitempty"`
