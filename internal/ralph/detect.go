@@ -67,6 +67,7 @@ type Detector struct {
 	carry []byte // raw bytes after the last newline, not yet processed
 	text  string // stripped text window
 	base  int64  // stream offset of text[0]
+	from  int64  // stream offset where matches may start (after Prime)
 	seen  map[int64]bool
 
 	found [SignalDecide + 1]*Signal
@@ -93,6 +94,17 @@ func NewDetector(cfg DetectorConfig, prompt string) *Detector {
 	return &Detector{cfg: cfg, echo: normalize(prompt), seen: map[int64]bool{}}
 }
 
+// Prime gives the detector the output just before the prompt was
+// delivered (the agent's echo of the paste, typically). It is used only as
+// context for telling an echo of the prompt from the agent's own words,
+// never searched for signals itself.
+func (d *Detector) Prime(raw []byte) {
+	s := stripansi.Strip(string(raw))
+	s = strings.ReplaceAll(s, "\r", "")
+	d.text += s
+	d.from = d.base + int64(len(d.text))
+}
+
 // Feed processes more raw output. Complete lines are processed now; a
 // trailing partial line waits for its end (or Flush), so an escape
 // sequence is never cut in half.
@@ -110,8 +122,9 @@ func (d *Detector) Feed(raw []byte) {
 	d.process(chunk, false)
 }
 
-// Flush processes everything fed so far, as at the end of the stream:
-// matches at the very end are judged with the context there is.
+// Flush processes everything fed so far and judges every match with the
+// context there is: at the end of the stream, or when the agent has gone
+// quiet and no more context is coming. Feeding may continue afterwards.
 func (d *Detector) Flush() {
 	chunk := d.carry
 	d.carry = nil
@@ -139,7 +152,7 @@ func (d *Detector) scan(final bool) {
 	if d.cfg.Promise {
 		for _, m := range tagPattern.FindAllStringSubmatchIndex(d.text, -1) {
 			key := d.base + int64(m[0])
-			if d.seen[key] {
+			if d.seen[key] || key < d.from {
 				continue
 			}
 			switch d.judge(m[0], m[1], final) {
@@ -154,7 +167,7 @@ func (d *Detector) scan(final bool) {
 	if d.cfg.DonePattern != nil {
 		for _, m := range d.cfg.DonePattern.FindAllStringIndex(d.text, -1) {
 			key := -(d.base + int64(m[0])) - 1 // own key space: tags use >= 0
-			if m[0] == m[1] || d.seen[key] {
+			if m[0] == m[1] || d.seen[key] || d.base+int64(m[0]) < d.from {
 				continue
 			}
 			switch d.judge(m[0], m[1], final) {

@@ -192,3 +192,35 @@ func FuzzDetector(f *testing.F) {
 		}
 	})
 }
+
+func TestDetectPrimeGivesContextButIsNotSearched(t *testing.T) {
+	prompt := "You stopped without printing <promise>COMPLETE</promise>. Continue the task below.\n\nDo the task."
+	d := NewDetector(promiseCfg, prompt)
+	d.Prime([]byte("> You stopped without printing <promise>COMPLETE</promise>. Continue the task below.\r\n\r\nDo the task."))
+	if stopKind(d) != SignalNone {
+		t.Fatal("primed text was searched")
+	}
+	// The agent's own tag right after the echo: no context after it, and
+	// the agent goes quiet. The context before it (the echo's end) does not
+	// agree with the prompt around its tag, so it counts at once.
+	d.Feed([]byte("\r\n<promise>COMPLETE</promise>\r\n"))
+	if stopKind(d) != SignalComplete {
+		t.Fatal("tag after a primed echo not found")
+	}
+}
+
+func TestDetectQuietFlushDecides(t *testing.T) {
+	d := NewDetector(promiseCfg, "print <promise>COMPLETE</promise> at the very end of all the work")
+	d.Feed([]byte("<promise>COMPLETE</promise>\n"))
+	if stopKind(d) != SignalNone {
+		t.Fatal("decided before the context could arrive")
+	}
+	d.Flush() // the agent went quiet
+	if stopKind(d) != SignalComplete {
+		t.Fatal("quiet flush did not decide")
+	}
+	d.Feed([]byte("more output\n"))
+	if stopKind(d) != SignalComplete {
+		t.Fatal("feeding after a flush lost the signal")
+	}
+}

@@ -332,6 +332,22 @@ func (e *Engine) detector(st *state.Ralph, prompt string) *Detector {
 	return NewDetector(cfg, prompt)
 }
 
+// primedDetector returns a detector for output from off on, primed with
+// the output just before off (the echo of the prompt) as context.
+func (e *Engine) primedDetector(st *state.Ralph, prompt, path string, off int64) *Detector {
+	det := e.detector(st, prompt)
+	if off > 0 {
+		if f, err := os.Open(path); err == nil {
+			start := max(0, off-2048)
+			buf := make([]byte, off-start)
+			n, _ := f.ReadAt(buf, start)
+			f.Close()
+			det.Prime(buf[:n])
+		}
+	}
+	return det
+}
+
 // feedFile feeds det the output file from off to its end; it returns the
 // new offset.
 func (e *Engine) feedFile(det *Detector, path string, off int64) int64 {
@@ -367,8 +383,8 @@ func screenHash(screen string) [16]byte {
 // process (pane state and screen together) plus a read of the new bytes
 // of the output file.
 func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *state.Ralph, iter int, off int64, prompt string, promptAt time.Time) Outcome {
-	det := e.detector(st, prompt)
 	out := e.outputPath(iter)
+	det := e.primedDetector(st, prompt, out, off)
 	var lastHash [16]byte
 	lastChange := time.Now()
 	if !st.LastScreenChange.IsZero() && st.LastScreenChange.After(lastChange.Add(-time.Hour)) && st.LastScreenChange.Before(lastChange) {
@@ -415,7 +431,13 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 			continue
 		}
 		pollErrors = 0
-		off = e.feedFile(det, out, off)
+		if next := e.feedFile(det, out, off); next == off {
+			// No new output since the last poll: judge what is there
+			// with the context there is; more is not on its way.
+			det.Flush()
+		} else {
+			off = next
+		}
 		e.recordTasks(det, iter, &tasks)
 		if h := screenHash(screen); h != lastHash {
 			lastHash, lastChange = h, time.Now()
@@ -490,8 +512,8 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 					}
 					off = e.feedFile(det, out, off)
 					iter, prompt = next, newPrompt
-					det = e.detector(st, prompt)
 					off = settle(out)
+					det = e.primedDetector(st, prompt, out, off)
 					tc.SendKeys(id, "Enter")
 					e.RS.Update(func(s *state.Ralph) error { s.OutputOffset = off; return nil })
 					lastChange, promptAt, iterStart, nudged, tasks = time.Now(), time.Now(), time.Now(), false, 0
