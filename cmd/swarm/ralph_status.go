@@ -90,7 +90,7 @@ func printStatus(w io.Writer, info *ralph.Info) {
 	p("Consecutive failures: %d", st.ConsecutiveFailures)
 	p("Total failures: %d", st.TotalFailures)
 	p("Inactivity timeout: %ds", st.InactivityTimeout)
-	if !st.LastScreenChange.IsZero() {
+	if !st.LastScreenChange.IsZero() && st.Active() {
 		p("Last screen change: %s ago", duration.Format(time.Since(st.LastScreenChange.Time)))
 	}
 	if st.DonePattern != "" {

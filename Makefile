@@ -1,0 +1,51 @@
+# swarm: build, test, benchmark, demo.
+GO      ?= go
+BIN     ?= bin/swarm
+PREFIX  ?= $(HOME)/.local
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+
+.PHONY: build install test test-short bench lint fuzz demo clean
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/swarm
+
+install: build
+	install -d $(PREFIX)/bin
+	install -m 0755 $(BIN) $(PREFIX)/bin/swarm
+	@echo "installed $(PREFIX)/bin/swarm"
+
+# The one test command: vet, then every test with the race detector, against
+# real tmux and git (each test on its own tmux socket and SWARM_HOME).
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 10m ./...
+
+# Unit tests only (no tmux needed).
+test-short:
+	$(GO) test -count=1 -short ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# Fuzz the parsers and matchers for a while each.
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test ./internal/ralph -run xxx -fuzz FuzzDetector -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/ready -run xxx -fuzz FuzzIsReady -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/state -run xxx -fuzz FuzzDecodeRegistry -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/duration -run xxx -fuzz FuzzParse -fuzztime $(FUZZTIME)
+
+# Figures, not pass/fail: ls/status latency at 10/100/500 workers, tmux
+# processes per command and per monitor poll, monitor RSS and CPU.
+bench: build
+	$(GO) run ./internal/bench -swarm $(BIN)
+
+# A real ralph loop in tmux against the demo agent: no API key, < 1 minute.
+demo: build
+	$(GO) build -o bin/demo-agent ./demo/agent
+	./demo/run.sh
+
+clean:
+	rm -rf bin

@@ -1,0 +1,250 @@
+// Command bench prints swarm's performance figures (make bench): latency of
+// swarm ls and swarm status at 10, 100 and 500 workers, the number of tmux
+// processes each runs, and for ralph monitors the tmux processes per poll
+// per worker, resident memory and CPU.
+//
+// It drives the real swarm binary against a private tmux server, and counts
+// tmux processes with a shim (SWARM_TMUX) that logs each invocation. These
+// are figures to read and compare, not pass/fail thresholds.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/state"
+)
+
+var (
+	swarmBin = flag.String("swarm", "bin/swarm", "swarm binary to measure")
+	sizes    = flag.String("workers", "10,100,500", "worker counts for ls/status")
+	runs     = flag.Int("runs", 15, "runs per latency figure")
+	loops    = flag.Int("loops", 10, "ralph loops for the monitor figures")
+	watch    = flag.Duration("watch", 20*time.Second, "how long to watch the monitors")
+)
+
+type env struct {
+	dir, home, socket, shim, count string
+}
+
+func main() {
+	flag.Parse()
+	bin, err := filepath.Abs(*swarmBin)
+	check(err)
+	*swarmBin = bin
+	dir, err := os.MkdirTemp("", "swarm-bench-")
+	check(err)
+	defer os.RemoveAll(dir)
+	e := &env{dir: dir, home: filepath.Join(dir, "home"), socket: fmt.Sprintf("swarm-bench-%d", os.Getpid()),
+		shim: filepath.Join(dir, "tmux-shim"), count: filepath.Join(dir, "tmux.count")}
+	realTmux, err := exec.LookPath("tmux")
+	check(err)
+	// The shim logs one line per tmux process, then becomes tmux.
+	check(os.WriteFile(e.shim, []byte(fmt.Sprintf("#!/bin/sh\necho x >> %s\nexec %s \"$@\"\n", e.count, realTmux)), 0o755))
+	defer exec.Command("tmux", "-L", e.socket, "kill-server").Run()
+
+	fmt.Printf("swarm benchmark  (%s, tmux %s, %d runs per figure)\n\n", *swarmBin, tmuxVersion(), *runs)
+	fmt.Println("swarm ls / swarm status latency and tmux processes per command")
+	fmt.Printf("%-8s  %-22s  %-22s  %-10s  %-10s\n", "workers", "ls median (p90)", "status median (p90)", "ls tmux", "status tmux")
+	have := 0
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		check(err)
+		e.addWorkers(have, n)
+		have = n
+		lsMed, lsP90 := e.latency("ls")
+		stMed, stP90 := e.latency("status", fmt.Sprintf("w%d", n/2))
+		fmt.Printf("%-8d  %-22s  %-22s  %-10d  %-10d\n", n,
+			fmt.Sprintf("%s (%s)", ms(lsMed), ms(lsP90)), fmt.Sprintf("%s (%s)", ms(stMed), ms(stP90)),
+			e.execsOf("ls"), e.execsOf("status", fmt.Sprintf("w%d", n/2)))
+	}
+	exec.Command("tmux", "-L", e.socket, "kill-server").Run()
+	os.RemoveAll(e.home)
+
+	fmt.Printf("\nralph monitors: %d loops, default 2 s poll, watched for %s\n", *loops, *watch)
+	e.monitors()
+}
+
+func (e *env) environ(extra ...string) []string {
+	env := append(os.Environ(), "SWARM_HOME="+e.home, "SWARM_DIR=", "SWARM_TMUX_SOCKET="+e.socket, "SWARM_TMUX="+e.shim, "TMUX=", "SWARM_POLL_INTERVAL=")
+	return append(env, extra...)
+}
+
+func (e *env) swarm(args ...string) (string, error) {
+	cmd := exec.Command(*swarmBin, args...)
+	cmd.Env = e.environ()
+	cmd.Dir = e.dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// addWorkers creates workers [from, to): tmux windows running sleep, made
+// with chained tmux commands, and their records written in one update (the
+// point is to measure ls, not 500 spawns).
+func (e *env) addWorkers(from, to int) {
+	session := state.DefaultSession(e.home)
+	tmux := func(args ...string) {
+		out, err := exec.Command("tmux", append([]string{"-L", e.socket}, args...)...).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "tmux: %v %s\n", err, out)
+			os.Exit(1)
+		}
+	}
+	if from == 0 {
+		tmux("new-session", "-d", "-s", session, "-n", "w0", "--", "sleep", "3600")
+		from = 1
+	}
+	for i := from; i < to; {
+		var args []string
+		for j := 0; j < 50 && i < to; j, i = j+1, i+1 {
+			if j > 0 {
+				args = append(args, ";")
+			}
+			args = append(args, "new-window", "-d", "-t", "="+session+":", "-n", fmt.Sprintf("w%d", i), "--", "sleep", "3600")
+		}
+		tmux(args...)
+	}
+	st := state.NewStore(e.home, nil)
+	check(st.Update(func(r *state.Registry) error {
+		r.Workers = r.Workers[:0]
+		for i := 0; i < to; i++ {
+			r.Workers = append(r.Workers, state.Worker{Name: fmt.Sprintf("w%d", i), Status: state.StatusRunning,
+				Cmd: []string{"sleep", "3600"}, Started: state.Now(), Cwd: e.dir,
+				Tmux: &state.TmuxInfo{Session: session, Window: fmt.Sprintf("w%d", i), Socket: state.NullString(e.socket)}})
+		}
+		return nil
+	}))
+}
+
+func (e *env) latency(args ...string) (time.Duration, time.Duration) {
+	var ds []time.Duration
+	for i := 0; i < *runs; i++ {
+		start := time.Now()
+		out, err := e.swarm(args...)
+		d := time.Since(start)
+		if err != nil && args[0] != "status" {
+			fmt.Fprintf(os.Stderr, "swarm %v: %v\n%s", args, err, out)
+			os.Exit(1)
+		}
+		ds = append(ds, d)
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2], ds[len(ds)*9/10]
+}
+
+func (e *env) execsOf(args ...string) int {
+	os.Remove(e.count)
+	e.swarm(args...)
+	return lines(e.count)
+}
+
+func lines(path string) int {
+	b, _ := os.ReadFile(path)
+	return bytes.Count(b, []byte("\n"))
+}
+
+// monitors starts ralph loops whose agents keep printing (the busiest case
+// for a monitor: the screen changes every poll) and measures them.
+func (e *env) monitors() {
+	agent := filepath.Join(e.dir, "agent.sh")
+	check(os.WriteFile(agent, []byte("#!/bin/sh\ncat >/dev/null &\ni=0; while :; do i=$((i+1)); echo \"working $i\"; sleep 0.5; done\n"), 0o755))
+	prompt := filepath.Join(e.dir, "PROMPT.md")
+	check(os.WriteFile(prompt, []byte("work\n"), 0o644))
+	for i := 0; i < *loops; i++ {
+		out, err := e.swarm("ralph", "spawn", "--name", fmt.Sprintf("m%d", i), "--prompt-file", prompt, "--no-worktree",
+			"--prompt-mode", "stdin", "--max-iterations", "5", "--inactivity-timeout", "600", "--", agent)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ralph spawn: %v\n%s", err, out)
+			os.Exit(1)
+		}
+	}
+	defer func() {
+		for i := 0; i < *loops; i++ {
+			e.swarm("kill", fmt.Sprintf("m%d", i))
+		}
+	}()
+	pids := make([]int, *loops)
+	for i := range pids {
+		data, err := os.ReadFile(filepath.Join(e.home, "ralph", fmt.Sprintf("m%d", i), "state.json"))
+		check(err)
+		var st struct {
+			MonitorPID int `json:"monitor_pid"`
+		}
+		json.Unmarshal(data, &st)
+		pids[i] = st.MonitorPID
+	}
+	time.Sleep(3 * time.Second) // past start-up: measure the steady state
+	os.Remove(e.count)
+	cpu0 := cpuTicks(pids)
+	start := time.Now()
+	time.Sleep(*watch)
+	el := time.Since(start)
+	cpu1 := cpuTicks(pids)
+	execs := lines(e.count)
+	polls := el.Seconds() / 2.0 * float64(*loops)
+	var rss []int
+	for _, p := range pids {
+		rss = append(rss, rssKB(p))
+	}
+	sort.Ints(rss)
+	cpuPct := float64(cpu1-cpu0) / 100.0 / el.Seconds() * 100 / float64(*loops)
+	fmt.Printf("  tmux processes per poll per worker: %.2f  (%d tmux runs in %s for %d loops at one poll per 2 s)\n", float64(execs)/polls, execs, el.Round(time.Second), *loops)
+	fmt.Printf("  monitor RSS per worker:             median %d KiB, max %d KiB\n", rss[len(rss)/2], rss[len(rss)-1])
+	fmt.Printf("  monitor CPU per worker:             %.2f%% of one core\n", cpuPct)
+}
+
+// cpuTicks sums utime+stime (clock ticks, 100/s on Linux) of pids.
+func cpuTicks(pids []int) int {
+	total := 0
+	for _, p := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		u, _ := strconv.Atoi(f[11])
+		k, _ := strconv.Atoi(f[12])
+		total += u + k
+	}
+	return total
+}
+
+func rssKB(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			n, _ := strconv.Atoi(strings.Fields(line)[1])
+			return n
+		}
+	}
+	return 0
+}
+
+func tmuxVersion() string {
+	out, _ := exec.Command("tmux", "-V").Output()
+	return strings.TrimSpace(strings.TrimPrefix(string(out), "tmux "))
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
