@@ -1,0 +1,154 @@
+package ralph_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestPreflightStuckScreenFailsFast(t *testing.T) {
+	l := newLoop(t, "login")
+	l.WriteFile("PROMPT.md", "work")
+	start := time.Now()
+	r := l.Run("ralph", "spawn", "--name", "login", "--prompt-file", "PROMPT.md", "--no-worktree", "--foreground", "--",
+		l.Agent, "--banner", "Select login method:\n  1. Claude account with subscription\n  2. Anthropic Console account", "--input", "none", "--script", "quiet")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "swarm: error: the agent is waiting at a login method picker on its first start") ||
+		!strings.Contains(r.Stderr, "swarm ralph resume login") {
+		t.Fatalf("%s", r)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("took %v, want well under the 120 s ready timeout", time.Since(start))
+	}
+	if l.str("exit_reason") != "preflight_failed" || l.str("status") != "failed" {
+		t.Errorf("state %v", l.state())
+	}
+	if !strings.Contains(l.RalphLog("login"), "[WARN] iteration 1: agent shows a login method picker") {
+		t.Errorf("log:\n%s", l.RalphLog("login"))
+	}
+}
+
+func TestFatalCompactionRestartsWithoutFailure(t *testing.T) {
+	l := newLoop(t, "compact")
+	l.WriteFile("PROMPT.md", "work")
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "2"},
+		l.agent("--iter", "1=print working;print Compacting conversation...;quiet", "--script", "print fresh start;exit 0")...)
+	l.waitEnded(30 * time.Second)
+	log := l.RalphLog("compact")
+	if !strings.Contains(log, "[FATAL] iteration 1") || l.num("total_failures") != 0 || l.str("exit_reason") != "max_iterations" {
+		t.Fatalf("state %v\n%s", l.state(), log)
+	}
+}
+
+func TestMaxContextNudgesThenRestarts(t *testing.T) {
+	l := newLoop(t, "ctx")
+	l.WriteFile("PROMPT.md", "work")
+	// Iteration 1 reports 85% (nudge: the agent gets a message), then 97%
+	// (restart). Iteration 2 exits.
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "2", "--max-context", "80"},
+		l.agent("--iter", "1=print Context: 85%;wait;print Context: 97%;quiet", "--script", "exit 0")...)
+	l.waitEnded(30 * time.Second)
+	msgs := l.messages()
+	if len(msgs) < 2 || !strings.Contains(msgs[1], "Your context window is almost full. Commit your work now") {
+		t.Fatalf("messages %q\n%s", msgs, l.RalphLog("ctx"))
+	}
+	log := l.RalphLog("ctx")
+	if !strings.Contains(log, "[WARN] iteration 1: context at 85%") || !strings.Contains(log, "[FATAL] iteration 1: context at 97%") {
+		t.Errorf("log:\n%s", log)
+	}
+}
+
+func TestSIGTERMPausesAfterIterationThenResume(t *testing.T) {
+	l := newLoop(t, "term")
+	l.WriteFile("PROMPT.md", "work")
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "3"},
+		l.agent("--script", "print busy;sleep 1500ms;exit 0")...)
+	l.Eventually("iteration 1", 10*time.Second, func() bool { return l.state()["prompt_delivered"] == true })
+	mon := l.monitorPID()
+	syscall.Kill(mon, syscall.SIGTERM)
+	l.Eventually("paused", 5*time.Second, func() bool { return l.str("status") == "paused" })
+	// The agent finishes its iteration, then the monitor exits.
+	l.Eventually("monitor exit", 15*time.Second, func() bool { return !alive(mon) })
+	if l.num("current_iteration") != 1 || !strings.Contains(l.RalphLog("term"), "[END] iteration 1 exit=0") {
+		t.Fatalf("state %v\n%s", l.state(), l.RalphLog("term"))
+	}
+	l.MustRun("ralph", "resume", "term")
+	if r := l.Run("ralph", "wait", "term", "--timeout", "30"); r.Code != 0 || l.num("current_iteration") != 3 {
+		t.Fatalf("%s %v", r, l.state())
+	}
+}
+
+func TestStatusShowsLastOutputWhenQuiet(t *testing.T) {
+	l := newLoop(t, "quiet")
+	l.WriteFile("PROMPT.md", "work")
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "2", "--inactivity-timeout", "600"},
+		l.agent("--script", "print step one;print step two;print waiting for input;quiet")...)
+	l.Eventually("agent output", 10*time.Second, func() bool { return strings.Contains(l.Screen("quiet"), "waiting for input") })
+	// Pretend the screen last changed two minutes ago: the monitor only
+	// writes this field when the screen changes, and this one does not.
+	path := filepath.Join(l.Home, "ralph", "quiet", "state.json")
+	data, _ := os.ReadFile(path)
+	var st map[string]any
+	json.Unmarshal(data, &st)
+	st["last_screen_change"] = time.Now().Add(-2 * time.Minute).Format(time.RFC3339Nano)
+	data, _ = json.Marshal(st)
+	os.WriteFile(path, data, 0o600)
+	r := l.MustRun("ralph", "status", "quiet")
+	if !strings.Contains(r.Stdout, "Last screen change: 2m 0s ago") || !strings.Contains(r.Stdout, "Last output (quiet for 2m 0s):") ||
+		!strings.Contains(r.Stdout, "  waiting for input") {
+		t.Fatalf("%s", r.Stdout)
+	}
+	l.MustRun("kill", "quiet")
+}
+
+func TestRalphListLogsCleanInitTemplate(t *testing.T) {
+	l := newLoop(t, "cmds")
+	l.WriteFile("PROMPT.md", "work")
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "1"}, l.agent("--script", "exit 0")...)
+	l.waitEnded(20 * time.Second)
+	if r := l.MustRun("ralph", "list"); !strings.Contains(r.Stdout, "NAME") || !strings.Contains(r.Stdout, "cmds") || !strings.Contains(r.Stdout, "max_iterations") {
+		t.Errorf("list: %s", r)
+	}
+	if r := l.MustRun("ralph", "ls", "--format", "names", "--status", "stopped"); r.Stdout != "cmds\n" {
+		t.Errorf("names: %q", r.Stdout)
+	}
+	if r := l.MustRun("ralph", "ls", "--status", "running", "--format", "json"); strings.TrimSpace(r.Stdout) != "[]" {
+		t.Errorf("json: %q", r.Stdout)
+	}
+	if r := l.MustRun("ralph", "logs", "cmds", "--lines", "1"); !strings.Contains(r.Stdout, "[DONE] loop complete after 1 iterations reason=max_iterations") || strings.Count(r.Stdout, "\n") != 1 {
+		t.Errorf("logs: %q", r.Stdout)
+	}
+	if r := l.MustRun("ralph", "clean", "cmds"); r.Stdout != "cleaned ralph state for cmds\n" {
+		t.Errorf("clean: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(l.Home, "ralph", "cmds")); err == nil {
+		t.Error("ralph state still there")
+	}
+	// init and template
+	if r := l.MustRun("ralph", "template"); !strings.Contains(r.Stdout, "study specs/README.md") {
+		t.Errorf("template: %s", r)
+	}
+	if r := l.MustRun("ralph", "template", "--list"); r.Stdout != "default\nplan\npromise\n" {
+		t.Errorf("list: %q", r.Stdout)
+	}
+	if r := l.Run("ralph", "template", "nope"); r.Code != 1 || !strings.Contains(r.Stderr, "unknown template 'nope' (available: default, plan, promise)") {
+		t.Errorf("unknown: %s", r)
+	}
+	dir := t.TempDir()
+	if r := l.RunIn(dir, "ralph", "init"); r.Code != 0 || r.Stdout != "created PROMPT.md\n" {
+		t.Errorf("init: %s", r)
+	}
+	if r := l.RunIn(dir, "ralph", "init"); r.Code != 1 || !strings.Contains(r.Stderr, "swarm: error: PROMPT.md already exists (use --force to overwrite)") {
+		t.Errorf("init again: %s", r)
+	}
+	if r := l.RunIn(dir, "ralph", "init", "--force", "--template", "promise"); r.Stdout != "created PROMPT.md (overwritten)\n" {
+		t.Errorf("init --force: %s", r)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "PROMPT.md"))
+	if !strings.Contains(string(b), "<promise>BLOCKED:") {
+		t.Errorf("promise template: %s", b)
+	}
+}
