@@ -52,20 +52,10 @@ A paused loop is resumed. Only one monitor runs a loop at a time.`,
 		Args: argsRange(1, 1, "one loop name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m := e.manager()
-			name := args[0]
 			if !ralph.IsBackgroundMonitor() {
-				rs := m.Store.Ralph(name)
-				if st, err := rs.Load(); err == nil && st.Status == state.RalphPaused && !ralph.MonitorAlive(rs) {
-					rs.Update(func(s *state.Ralph) error {
-						if s.Status == state.RalphPaused {
-							s.Status, s.PauseReason = state.RalphRunning, ""
-						}
-						return nil
-					})
-					rs.Log("RESUME", "resumed by ralph run")
-				}
+				ralph.UnpauseForRun(m, args[0])
 			}
-			return runEngine(e, m, name)
+			return runEngine(e, m, args[0])
 		},
 	}
 }

@@ -115,6 +115,25 @@ func ResumeLoop(m *worker.Manager, name string) error {
 	return nil
 }
 
+// UnpauseForRun sets a paused loop without a live monitor running again,
+// because a user who runs swarm ralph run wants the loop to run.
+func UnpauseForRun(m *worker.Manager, name string) {
+	rs := m.Store.Ralph(name)
+	if st, err := rs.Load(); err != nil || st.Status != state.RalphPaused || MonitorAlive(rs) {
+		return
+	}
+	unpaused := false
+	rs.Update(func(s *state.Ralph) error {
+		if s.Status == state.RalphPaused {
+			s.Status, s.PauseReason, unpaused = state.RalphRunning, "", true
+		}
+		return nil
+	})
+	if unpaused {
+		rs.Log("RESUME", "resumed by ralph run")
+	}
+}
+
 // StopLoop ends a loop for good (swarm ralph stop = swarm kill).
 func StopLoop(m *worker.Manager, name string) error {
 	if _, _, err := loadLoop(m, name); err != nil {

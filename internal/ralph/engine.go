@@ -13,7 +13,6 @@ import (
 
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/state"
-	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -467,6 +466,3 @@ func fileExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && !fi.IsDir()
 }
-
-// tmuxOf returns the tmux client and worker for the loop.
-func tmuxOf(w *state.Worker) *tmux.Client { return worker.Tmux(w) }

@@ -47,7 +47,7 @@ func (e *Engine) outputPath(iter int) string {
 // iteration ends. ok is false when the loop was paused or stopped before
 // an agent started.
 func (e *Engine) iteration(ctx context.Context, st *state.Ralph, w *state.Worker) (o Outcome, iter int, started time.Time, ok bool) {
-	tc := tmuxOf(w)
+	tc := worker.Tmux(w)
 	if st.IterationActive {
 		return e.adopt(ctx, tc, st, w)
 	}

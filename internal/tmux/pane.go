@@ -3,6 +3,7 @@ package tmux
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -146,7 +147,7 @@ func (c *Client) Paste(target, text string) error {
 // Attach replaces this process with a tmux client showing the window:
 // attach-session from outside tmux, switch-client from inside it.
 func (c *Client) Attach(session, windowID string) error {
-	bin, err := lookPath(c.Bin)
+	bin, err := exec.LookPath(c.Bin)
 	if err != nil {
 		return err
 	}

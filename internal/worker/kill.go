@@ -107,7 +107,7 @@ func (m *Manager) KillAll(o KillOptions) ([]string, error) {
 	}
 	var killed []string
 	for _, l := range live {
-		if !l.Running() && !(l.IsRalph() && m.Hooks != nil) {
+		if !l.Running() && !m.loopActive(l.Name) {
 			continue
 		}
 		if err := m.Kill(l.Name, o); err != nil {
@@ -119,6 +119,17 @@ func (m *Manager) KillAll(o KillOptions) ([]string, error) {
 		killed = append(killed, l.Name)
 	}
 	return killed, nil
+}
+
+// loopActive reports whether the worker has a ralph loop that has not
+// ended (it may be between iterations, or its monitor may be dead).
+func (m *Manager) loopActive(name string) bool {
+	rs := m.Store.Ralph(name)
+	if !rs.Exists() {
+		return false
+	}
+	st, err := rs.Load()
+	return err == nil && st.Active()
 }
 
 // CleanOptions control clean.

@@ -28,8 +28,6 @@ type Manager struct {
 	Warn func(string)
 	// Hooks, when set, are called around kills.
 	Hooks Hooks
-	// PollInterval paces wait, follow and ready polling.
-	PollInterval time.Duration
 	// KillGrace is how long a stopped worker gets between SIGTERM and
 	// SIGKILL.
 	KillGrace time.Duration
@@ -38,11 +36,10 @@ type Manager struct {
 // New returns a manager for the state root.
 func New(root string, warn func(string)) *Manager {
 	return &Manager{
-		Store:        state.NewStore(root, warn),
-		Session:      state.DefaultSession(root),
-		Warn:         warn,
-		PollInterval: PollInterval(500 * time.Millisecond),
-		KillGrace:    5 * time.Second,
+		Store:     state.NewStore(root, warn),
+		Session:   state.DefaultSession(root),
+		Warn:      warn,
+		KillGrace: 5 * time.Second,
 	}
 }
 

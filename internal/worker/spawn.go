@@ -206,13 +206,17 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 	if o.Tmux {
 		rec.Tmux = &state.TmuxInfo{Session: session, Window: o.Name, Socket: state.NullString(o.Socket)}
 	}
-	if !o.NoStart {
-		if err = checkCommand(o.Command[0], dir, env); err != nil {
-			if o.Tmux {
-				return nil, fmt.Errorf("failed to create tmux window: %v", err)
-			}
+	if err = checkCommand(o.Command[0], dir, env); err != nil {
+		switch {
+		case o.NoStart:
+			return nil, err
+		case o.Tmux:
+			return nil, fmt.Errorf("failed to create tmux window: %v", err)
+		default:
 			return nil, fmt.Errorf("failed to spawn process: %v", err)
 		}
+	}
+	if !o.NoStart {
 		if o.Tmux {
 			tc := tmux.New(o.Socket)
 			id, terr := tc.NewWindow(tmux.WindowSpec{
