@@ -72,14 +72,36 @@ func IsNoServer(err error) bool {
 }
 
 // IsNotFound reports whether err means the target session, window or pane
-// does not exist (or the whole server is gone).
+// does not exist, or the whole server is gone (including a server that
+// exited while answering: killing the last window of the last session
+// ends the server).
 func IsNotFound(err error) bool {
 	var te *Error
 	if !errors.As(err, &te) {
 		return false
 	}
-	return IsNoServer(err) || strings.Contains(te.Stderr, "can't find") ||
+	return IsNoServer(err) || IsServerGone(err) || strings.Contains(te.Stderr, "can't find") ||
 		strings.Contains(te.Stderr, "no such")
+}
+
+// IsServerGone reports a server that exited or went away mid-command.
+func IsServerGone(err error) bool {
+	var te *Error
+	if !errors.As(err, &te) {
+		return false
+	}
+	return strings.Contains(te.Stderr, "server exited unexpectedly") || strings.Contains(te.Stderr, "lost server")
+}
+
+// isTransient reports errors of a server that is starting or shutting down
+// while we talk to it; the same command moments later succeeds.
+func isTransient(err error) bool {
+	var te *Error
+	if !errors.As(err, &te) {
+		return false
+	}
+	return IsNotFound(err) || strings.Contains(te.Stderr, "no current target") ||
+		strings.Contains(te.Stderr, "duplicate session")
 }
 
 // Args returns the full argument list for a tmux invocation, socket first.

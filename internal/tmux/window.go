@@ -3,6 +3,7 @@ package tmux
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // WindowSpec describes a window to create.
@@ -49,24 +50,30 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 	}
 	newSession = append(append(newSession, "--"), spec.Command...)
 
-	for attempt := 0; attempt < 3; attempt++ {
+	// The server may be starting (another spawn created it a moment ago)
+	// or shutting down (its last window just closed) while we talk to it:
+	// both show as transient errors, and a retry moments later succeeds.
+	var last error
+	deadline := time.Now().Add(10 * time.Second)
+	for attempt := 0; time.Now().Before(deadline); attempt++ {
 		out, err := c.Run(nil, newWindow...)
 		if err == nil {
 			return strings.TrimSpace(out), nil
 		}
-		if !IsNotFound(err) {
+		if !isTransient(err) {
 			return "", err
 		}
 		out, err = c.Run(nil, newSession...)
 		if err == nil {
 			return strings.TrimSpace(out), nil
 		}
-		if !strings.Contains(err.Error(), "duplicate session") {
+		if !isTransient(err) {
 			return "", err
 		}
-		// Another process created the session meanwhile: add a window.
+		last = err
+		time.Sleep(time.Duration(5+attempt*5) * time.Millisecond)
 	}
-	return "", fmt.Errorf("cannot create window in session %s", spec.Session)
+	return "", fmt.Errorf("cannot create window in session %s: %v", spec.Session, last)
 }
 
 // RespawnSpec describes the command a pane is restarted with.

@@ -195,8 +195,8 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 		if werr != nil {
 			return nil, fmt.Errorf("failed to create worktree: %v", werr)
 		}
-		if existed != nil { // we made it: undo removes it (it is clean)
-			rollback.add(func() { worktree.Remove(info, false) })
+		if existed != nil { // we made it: undo removes it (it is clean), and its new branch
+			rollback.add(func() { worktree.Undo(info) })
 		}
 		rec.Worktree = &state.WorktreeInfo{Path: info.Path, Branch: info.Branch, BaseRepo: info.BaseRepo}
 		dir = info.Path

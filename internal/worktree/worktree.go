@@ -22,6 +22,9 @@ type Info struct {
 	Path     string
 	Branch   string
 	BaseRepo string
+	// NewBranch is set by Create when it made the branch (so undoing the
+	// creation may delete it).
+	NewBranch bool
 }
 
 // ErrNotRepo is returned when a directory is not inside a git work tree.
@@ -109,6 +112,7 @@ func Create(repoRoot, path, branch string) (Info, error) {
 		_, err = git(repoRoot, "worktree", "add", path, branch)
 	} else {
 		_, err = git(repoRoot, "worktree", "add", "-b", branch, path, "HEAD")
+		info.NewBranch = err == nil
 	}
 	if err != nil {
 		return Info{}, err
@@ -147,6 +151,19 @@ func canonical(p string) string {
 		return r
 	}
 	return filepath.Clean(p)
+}
+
+// Undo removes a worktree Create just made, and its branch if Create made
+// that too: a failed spawn leaves nothing behind.
+func Undo(info Info) error {
+	if err := Remove(info, false); err != nil {
+		return err
+	}
+	if info.NewBranch {
+		_, err := git(info.BaseRepo, "branch", "-D", info.Branch)
+		return err
+	}
+	return nil
 }
 
 // Changes returns how many entries git status --porcelain lists for the

@@ -1,0 +1,302 @@
+package main
+
+// Black-box tests of talking to workers: send, interrupt, eof, logs,
+// attach, and the environment given with --env (SPEC §2, §3).
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/testenv"
+)
+
+// wkSpawnTTYAgent starts the fake agent in tty mode in a tmux window and
+// waits until its prompt shows (a "> " prompt counts as ready, SPEC §6).
+func wkSpawnTTYAgent(t *testing.T, e *testenv.Env, name string, agentArgs ...string) {
+	t.Helper()
+	args := append([]string{"spawn", "--name", name, "--tmux", "--ready-wait", "--ready-timeout", "15", "--", e.Agent}, agentArgs...)
+	r := e.Run(args...)
+	wkExpect(t, "spawn "+name, r, 0, wkSpawnedTmux(e, name), "")
+}
+
+func TestWorkerSend(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	wkSpawnTTYAgent(t, e, "w", "--record", rec, "--script", "wait;wait;wait;wait;wait;quiet")
+
+	// text starting with a dash is typed as written
+	wkExpect(t, "send -n x", e.Run("send", "w", "--", "-n x"), 0, "sent to w\n", "")
+	recs := wkWaitRecords(t, rec, 1)
+	if recs[0].Message != "-n x" {
+		t.Errorf("message 1 = %q, want %q", recs[0].Message, "-n x")
+	}
+
+	// three lines arrive as one message
+	wkExpect(t, "send three lines", e.Run("send", "w", "line1\nline2\nline3"), 0, "sent to w\n", "")
+	recs = wkWaitRecords(t, rec, 2)
+	if recs[1].Message != "line1\nline2\nline3" {
+		t.Errorf("message 2 = %q, want the three lines as one message", recs[1].Message)
+	}
+
+	// pending input is cleared (Escape, Ctrl-U) before a normal send
+	wkExpect(t, "send --no-enter --raw", e.Run("send", "w", "--no-enter", "--raw", "partial junk"), 0, "sent to w\n", "")
+	wkWaitScreen(t, e, "w", "> partial junk")
+	if n := len(wkRecords(t, rec)); n != 2 {
+		t.Fatalf("--no-enter submitted a message: %d records", n)
+	}
+	wkExpect(t, "send fresh", e.Run("send", "w", "fresh"), 0, "sent to w\n", "")
+	recs = wkWaitRecords(t, rec, 3)
+	if recs[2].Message != "fresh" {
+		t.Errorf("message 3 = %q, want %q (pending input not cleared)", recs[2].Message, "fresh")
+	}
+
+	// --no-enter types without submitting; --raw keeps it and appends
+	wkExpect(t, "send --no-enter", e.Run("send", "w", "--no-enter", "typed later"), 0, "sent to w\n", "")
+	wkWaitScreen(t, e, "w", "> typed later")
+	if n := len(wkRecords(t, rec)); n != 3 {
+		t.Fatalf("--no-enter submitted a message: %d records", n)
+	}
+	wkExpect(t, "send --raw", e.Run("send", "w", "--raw", " and more"), 0, "sent to w\n", "")
+	recs = wkWaitRecords(t, rec, 4)
+	if recs[3].Message != "typed later and more" {
+		t.Errorf("message 4 = %q, want %q", recs[3].Message, "typed later and more")
+	}
+
+	// key names are typed literally
+	wkExpect(t, "send key names", e.Run("send", "w", "Enter C-c Escape ; -l"), 0, "sent to w\n", "")
+	recs = wkWaitRecords(t, rec, 5)
+	if recs[4].Message != "Enter C-c Escape ; -l" {
+		t.Errorf("message 5 = %q", recs[4].Message)
+	}
+	if len(recs) != 5 {
+		t.Errorf("records: %+v", recs)
+	}
+	if wkStatusCode(e, "w") != 0 {
+		t.Errorf("agent died")
+	}
+
+	wkExpect(t, "send to unknown", e.Run("send", "nope", "x"), 1, "", "swarm: error: worker 'nope' not found\n")
+}
+
+func TestWorkerSendAll(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	dir := t.TempDir()
+	recA, recB := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	wkSpawnTTYAgent(t, e, "a", "--record", recA, "--script", "quiet")
+	wkSpawnTTYAgent(t, e, "b", "--record", recB, "--script", "quiet")
+	wkSpawnProcess(t, e, "--name", "p", "--", "sleep", "300")
+	r := e.Run("send", "--all", "hello all")
+	if r.Code != 0 || !wkSameSet(strings.Split(strings.TrimSpace(r.Stdout), "\n"), []string{"sent to a", "sent to b"}) {
+		t.Errorf("send --all: %s", r)
+	}
+	for _, rec := range []string{recA, recB} {
+		if got := wkWaitRecords(t, rec, 1); got[0].Message != "hello all" {
+			t.Errorf("%s: %+v", rec, got)
+		}
+	}
+}
+
+// wkRCWrapper runs the agent under sh and writes its exit code to a file.
+func wkRCWrapper(agent, rcFile string, agentArgs ...string) []string {
+	cmd := wkShellQuote(agent)
+	for _, a := range agentArgs {
+		cmd += " " + wkShellQuote(a)
+	}
+	return []string{"sh", "-c", cmd + "; echo $? > " + wkShellQuote(rcFile) + "; exit 0"}
+}
+
+func wkWaitFile(t *testing.T, path, want string) {
+	t.Helper()
+	var got string
+	testenv.Eventually(t, fmt.Sprintf("%s to hold %q", path, want), wkTimeout, func() bool {
+		data, _ := os.ReadFile(path)
+		got = string(data)
+		return got == want
+	})
+}
+
+func TestWorkerInterruptAndEOF(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	dir := t.TempDir()
+	rcInt, rcEOF := filepath.Join(dir, "int.rc"), filepath.Join(dir, "eof.rc")
+
+	args := append([]string{"spawn", "--name", "i", "--tmux", "--ready-wait", "--ready-timeout", "15", "--"}, wkRCWrapper(e.Agent, rcInt)...)
+	wkExpect(t, "spawn i", e.Run(args...), 0, wkSpawnedTmux(e, "i"), "")
+	args = append([]string{"spawn", "--name", "d", "--tmux", "--ready-wait", "--ready-timeout", "15", "--"}, wkRCWrapper(e.Agent, rcEOF)...)
+	wkExpect(t, "spawn d", e.Run(args...), 0, wkSpawnedTmux(e, "d"), "")
+
+	wkExpect(t, "interrupt i", e.Run("interrupt", "i"), 0, "interrupted i\n", "")
+	wkWaitFile(t, rcInt, "130\n")
+	wkWaitStopped(t, e, "i")
+	if wkStatusCode(e, "d") != 0 {
+		t.Errorf("interrupt i stopped d")
+	}
+
+	wkExpect(t, "eof d", e.Run("eof", "d"), 0, "sent eof to d\n", "")
+	wkWaitFile(t, rcEOF, "0\n")
+	wkWaitStopped(t, e, "d")
+
+	wkExpect(t, "interrupt unknown", e.Run("interrupt", "nope"), 1, "", "swarm: error: worker 'nope' not found\n")
+	wkExpect(t, "interrupt stopped", e.Run("interrupt", "i"), 1, "", "swarm: error: worker 'i' is not running\n")
+}
+
+func TestWorkerInterruptAll(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	wkSpawnTTYAgent(t, e, "a")
+	wkSpawnTTYAgent(t, e, "b")
+	r := e.Run("interrupt", "--all")
+	if r.Code != 0 || !wkSameSet(strings.Split(strings.TrimSpace(r.Stdout), "\n"), []string{"interrupted a", "interrupted b"}) {
+		t.Errorf("interrupt --all: %s", r)
+	}
+	wkWaitStopped(t, e, "a")
+	wkWaitStopped(t, e, "b")
+}
+
+func TestWorkerEnv(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	agent := []string{e.Agent, "--input", "none", "--script", "env K;env K2;env K3;quiet"}
+	envArgs := []string{"--env", "K=a b", "--env", "K2=a=b", "--env", "K3="}
+	want := "K=a b\nK2=a=b\nK3=\n"
+
+	wkSpawnProcess(t, e, append(append([]string{"--name", "p"}, envArgs...), append([]string{"--"}, agent...)...)...)
+	e.Eventually("process worker to print its env", wkTimeout, func() bool {
+		return e.Run("logs", "p").Stdout == "Fake Agent v1.0\n"+want
+	})
+
+	args := append(append([]string{"spawn", "--name", "w", "--tmux"}, envArgs...), append([]string{"--"}, agent...)...)
+	wkExpect(t, "spawn w", e.Run(args...), 0, wkSpawnedTmux(e, "w"), "")
+	wkWaitScreen(t, e, "w", want)
+
+	for _, n := range []string{"p", "w"} {
+		rec := wkRecordOf(e, n)
+		env, _ := rec["env"].(map[string]any)
+		if env["K"] != "a b" || env["K2"] != "a=b" || env["K3"] != "" || len(env) != 3 {
+			t.Errorf("%s: env in state.json = %#v", n, rec["env"])
+		}
+	}
+}
+
+// The window gets the worker's env even when the tmux server was started
+// earlier from an environment without it.
+func TestWorkerEnvNotFromServer(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	e.MustRun("spawn", "--name", "first", "--tmux", "--", "sleep", "300")
+	e.MustRun("spawn", "--name", "w", "--tmux", "--env", "ONLY_FLAG=from-flag", "--",
+		e.Agent, "--input", "none", "--script", "env ONLY_FLAG;quiet")
+	wkWaitScreen(t, e, "w", "ONLY_FLAG=from-flag\n")
+}
+
+func TestWorkerLogs(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+
+	// process worker: the stdout log
+	wkSpawnProcess(t, e, "--name", "p", "--", e.Agent, "--input", "none", "--script", "print p1;print p2;print p3;exit 0")
+	wkExpect(t, "wait p", e.Run("wait", "p", "--timeout", "10"), 0, "p: exited\n", "")
+	wkExpect(t, "logs p", e.Run("logs", "p"), 0, "Fake Agent v1.0\np1\np2\np3\n", "")
+	wkExpect(t, "logs p --lines 1", e.Run("logs", "p", "--lines", "1"), 0, "p3\n", "")
+	wkExpect(t, "logs unknown", e.Run("logs", "nope"), 1, "", "swarm: error: worker 'nope' not found\n")
+
+	// process worker: follow ends when the worker stops
+	wkSpawnProcess(t, e, "--name", "pf", "--", e.Agent, "--input", "none", "--script", "print f1;sleep 400ms;print f2;sleep 400ms;exit 0")
+	out, code := wkRunCtx(t, e, 20*time.Second, "logs", "-f", "pf")
+	if code != 0 || !strings.Contains(out, "f1\n") || !strings.Contains(out, "f2\n") || strings.Index(out, "f1") > strings.Index(out, "f2") {
+		t.Errorf("logs -f pf: exit %d, output %q", code, out)
+	}
+
+	// h first: its window keeps the tmux server up when t's closes (see
+	// TestWorkerSpawnWhileServerExits)
+	e.MustRun("spawn", "--name", "h", "--tmux", "--", e.Agent, "--input", "none", "--script", "print first-line;print last-line;quiet")
+
+	// tmux worker: the pane; follow ends when the window dies
+	e.MustRun("spawn", "--name", "t", "--tmux", "--", e.Agent, "--input", "none",
+		"--script", "print one;sleep 400ms;print two;sleep 400ms;print three;sleep 400ms;exit 0")
+	out, code = wkRunCtx(t, e, 20*time.Second, "logs", "-f", "t")
+	i1, i2, i3 := strings.Index(out, "one\n"), strings.Index(out, "two\n"), strings.Index(out, "three\n")
+	if code != 0 || i1 < 0 || i2 < i1 || i3 < i2 {
+		t.Errorf("logs -f t: exit %d, output %q; want one, two, three in order", code, out)
+	}
+	if strings.Count(out, "two\n") != 1 {
+		t.Errorf("logs -f t repeated lines: %q", out)
+	}
+
+	// tmux worker: plain logs and --history
+	wkWaitScreen(t, e, "h", "last-line")
+	r := e.Run("logs", "h")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "first-line\nlast-line\n") {
+		t.Errorf("logs h: %s", r)
+	}
+	r = e.Run("logs", "h", "--history", "--lines", "1000")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "first-line\nlast-line\n") {
+		t.Errorf("logs h --history: %s", r)
+	}
+}
+
+// wkRunCtx runs swarm with a deadline so a follow that never ends fails the
+// test instead of hanging it; it returns stdout and the exit code.
+func wkRunCtx(t *testing.T, e *testenv.Env, timeout time.Duration, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e.Swarm, args...)
+	cmd.Dir = e.Dir
+	cmd.Env = e.Env()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("swarm %q did not end within %v; output so far %q", args, timeout, out.String())
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if errb.Len() > 0 {
+		t.Logf("swarm %q stderr: %s", args, errb.String())
+	}
+	return out.String(), code
+}
+
+// attach run from a pane of another tmux server becomes a client of the
+// worker's server, on the worker's window.
+func TestWorkerAttach(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	e.MustRun("spawn", "--name", "a", "--tmux", "--", "sleep", "300")
+	e.MustRun("spawn", "--name", "b", "--tmux", "--", "sleep", "300")
+
+	outer := e.Socket + "-outer"
+	wkExtraServer(t, outer)
+	inner := fmt.Sprintf("env SWARM_HOME=%s SWARM_DIR= SWARM_TMUX_SOCKET=%s TMUX= %s attach a; sleep 300",
+		wkShellQuote(e.Home), wkShellQuote(e.Socket), wkShellQuote(e.Swarm))
+	cmd := exec.Command("tmux", "-L", outer, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", inner)
+	cmd.Env = append(os.Environ(), "TMUX=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("outer tmux: %v\n%s", err, out)
+	}
+	var clients string
+	e.Eventually("a client on the worker's tmux server", wkTimeout, func() bool {
+		clients, _ = e.Tmux("list-clients", "-F", "#{session_name} #{window_name}")
+		return strings.TrimSpace(clients) != ""
+	})
+	if want := wkSession(e) + " a"; strings.TrimSpace(clients) != want {
+		t.Errorf("client shows %q, want %q", strings.TrimSpace(clients), want)
+	}
+
+	wkExpect(t, "attach unknown", e.Run("attach", "nope"), 1, "", "swarm: error: worker 'nope' not found\n")
+}
