@@ -1,0 +1,202 @@
+package tmux
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestParsePane(t *testing.T) {
+	p, ok := parsePane("1\t3\t\t42\t@7\t%9\tswarm-ab\tmy\tname")
+	if !ok || !p.Dead || !p.HasExit || p.Exit != 3 || p.HasSignal || p.PID != 42 || p.WindowID != "@7" || p.WindowName != "my\tname" {
+		t.Fatalf("%+v %v", p, ok)
+	}
+	if p.ExitCode() != 3 || !p.ExitKnown() {
+		t.Error("exit code")
+	}
+	p, _ = parsePane("1\t\t15\t42\t@7\t%9\ts\tw")
+	if !p.HasSignal || p.ExitCode() != 143 {
+		t.Errorf("signal: %+v", p)
+	}
+	p, _ = parsePane("0\t\t\t42\t@7\t%9\ts\tw")
+	if p.Dead || p.ExitKnown() {
+		t.Errorf("alive: %+v", p)
+	}
+	if _, ok := parsePane("garbage"); ok {
+		t.Error("garbage parsed")
+	}
+}
+
+func TestChainQuoteWindows(t *testing.T) {
+	got := Chain([]string{"a", "b"}, []string{"c"})
+	if strings.Join(got, " ") != "a b ; c" {
+		t.Errorf("Chain = %q", got)
+	}
+	if ShellQuote("it's a path") != `'it'\''s a path'` {
+		t.Errorf("quote = %s", ShellQuote("it's a path"))
+	}
+	ws := Windows([]Pane{
+		{Session: "s", WindowName: "foobar", WindowID: "@1"},
+		{Session: "s", WindowName: "foo", WindowID: "@2", Dead: true},
+		{Session: "s", WindowName: "foo", WindowID: "@2"},
+	})
+	if len(ws) != 2 || ws[1].Panes != 2 || ws[1].AllDead {
+		t.Fatalf("Windows = %+v", ws)
+	}
+	if w, ok := FindWindow(ws, "s", "foo"); !ok || w.WindowID != "@2" {
+		t.Errorf("FindWindow foo = %+v", w)
+	}
+	if _, ok := FindWindow(ws, "s", "fo"); ok {
+		t.Error("prefix matched")
+	}
+}
+
+var sockets atomic.Int64
+
+func server(t *testing.T) *Client {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	t.Parallel()
+	c := New(fmt.Sprintf("swarm-tmux-test-%d-%d", os.Getpid(), sockets.Add(1)))
+	t.Cleanup(func() { c.KillServer() })
+	return c
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestNoServerMeansNoPanes(t *testing.T) {
+	c := server(t)
+	panes, err := c.ListPanes()
+	if err != nil || panes != nil {
+		t.Fatalf("%v %v", panes, err)
+	}
+	if _, ok, err := c.Lookup("s", "w"); ok || err != nil {
+		t.Fatalf("lookup: %v %v", ok, err)
+	}
+}
+
+func TestNewWindowNoStrayWindowAndExactTargets(t *testing.T) {
+	c := server(t)
+	dir := t.TempDir()
+	id1, err := c.NewWindow(WindowSpec{Session: "s", Name: "foobar", Dir: dir, Env: []string{"K=a b"}, Command: []string{"sh", "-c", `echo "K=$K in $(pwd)"; exec sleep 300`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2, err := c.NewWindow(WindowSpec{Session: "s", Name: "foo", Command: []string{"sleep", "300"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	panes, _ := c.ListPanes()
+	if len(panes) != 2 {
+		t.Fatalf("want exactly the two windows, got %+v", panes)
+	}
+	eventually(t, "env and dir", func() bool {
+		s, _ := c.Capture(id1, CaptureOptions{})
+		return strings.Contains(s, "K=a b in "+dir)
+	})
+	if err := c.KillWindow(id2); err != nil {
+		t.Fatal(err)
+	}
+	if w, ok, _ := c.Lookup("s", "foobar"); !ok || w.WindowID != id1 {
+		t.Fatal("killing foo touched foobar")
+	}
+}
+
+func TestTypeTextAndPaste(t *testing.T) {
+	c := server(t)
+	out := filepath.Join(t.TempDir(), "out")
+	// cat in cooked mode writes each line it gets; the terminal echo is
+	// on screen only.
+	id, err := c.NewWindow(WindowSpec{Session: "s", Name: "cat", Command: []string{"sh", "-c", "cat > " + ShellQuote(out)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.TypeText(id, "-n x", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.TypeText(id, "Enter C-c", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Paste(id, "l1\nl2"); err != nil {
+		t.Fatal(err)
+	}
+	c.SendKeys(id, "Enter")
+	eventually(t, "typed lines", func() bool {
+		b, _ := os.ReadFile(out)
+		return string(b) == "-n x\nEnter C-c\nl1\nl2\n"
+	})
+	if bufs, _ := c.Run(nil, "list-buffers"); strings.TrimSpace(bufs) != "" {
+		t.Errorf("paste buffer left behind: %q", bufs)
+	}
+}
+
+func TestRespawnClearsPipesAndReportsExit(t *testing.T) {
+	c := server(t)
+	dir := t.TempDir()
+	id, err := c.NewWindow(WindowSpec{Session: "s", Name: "loop", Command: []string{"sh", "-c", "echo old output; exec sleep 300"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "old output", func() bool { s, _ := c.Capture(id, CaptureOptions{}); return strings.Contains(s, "old output") })
+	pipe := filepath.Join(dir, "pipe.log")
+	err = c.Respawn(id, RespawnSpec{Dir: dir, Command: []string{"sh", "-c", "echo first; sleep 0.3; echo second; exit 3"}, PipeTo: pipe, RemainOnExit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "dead pane", func() bool { st, _, err := c.Poll(id); return err == nil && st.Dead })
+	st, screen, _ := c.Poll(id)
+	if strings.Contains(screen, "old output") || !strings.Contains(screen, "second") {
+		t.Errorf("screen after respawn:\n%s", screen)
+	}
+	// tmux 3.3 may never set the status; when it does, it is right.
+	if st.ExitKnown() && st.ExitCode() != 3 {
+		t.Errorf("exit = %d", st.ExitCode())
+	}
+	eventually(t, "piped output", func() bool {
+		b, _ := os.ReadFile(pipe)
+		return strings.Contains(string(b), "first") && strings.Contains(string(b), "second")
+	})
+	// The window, and its id, survive the agent's exit.
+	if w, ok, _ := c.Lookup("s", "loop"); !ok || w.WindowID != id || !w.AllDead {
+		t.Errorf("window after exit: %+v %v", w, ok)
+	}
+	if _, _, err := c.Poll("@999"); !IsNotFound(err) {
+		t.Errorf("poll of a missing window: %v", err)
+	}
+}
+
+func TestConcurrentNewWindowsShareOneSession(t *testing.T) {
+	c := server(t)
+	errs := make(chan error, 10)
+	for i := 0; i < 10; i++ {
+		go func(i int) {
+			_, err := c.NewWindow(WindowSpec{Session: "s", Name: fmt.Sprintf("w%d", i), Command: []string{"sleep", "300"}})
+			errs <- err
+		}(i)
+	}
+	for i := 0; i < 10; i++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	panes, _ := c.ListPanes()
+	if len(panes) != 10 {
+		t.Errorf("%d panes, want 10", len(panes))
+	}
+}
