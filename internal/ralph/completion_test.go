@@ -101,7 +101,9 @@ func TestDoneFileStopsAtTwo(t *testing.T) {
 	pre := newLoopIn(t, "pre")
 	pre.WriteFile("PROMPT.md", "work")
 	pre.WriteFile("DONE", "")
-	pre.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "5", "--done-file", "DONE"}, pre.agent()...)
+	if r := pre.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "5", "--done-file", "DONE"}, pre.agent()...); r.Code != 0 {
+		t.Fatalf("spawn with a DONE file present: %s", r)
+	}
 	defer func() {
 		if t.Failed() {
 			pre.dump()

@@ -40,7 +40,11 @@ func (l *loop) spawn(flags []string, agent ...string) testenv.Result {
 	l.T.Helper()
 	args := append([]string{"spawn", "--name", l.name, "--ralph", "--restart-delay", "100ms"}, flags...)
 	args = append(append(args, "--"), agent...)
-	return l.Run(args...)
+	r := l.Run(args...)
+	if r.Code != 0 {
+		l.T.Fatalf("spawn %s: %s", l.name, r)
+	}
+	return r
 }
 
 func (l *loop) state() map[string]any { return l.RalphState(l.name) }

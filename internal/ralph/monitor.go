@@ -91,6 +91,11 @@ func StartMonitor(root, name string) (int, error) {
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
+			// A loop can end at once (a done file already there, the cap
+			// already reached): that monitor did its job.
+			if st, err := rs.Load(); err == nil && !st.Active() {
+				return pid, nil
+			}
 			return 0, fmt.Errorf("the ralph monitor exited at start (see %s)", rs.MonitorLogPath())
 		default:
 		}
