@@ -32,7 +32,8 @@ type Engine struct {
 	StopGrace time.Duration
 
 	pauseAndExit atomic.Bool
-	lastPersist  time.Time
+	lastPersist  time.Time // when last_screen_change was last written
+	persisted    time.Time // the value written
 }
 
 // NewEngine returns the engine for the loop of worker name.

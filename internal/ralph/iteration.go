@@ -441,8 +441,8 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 		e.recordTasks(det, iter, &tasks)
 		if h := screenHash(screen); h != lastHash {
 			lastHash, lastChange = h, time.Now()
-			e.persistScreenChange(lastChange)
 		}
+		e.persistScreenChange(lastChange)
 		if code, ok := e.readExit(iter); ok {
 			// The agent exited; whatever it left running goes too.
 			e.stopAgent(tc, id)
@@ -588,13 +588,14 @@ func (e *Engine) recordTasks(det *Detector, iter int, seen *int) {
 	}
 }
 
-// persistScreenChange records the time of the last screen change, at most
-// once a second, for ralph status.
+// persistScreenChange records the time of the last screen change for
+// ralph status: at most one write a second, and the latest change is
+// always written eventually.
 func (e *Engine) persistScreenChange(t time.Time) {
-	if time.Since(e.lastPersist) < time.Second {
+	if t.Equal(e.persisted) || time.Since(e.lastPersist) < time.Second {
 		return
 	}
-	e.lastPersist = time.Now()
+	e.lastPersist, e.persisted = time.Now(), t
 	e.RS.Update(func(s *state.Ralph) error {
 		s.LastScreenChange = state.Timestamp{Time: t}
 		return nil

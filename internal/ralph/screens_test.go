@@ -2,6 +2,7 @@ package ralph_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,6 +88,11 @@ func TestStatusShowsLastOutputWhenQuiet(t *testing.T) {
 	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "2", "--inactivity-timeout", "600"},
 		l.agent("--script", "print step one;print step two;print waiting for input;quiet")...)
 	l.Eventually("agent output", 10*time.Second, func() bool { return strings.Contains(l.Screen("quiet"), "waiting for input") })
+	// Wait until the monitor has recorded the final screen change.
+	l.Eventually("screen change recorded", 10*time.Second, func() bool {
+		ts, err := time.Parse(time.RFC3339Nano, l.str("last_screen_change"))
+		return err == nil && time.Since(ts) > 1500*time.Millisecond
+	})
 	// Pretend the screen last changed two minutes ago: the monitor only
 	// writes this field when the screen changes, and this one does not.
 	path := filepath.Join(l.Home, "ralph", "quiet", "state.json")
@@ -97,7 +103,7 @@ func TestStatusShowsLastOutputWhenQuiet(t *testing.T) {
 	data, _ = json.Marshal(st)
 	os.WriteFile(path, data, 0o600)
 	r := l.MustRun("ralph", "status", "quiet")
-	if !strings.Contains(r.Stdout, "Last screen change: 2m 0s ago") || !strings.Contains(r.Stdout, "Last output (quiet for 2m 0s):") ||
+	if !regexp.MustCompile(`Last screen change: 2m \ds ago`).MatchString(r.Stdout) || !regexp.MustCompile(`Last output \(quiet for 2m \ds\):`).MatchString(r.Stdout) ||
 		!strings.Contains(r.Stdout, "  waiting for input") {
 		t.Fatalf("%s", r.Stdout)
 	}
