@@ -108,7 +108,10 @@ type Decision struct {
 	Reason string // exit_reason (Stop) or pause reason (Pause)
 	Detail string
 	// Failure is set when the iteration counts as a failure.
-	Failure             bool
+	Failure bool
+	// Fatal marks an end the user must fix (missing prompt, command not
+	// found, pre-flight): the foreground command prints Detail as an error.
+	Fatal               bool
 	ConsecutiveFailures int
 	TotalFailures       int
 	Delay               time.Duration
@@ -142,6 +145,7 @@ func Decide(o Outcome, s Snapshot) Decision {
 	case o.End == EndInterrupted:
 		return stop(state.RalphStopped, ReasonInterrupted, "")
 	case o.End == EndPromptError:
+		d.Fatal = true
 		return stop(state.RalphFailed, ReasonFailed, o.Detail)
 	case completion && o.Rejected == "":
 		switch {
@@ -157,16 +161,20 @@ func Decide(o Outcome, s Snapshot) Decision {
 	case o.Signal.Kind == SignalDecide:
 		return stop(state.RalphStopped, ReasonDecide, o.Signal.Detail)
 	case o.End == EndPreflight:
+		d.Fatal = true
 		return stop(state.RalphFailed, ReasonPreflight, o.Detail)
 	case o.End == EndExited && o.ExitKnown && (o.ExitCode == 126 || o.ExitCode == 127):
 		what := "not found"
 		if o.ExitCode == 126 {
 			what = "not executable"
 		}
-		d.Failure = true
+		if o.Detail != "" {
+			what += ": " + o.Detail
+		}
+		d.Failure, d.Fatal = true, true
 		d.ConsecutiveFailures++
 		d.TotalFailures++
-		return stop(state.RalphFailed, ReasonFailed, fmt.Sprintf("agent command %s (exit %d)", what, o.ExitCode))
+		return stop(state.RalphFailed, ReasonFailed, fmt.Sprintf("agent command %s (exit %d); check the command and PATH, then: swarm ralph resume", what, o.ExitCode))
 	case o.End == EndExited && o.ExitKnown && o.ExitCode == WaitExitCode:
 		d.ConsecutiveFailures = 0
 		d.Action, d.Status, d.Reason = Pause, state.RalphPaused, fmt.Sprintf("agent asked to wait (exit %d)", WaitExitCode)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -224,6 +223,9 @@ func (e *Engine) afterIteration(o Outcome, iter int, started time.Time, w *state
 		e.RS.Log("END", fmt.Sprintf("iteration %d exit=%s duration=%s", iter, exit, duration.Compact(dur)))
 	}
 	e.verify(&o, st, iter)
+	if o.End == EndExited && (o.ExitCode == 126 || o.ExitCode == 127) && len(w.Cmd) > 0 {
+		o.Detail = w.Cmd[0]
+	}
 	d := Decide(o, e.snapshot(st))
 	e.RS.Update(func(s *state.Ralph) error {
 		s.ConsecutiveFailures, s.TotalFailures = d.ConsecutiveFailures, d.TotalFailures
@@ -372,10 +374,7 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 	}
 	code := ExitCode(reason)
 	e.onExit(final, code)
-	if ended && reason == ReasonPreflight {
-		return code, errors.New(string(final.ExitDetail))
-	}
-	if ended && reason == ReasonFailed && (strings.HasPrefix(string(final.ExitDetail), "prompt file") || strings.HasPrefix(string(final.ExitDetail), "cannot read prompt")) {
+	if ended && d.Fatal {
 		return code, errors.New(string(final.ExitDetail))
 	}
 	return code, nil

@@ -258,7 +258,8 @@ func TestCommandNotFoundStopsAtOnce(t *testing.T) {
 	}
 	os.Remove(bin)
 	r = l.Run("ralph", "run", "nocmd")
-	if r.Code != 1 || l.count_("START") != 1 || l.str("status") != "failed" || !strings.Contains(l.str("exit_detail"), "not found (exit 127)") {
+	if r.Code != 1 || l.count_("START") != 1 || l.str("status") != "failed" || !strings.Contains(l.str("exit_detail"), "not found: "+bin+" (exit 127)") ||
+		!strings.Contains(r.Stderr, "swarm: error: agent command not found: "+bin+" (exit 127)") {
 		t.Fatalf("%s\nstate %v\nlog:\n%s", r, l.state(), l.RalphLog("nocmd"))
 	}
 }
