@@ -16,6 +16,9 @@ import (
 // ralph commands print for unknown and non-ralph workers.
 func loadLoop(m *worker.Manager, name string) (*state.RalphStore, *state.Ralph, error) {
 	rs := m.Store.Ralph(name)
+	if err := rs.Err(); err != nil {
+		return nil, nil, err
+	}
 	st, err := rs.Load()
 	if err == nil {
 		return rs, st, nil
@@ -203,10 +206,11 @@ func (h *Hooks) AfterClean(name string) {
 // CleanLoop removes the ralph state of a loop that is not running.
 func CleanLoop(m *worker.Manager, name string) error {
 	rs := m.Store.Ralph(name)
+	if err := rs.Err(); err != nil {
+		return err
+	}
 	if !rs.Exists() {
-		if _, err := os.Stat(rs.Dir); err == nil {
-			return rs.Remove()
-		}
+		// Only ever remove a directory that is a loop's.
 		return fmt.Errorf("no ralph state for '%s'", name)
 	}
 	if MonitorAlive(rs) {

@@ -77,6 +77,12 @@ var ErrLoopEnded = errors.New("loop has ended")
 func (e *Engine) Run(ctx context.Context) (int, error) {
 	lock, err := lockMonitor(e.RS)
 	if err != nil {
+		if errors.Is(err, state.ErrNoRalph) {
+			if _, werr := e.M.Get(e.Name); werr != nil {
+				return 1, werr
+			}
+			return 1, fmt.Errorf("worker '%s' is not a ralph worker", e.Name)
+		}
 		if errors.Is(err, errMonitorRunning) {
 			pid := 0
 			if st, lerr := e.RS.Load(); lerr == nil {

@@ -21,6 +21,12 @@ import (
 // lockMonitor takes the monitor lock, retrying briefly so that a liveness
 // probe holding it for an instant does not turn a monitor away.
 func lockMonitor(rs *state.RalphStore) (*flock.Flock, error) {
+	if !rs.Exists() {
+		if err := rs.Err(); err != nil {
+			return nil, err
+		}
+		return nil, state.ErrNoRalph
+	}
 	if err := os.MkdirAll(rs.Dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -41,6 +47,9 @@ var errMonitorRunning = fmt.Errorf("a monitor is already running")
 
 // MonitorAlive reports whether a monitor holds the loop's lock.
 func MonitorAlive(rs *state.RalphStore) bool {
+	if rs.Err() != nil {
+		return false
+	}
 	if _, err := os.Stat(rs.MonitorLockPath()); err != nil {
 		return false
 	}
@@ -63,6 +72,12 @@ func MonitorAlive(rs *state.RalphStore) bool {
 // monitor that cannot start is an error now, not a silent death.
 func StartMonitor(root, name string) (int, error) {
 	rs := state.NewStore(root, nil).Ralph(name)
+	if !rs.Exists() {
+		if err := rs.Err(); err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("no ralph state for '%s'", name)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, fmt.Errorf("cannot find the swarm executable: %v", err)

@@ -2,9 +2,9 @@ package ralph_test
 
 import (
 	"encoding/json"
-	"regexp"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"

@@ -38,7 +38,7 @@ type SpawnResult struct {
 // If a step fails, what was made is removed again.
 func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 	name := o.Worker.Name
-	if err := worker.ValidateName(name); err != nil {
+	if err := state.ValidateName(name); err != nil {
 		return nil, err
 	}
 	if err := o.Loop.Validate(); err != nil {

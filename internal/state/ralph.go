@@ -92,16 +92,26 @@ type RalphStore struct {
 	Dir  string
 	Name string
 	Warn func(string)
+	// err is set for a name that is not a valid worker name: such a name
+	// must never become a path ("..", "a/b"), so every operation fails.
+	err error
 	// Fallback, when set, is the base used to rebuild a corrupt state file:
 	// the monitor keeps its last good copy here so that corruption never
 	// loses the loop's configuration.
 	Fallback *Ralph
 }
 
-// Ralph returns the store of the named loop.
+// Ralph returns the store of the named loop. An invalid name gives a store
+// whose every operation fails with the invalid-name error.
 func (s *Store) Ralph(name string) *RalphStore {
+	if err := ValidateName(name); err != nil {
+		return &RalphStore{Dir: filepath.Join(s.Root, "ralph", ".invalid"), Name: name, Warn: s.Warn, err: err}
+	}
 	return &RalphStore{Dir: filepath.Join(s.Root, "ralph", name), Name: name, Warn: s.Warn}
 }
+
+// Err is the invalid-name error of the store, if any.
+func (r *RalphStore) Err() error { return r.err }
 
 // RalphNames lists the loops that have a state directory.
 func (s *Store) RalphNames() ([]string, error) {
@@ -132,16 +142,15 @@ func (r *RalphStore) MonitorLockPath() string {
 }
 func (r *RalphStore) lockPath() string { return filepath.Join(r.Dir, "state.lock") }
 
-// OutputPath is the raw output stream of the current iteration's agent
-// (tmux pipe-pane), where completion signals are looked for.
-func (r *RalphStore) OutputPath() string { return filepath.Join(r.Dir, "output.log") }
-
 // PromptSnapshotPath holds the prompt of the current iteration for the
 // stdin and arg prompt modes.
 func (r *RalphStore) PromptSnapshotPath() string { return filepath.Join(r.Dir, "prompt.txt") }
 
 // Exists reports whether the loop has a state file.
 func (r *RalphStore) Exists() bool {
+	if r.err != nil {
+		return false
+	}
 	_, err := os.Stat(r.StatePath())
 	return err == nil
 }
@@ -167,6 +176,9 @@ func (r *RalphStore) Load() (*Ralph, error) {
 
 // Create writes a new state file, replacing any old one.
 func (r *RalphStore) Create(st *Ralph) error {
+	if r.err != nil {
+		return r.err
+	}
 	return withLock(r.lockPath(), func() error { return r.write(st) })
 }
 
@@ -174,6 +186,9 @@ func (r *RalphStore) Create(st *Ralph) error {
 // disk now, never a stale copy, so the monitor cannot undo a pause or a kill
 // written by another command.
 func (r *RalphStore) Update(fn func(*Ralph) error) (*Ralph, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
 	var out *Ralph
 	err := withLock(r.lockPath(), func() error {
 		st, err := r.readRepair()
@@ -190,9 +205,17 @@ func (r *RalphStore) Update(fn func(*Ralph) error) (*Ralph, error) {
 }
 
 // Remove deletes the loop's directory.
-func (r *RalphStore) Remove() error { return os.RemoveAll(r.Dir) }
+func (r *RalphStore) Remove() error {
+	if r.err != nil {
+		return r.err
+	}
+	return os.RemoveAll(r.Dir)
+}
 
 func (r *RalphStore) read() (*Ralph, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
 	data, err := os.ReadFile(r.StatePath())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w for '%s'", ErrNoRalph, r.Name)
@@ -271,6 +294,9 @@ func (r *RalphStore) write(st *Ralph) error {
 // "<RFC 3339 time> [EVENT] text". One write per line with O_APPEND, so lines
 // from concurrent writers never interleave.
 func (r *RalphStore) Log(event, text string) error {
+	if r.err != nil {
+		return r.err
+	}
 	if err := ensureDir(r.Dir); err != nil {
 		return err
 	}

@@ -1,3 +1,8 @@
+// Package worker manages swarm workers: agent commands running in tmux
+// windows or as detached processes, optionally in their own git worktree.
+// It ties the registry (internal/state), tmux (internal/tmux), processes
+// (internal/proc) and worktrees (internal/worktree) together; the commands
+// in cmd/swarm only parse flags, call it and print.
 package worker
 
 import (

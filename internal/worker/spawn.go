@@ -90,7 +90,7 @@ func (u undo) run() {
 // created, and every step is rolled back if a later one fails: no half
 // record, no orphan window or worktree.
 func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
-	if err := ValidateName(o.Name); err != nil {
+	if err := state.ValidateName(o.Name); err != nil {
 		return nil, err
 	}
 	if len(o.Command) == 0 {
