@@ -224,3 +224,15 @@ func TestDetectQuietFlushDecides(t *testing.T) {
 		t.Fatal("feeding after a flush lost the signal")
 	}
 }
+
+func TestWithoutEcho(t *testing.T) {
+	prompt := "Add a settings page where users can select a theme.\nMention Compacting conversation in the docs."
+	screen := "> Add a settings page where users can\n  select a theme.\n> Mention Compacting conversation in\n  the docs.\nWorking: Context: 40%\nSelect login method:"
+	got := withoutEcho(screen, prompt)
+	if strings.Contains(got, "select a theme") || strings.Contains(got, "Compacting") {
+		t.Errorf("echo kept:\n%s", got)
+	}
+	if !strings.Contains(got, "Context: 40%") || !strings.Contains(got, "Select login method:") {
+		t.Errorf("agent output dropped:\n%s", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acarl005/stripansi"
 	"github.com/swarmtools/swarm/internal/duration"
@@ -470,7 +471,10 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 			e.stopAgent(tc, id)
 			return end(Outcome{End: EndDoneFile, DoneFile: true})
 		}
-		if kind, ok := ready.Stuck(screen); ok && !warned[kind] {
+		// The prompt on screen (echoed by the agent) must not look like a
+		// stuck screen, a compaction or a context gauge.
+		own := withoutEcho(screen, prompt)
+		if kind, ok := ready.Stuck(own); ok && !warned[kind] {
 			warned[kind] = true
 			e.warnStuck(iter, kind)
 			if iter == 1 && time.Since(promptAt) < 10*time.Second {
@@ -478,14 +482,14 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 				return Outcome{End: EndPreflight, Detail: preflightDetail(e.Name, kind)}
 			}
 		}
-		if ready.FatalPattern.MatchString(screen) {
+		if ready.FatalPattern.MatchString(own) {
 			e.RS.Log("FATAL", fmt.Sprintf("iteration %d: %s; restarting with a fresh context", iter, ready.FatalPattern.String()))
 			e.say("agent is compacting its context; restarting it fresh")
 			e.stopAgent(tc, id)
 			return end(Outcome{End: EndFatal})
 		}
 		if st.MaxContext > 0 {
-			if pct, ok := ready.ContextPercent(screen); ok {
+			if pct, ok := ready.ContextPercent(own); ok {
 				switch {
 				case pct >= st.MaxContext+15:
 					e.RS.Log("FATAL", fmt.Sprintf("iteration %d: context at %d%% (limit %d%%+15); restarting", iter, pct, st.MaxContext))
@@ -530,6 +534,24 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 		case <-time.After(e.Poll):
 		}
 	}
+}
+
+// withoutEcho drops the screen lines that are part of the prompt (as the
+// agent echoed it, however re-wrapped or framed), keeping the agent's own.
+func withoutEcho(screen, prompt string) string {
+	p := normalize(prompt)
+	if p == "" {
+		return screen
+	}
+	lines := strings.Split(screen, "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if n := normalize(l); utf8.RuneCountInString(n) >= 4 && strings.Contains(p, n) {
+			continue
+		}
+		kept = append(kept, l)
+	}
+	return strings.Join(kept, "\n")
 }
 
 // continueSession is --same-session: the agent went quiet without a

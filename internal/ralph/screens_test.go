@@ -158,3 +158,15 @@ func TestRalphListLogsCleanInitTemplate(t *testing.T) {
 		t.Errorf("promise template: %s", b)
 	}
 }
+
+func TestPromptTextIsNotAStuckOrFatalScreen(t *testing.T) {
+	l := newLoop(t, "echoscreens")
+	l.WriteFile("PROMPT.md", "Add a settings page where users can choose the text style that looks best.\nThen document Compacting conversation behaviour. Select login method: is a heading.\n")
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "2"},
+		l.agent("--echo-transcript", "--script", "print working;sleep 300ms;exit 0")...)
+	l.waitEnded(30 * time.Second)
+	log := l.RalphLog("echoscreens")
+	if l.str("exit_reason") != "max_iterations" || strings.Contains(log, "FATAL") || strings.Contains(log, "WARN") {
+		t.Fatalf("state %v\n%s", l.state(), log)
+	}
+}

@@ -36,13 +36,15 @@ const (
 	StuckOAuth = "OAuth code prompt"
 )
 
+// The patterns are the setup screens' own wording, kept narrow so that an
+// agent talking about themes or logins does not look stuck.
 var stuckPatterns = []struct {
 	kind string
 	re   *regexp.Regexp
 }{
-	{StuckTheme, regexp.MustCompile(`(?i)choose the text style|select a theme|dark mode\s*\(|light mode\s*\(`)},
-	{StuckLogin, regexp.MustCompile(`(?i)select login method|choose (a |your )?login method|log ?in with (your )?(claude|anthropic|chatgpt|openai)`)},
-	{StuckOAuth, regexp.MustCompile(`(?i)paste (the )?(authorization )?code here|enter (the )?(authorization|oauth) code|paste code here`)},
+	{StuckTheme, regexp.MustCompile(`(?i)choose the text style that looks best`)},
+	{StuckLogin, regexp.MustCompile(`(?i)select login method:`)},
+	{StuckOAuth, regexp.MustCompile(`(?i)paste code here if prompted`)},
 }
 
 // Lines strips ANSI sequences and splits a capture into lines without the

@@ -20,6 +20,7 @@ func TestIsReady(t *testing.T) {
 		"tab switch agent   ctrl+p commands",
 		"│ > │",
 		"\x1b[1mClaude Code v2.1.0\x1b[0m",
+		"I will select a theme for the settings page\n> ",
 	}
 	for _, s := range ready {
 		if !IsReady(s) {
@@ -44,7 +45,7 @@ func TestIsReady(t *testing.T) {
 
 func TestStuck(t *testing.T) {
 	cases := map[string]string{
-		"Let's get started.\nChoose the text style that looks best": StuckTheme,
+		"Let's get started.\nChoose the text style that looks best with your terminal": StuckTheme,
 		"Select login method:":          StuckLogin,
 		"Paste code here if prompted >": StuckOAuth,
 	}
@@ -53,8 +54,10 @@ func TestStuck(t *testing.T) {
 			t.Errorf("Stuck(%q) = %q %v", s, got, ok)
 		}
 	}
-	if _, ok := Stuck("> ready"); ok {
-		t.Error("ready screen stuck")
+	for _, s := range []string{"> ready", "Add a settings page where users can select a theme", "log in with Claude to continue the OAuth flow", "dark mode (default)"} {
+		if _, ok := Stuck(s); ok {
+			t.Errorf("Stuck(%q) = true", s)
+		}
 	}
 }
 
