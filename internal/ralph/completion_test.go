@@ -325,3 +325,20 @@ func TestStdinModeAndRalphRunExitCode(t *testing.T) {
 		t.Errorf("stdin messages: %q", msgs)
 	}
 }
+
+func TestCheckLeavingBackgroundProcessDoesNotHang(t *testing.T) {
+	l := newLoop(t, "bg")
+	l.WriteFile("PROMPT.md", "work")
+	start := time.Now()
+	// The check passes at once but leaves a child holding its output
+	// open; and one escapes its process group entirely.
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "3", "--check-timeout", "20",
+		"--check", "sleep 30 & exit 0", "--check", "setsid sleep 30 & exit 0"},
+		l.agent("--script", "print <promise>COMPLETE</promise>;quiet")...)
+	if r := l.Run("ralph", "wait", "bg", "--timeout", "25"); r.Code != 0 || l.str("exit_reason") != "complete" {
+		t.Fatalf("%s %v\n%s", r, l.state(), l.RalphLog("bg"))
+	}
+	if el := time.Since(start); el > 15*time.Second {
+		t.Errorf("passing checks held the loop for %v", el)
+	}
+}

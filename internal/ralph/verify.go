@@ -1,12 +1,13 @@
 package ralph
 
 import (
-	"bytes"
+	"errors"
+
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
+
 	"syscall"
 	"time"
 
@@ -69,51 +70,47 @@ type checkResult struct {
 	output string
 }
 
-// runCheck runs one check with sh -c in dir, killing its whole process
-// group if it outlives timeout.
+// runCheck runs one check with sh -c in dir. Its output goes to a file,
+// not a pipe: a check that leaves a background process behind must not
+// hold the loop up waiting for the pipe to close. When the check ends, or
+// outlives timeout, whatever it started in its process group is stopped.
 func runCheck(command, dir string, timeout time.Duration) checkResult {
+	out, err := os.CreateTemp("", "swarm-check-*.log")
+	if err != nil {
+		return checkResult{status: "could not start: " + err.Error()}
+	}
+	defer os.Remove(out.Name())
+	defer out.Close()
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = dir
-	var out lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return checkResult{status: "could not start: " + err.Error()}
 	}
+	pgid := cmd.Process.Pid
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	output := func() string {
+		b, _ := os.ReadFile(out.Name())
+		return string(b)
+	}
 	select {
 	case err := <-done:
+		proc.Signal([]int{pgid}, syscall.SIGKILL) // leftovers of the check
 		if err == nil {
-			return checkResult{ok: true, status: "exit 0", output: out.String()}
+			return checkResult{ok: true, status: "exit 0", output: output()}
 		}
 		code := -1
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
 		}
-		return checkResult{status: fmt.Sprintf("exit %d", code), output: out.String()}
+		return checkResult{status: fmt.Sprintf("exit %d", code), output: output()}
 	case <-time.After(timeout):
-		proc.Terminate(cmd.Process.Pid, 2*time.Second)
+		proc.Terminate(pgid, 2*time.Second)
 		<-done
-		return checkResult{status: fmt.Sprintf("timed out after %s", timeout), output: out.String()}
+		return checkResult{status: fmt.Sprintf("timed out after %s", timeout), output: output()}
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func tail(s string, n int) string {
@@ -142,6 +139,8 @@ func (e *Engine) onExit(st *state.Ralph, code int) {
 		fmt.Sprintf("SWARM_ITERATIONS=%d", st.CurrentIteration),
 	)
 	cmd.Stdout, cmd.Stderr = e.Out, e.Out
+	// A hook that starts a background process must not hold the monitor.
+	cmd.WaitDelay = 2 * time.Second
 	res := make(chan error, 1)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -151,7 +150,7 @@ func (e *Engine) onExit(st *state.Ralph, code int) {
 	go func() { res <- cmd.Wait() }()
 	select {
 	case err := <-res:
-		if err != nil {
+		if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
 			e.say("on-exit command failed: %v", err)
 		}
 	case <-time.After(60 * time.Second):
