@@ -279,6 +279,13 @@ func TestSameSessionContinuesInsteadOfRestarting(t *testing.T) {
 	if l.num("current_iteration") != 2 || l.str("exit_reason") != "complete" {
 		t.Errorf("state: %v", l.state())
 	}
+	log := l.RalphLog("same")
+	if strings.Count(log, "[END] iteration 1 ") != 1 || strings.Count(log, "[END] iteration 2 ") != 1 || strings.Count(log, "[START] iteration 2/5 (same session)") != 1 {
+		t.Errorf("log:\n%s", log)
+	}
+	if d, _ := l.state()["iteration_durations"].([]any); len(d) != 2 {
+		t.Errorf("durations %v", d)
+	}
 }
 
 func TestRestartDelaySeparatesIterations(t *testing.T) {

@@ -117,7 +117,8 @@ func (e *Engine) iteration(ctx context.Context, st *state.Ralph, w *state.Worker
 		return *early, iter, started, true
 	}
 	e.RS.Update(func(s *state.Ralph) error { s.OutputOffset, s.PromptSent = marker, true; return nil })
-	return e.watch(ctx, tc, winID, st, iter, marker, delivered, time.Now()), iter, started, true
+	o, iter, started = e.watch(ctx, tc, winID, st, iter, started, marker, delivered, time.Now())
+	return o, iter, started, true
 }
 
 // startAgent runs the agent in the worker's window: the window is created
@@ -318,11 +319,13 @@ func (e *Engine) adopt(ctx context.Context, tc *tmux.Client, st *state.Ralph, w 
 			return *early, iter, started, true
 		}
 		e.RS.Update(func(s *state.Ralph) error { s.OutputOffset, s.PromptSent = marker, true; return nil })
-		return e.watch(ctx, tc, id, st, iter, marker, st.Delivered, time.Now()), iter, started, true
+		o, iter, started := e.watch(ctx, tc, id, st, iter, started, marker, st.Delivered, time.Now())
+		return o, iter, started, true
 	}
 	e.RS.Log("WARN", fmt.Sprintf("monitor restarted; adopting iteration %d", iter))
 	e.say("adopting running iteration %d", iter)
-	return e.watch(ctx, tc, win.WindowID, st, iter, st.OutputOffset, st.Delivered, time.Now()), iter, started, true
+	o, iter, started := e.watch(ctx, tc, win.WindowID, st, iter, started, st.OutputOffset, st.Delivered, time.Now())
+	return o, iter, started, true
 }
 
 func (e *Engine) detector(st *state.Ralph, prompt string) *Detector {
@@ -383,7 +386,10 @@ func screenHash(screen string) [16]byte {
 // watch polls the agent until the iteration ends. Each poll is one tmux
 // process (pane state and screen together) plus a read of the new bytes
 // of the output file.
-func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *state.Ralph, iter int, off int64, prompt string, promptAt time.Time) Outcome {
+//
+// It returns the outcome and the iteration it ended, with that iteration's
+// start: with --same-session, watch moves on to later iterations itself.
+func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *state.Ralph, iter int, iterStart time.Time, off int64, prompt string, promptAt time.Time) (Outcome, int, time.Time) {
 	out := e.outputPath(iter)
 	det := e.primedDetector(st, prompt, out, off)
 	var lastHash [16]byte
@@ -395,10 +401,6 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 	nudged := false
 	tasks := 0
 	pollErrors := 0
-	iterStart := time.Now()
-	if !st.LastIterationStart.IsZero() {
-		iterStart = st.LastIterationStart.Time
-	}
 	timeout := time.Duration(st.InactivityTimeout) * time.Second
 	end := func(o Outcome) Outcome {
 		off = e.feedFile(det, out, off)
@@ -417,16 +419,16 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 		cur, err := e.RS.Load()
 		if err == nil && (cur.Status == state.RalphStopped || cur.Status == state.RalphFailed) {
 			e.stopAgent(tc, id)
-			return Outcome{End: EndStopped}
+			return Outcome{End: EndStopped}, iter, iterStart
 		}
 		if ctx.Err() != nil {
 			e.stopAgent(tc, id)
-			return Outcome{End: EndInterrupted}
+			return Outcome{End: EndInterrupted}, iter, iterStart
 		}
 		ps, screen, err := tc.Poll(id)
 		if err != nil {
 			if pollErrors++; tmux.IsNotFound(err) || pollErrors > 5 {
-				return end(Outcome{End: EndWindowLost})
+				return end(Outcome{End: EndWindowLost}), iter, iterStart
 			}
 			time.Sleep(e.Poll)
 			continue
@@ -447,7 +449,7 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 		if code, ok := e.readExit(iter); ok {
 			// The agent exited; whatever it left running goes too.
 			e.stopAgent(tc, id)
-			return end(Outcome{End: EndExited, ExitCode: code, ExitKnown: true})
+			return end(Outcome{End: EndExited, ExitCode: code, ExitKnown: true}), iter, iterStart
 		}
 		if ps.Dead {
 			// Killed by a signal before the wrapper could record a status:
@@ -455,21 +457,21 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 			for i := 0; i < 20 && !ps.ExitKnown(); i++ {
 				time.Sleep(25 * time.Millisecond)
 				if code, ok := e.readExit(iter); ok {
-					return end(Outcome{End: EndExited, ExitCode: code, ExitKnown: true})
+					return end(Outcome{End: EndExited, ExitCode: code, ExitKnown: true}), iter, iterStart
 				}
 				if p2, _, err := tc.Poll(id); err == nil {
 					ps = p2
 				}
 			}
-			return end(Outcome{End: EndExited, ExitCode: ps.ExitCode(), ExitKnown: ps.ExitKnown()})
+			return end(Outcome{End: EndExited, ExitCode: ps.ExitCode(), ExitKnown: ps.ExitKnown()}), iter, iterStart
 		}
 		if _, ok := det.Stop(); ok && st.CheckDoneContinuous {
 			e.stopAgent(tc, id)
-			return end(Outcome{End: EndSignal})
+			return end(Outcome{End: EndSignal}), iter, iterStart
 		}
 		if st.DoneFile != "" && fileExists(e.doneFilePath(st)) {
 			e.stopAgent(tc, id)
-			return end(Outcome{End: EndDoneFile, DoneFile: true})
+			return end(Outcome{End: EndDoneFile, DoneFile: true}), iter, iterStart
 		}
 		// The prompt on screen (echoed by the agent) must not look like a
 		// stuck screen, a compaction or a context gauge.
@@ -479,14 +481,14 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 			e.warnStuck(iter, kind)
 			if iter == 1 && time.Since(promptAt) < 10*time.Second {
 				e.stopAgent(tc, id)
-				return Outcome{End: EndPreflight, Detail: preflightDetail(e.Name, kind)}
+				return Outcome{End: EndPreflight, Detail: preflightDetail(e.Name, kind)}, iter, iterStart
 			}
 		}
 		if ready.FatalPattern.MatchString(own) {
 			e.RS.Log("FATAL", fmt.Sprintf("iteration %d: %s; restarting with a fresh context", iter, ready.FatalPattern.String()))
 			e.say("agent is compacting its context; restarting it fresh")
 			e.stopAgent(tc, id)
-			return end(Outcome{End: EndFatal})
+			return end(Outcome{End: EndFatal}), iter, iterStart
 		}
 		if st.MaxContext > 0 {
 			if pct, ok := ready.ContextPercent(own); ok {
@@ -494,7 +496,7 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 				case pct >= st.MaxContext+15:
 					e.RS.Log("FATAL", fmt.Sprintf("iteration %d: context at %d%% (limit %d%%+15); restarting", iter, pct, st.MaxContext))
 					e.stopAgent(tc, id)
-					return end(Outcome{End: EndContext})
+					return end(Outcome{End: EndContext}), iter, iterStart
 				case pct >= st.MaxContext && !nudged:
 					nudged = true
 					e.RS.Log("WARN", fmt.Sprintf("iteration %d: context at %d%%; asked the agent to commit and exit", iter, pct))
@@ -504,7 +506,7 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 		}
 		if st.MaxTime > 0 && time.Since(st.Started.Time) >= seconds(st.MaxTime) {
 			e.stopAgent(tc, id)
-			return end(Outcome{End: EndMaxTime})
+			return end(Outcome{End: EndMaxTime}), iter, iterStart
 		}
 		if time.Since(lastChange) >= timeout {
 			if st.SameSession && cur != nil && cur.Status == state.RalphRunning {
@@ -512,7 +514,7 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 					next, newPrompt, err := e.continueSession(tc, id, st, iter, iterStart)
 					if err != nil {
 						e.stopAgent(tc, id)
-						return Outcome{End: EndPromptError, Detail: err.Error()}
+						return Outcome{End: EndPromptError, Detail: err.Error()}, iter, iterStart
 					}
 					off = e.feedFile(det, out, off)
 					iter, prompt = next, newPrompt
@@ -527,7 +529,7 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 			e.RS.Log("TIMEOUT", fmt.Sprintf("iteration %d inactivity_timeout=%ds", iter, st.InactivityTimeout))
 			e.say("inactivity timeout (%ds), restarting", st.InactivityTimeout)
 			e.stopAgent(tc, id)
-			return end(Outcome{End: EndInactive})
+			return end(Outcome{End: EndInactive}), iter, iterStart
 		}
 		select {
 		case <-ctx.Done():
