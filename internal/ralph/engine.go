@@ -106,8 +106,7 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 		}
 		return 1, err
 	}
-	fallback := *st
-	e.RS.Fallback = &fallback
+	e.RS.KeepFallback(st)
 	defer e.RS.Update(func(s *state.Ralph) error {
 		if s.MonitorPID == os.Getpid() {
 			s.MonitorPID = 0
@@ -120,8 +119,6 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 		if err != nil {
 			return 1, err
 		}
-		cp := *st
-		e.RS.Fallback = &cp
 		w, err := e.M.Get(e.Name)
 		if err != nil {
 			// The worker record is gone (cleaned): nothing left to drive.
@@ -222,7 +219,7 @@ func (e *Engine) afterIteration(o Outcome, iter int, started time.Time, w *state
 		e.say("cannot update state: %v", err)
 		st, _ = e.RS.Load()
 		if st == nil {
-			st = e.RS.Fallback
+			st = e.RS.LastGood()
 		}
 	}
 	if o.End != EndStopped && o.End != EndInterrupted {

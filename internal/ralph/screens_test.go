@@ -170,3 +170,20 @@ func TestPromptTextIsNotAStuckOrFatalScreen(t *testing.T) {
 		t.Fatalf("state %v\n%s", l.state(), log)
 	}
 }
+
+func TestCorruptStateMidLoopKeepsCount(t *testing.T) {
+	l := newLoop(t, "corrupt")
+	l.WriteFile("PROMPT.md", "work")
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "3"},
+		l.agent("--script", "print busy;sleep 1s;exit 0")...)
+	l.Eventually("iteration 2", 20*time.Second, func() bool { return l.num("current_iteration") == 2 })
+	os.WriteFile(filepath.Join(l.Home, "ralph", "corrupt", "state.json"), []byte("{garbage"), 0o600)
+	l.waitEnded(30 * time.Second)
+	mon, _ := os.ReadFile(filepath.Join(l.Home, "ralph", "corrupt", "monitor.log"))
+	if l.str("exit_reason") != "max_iterations" || l.count_("START") != 3 || !strings.Contains(string(mon), "corrupt ralph state for 'corrupt', resetting") {
+		t.Fatalf("state %v\n%s\n%s", l.state(), l.RalphLog("corrupt"), mon)
+	}
+	if _, err := os.Stat(filepath.Join(l.Home, "ralph", "corrupt", "state.json.corrupted")); err != nil {
+		t.Error("no backup of the corrupt file")
+	}
+}

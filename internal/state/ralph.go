@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -95,10 +96,41 @@ type RalphStore struct {
 	// err is set for a name that is not a valid worker name: such a name
 	// must never become a path ("..", "a/b"), so every operation fails.
 	err error
-	// Fallback, when set, is the base used to rebuild a corrupt state file:
-	// the monitor keeps its last good copy here so that corruption never
-	// loses the loop's configuration.
-	Fallback *Ralph
+	// fallback, once set by KeepFallback, is the last state this store
+	// read or wrote, kept current by every Load and Update: a corrupt file
+	// is rebuilt from it, so corruption never loses the loop's
+	// configuration or rolls its count back.
+	mu       sync.Mutex
+	fallback *Ralph
+}
+
+// KeepFallback makes the store remember the last good state (the monitor
+// does this), starting from st.
+func (r *RalphStore) KeepFallback(st *Ralph) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := *st
+	r.fallback = &c
+}
+
+func (r *RalphStore) remember(st *Ralph) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fallback != nil {
+		c := *st
+		r.fallback = &c
+	}
+}
+
+// LastGood returns a copy of the last good state kept by KeepFallback, or nil.
+func (r *RalphStore) LastGood() *Ralph {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fallback == nil {
+		return nil
+	}
+	c := *r.fallback
+	return &c
 }
 
 // Ralph returns the store of the named loop. An invalid name gives a store
@@ -159,6 +191,7 @@ func (r *RalphStore) Exists() bool {
 func (r *RalphStore) Load() (*Ralph, error) {
 	st, err := r.read()
 	if err == nil {
+		r.remember(st)
 		return st, nil
 	}
 	if !errors.Is(err, errCorrupt) {
@@ -201,6 +234,9 @@ func (r *RalphStore) Update(fn func(*Ralph) error) (*Ralph, error) {
 		out = st
 		return r.write(st)
 	})
+	if err == nil {
+		r.remember(out)
+	}
 	return out, err
 }
 
@@ -233,8 +269,8 @@ func (r *RalphStore) read() (*Ralph, error) {
 func (r *RalphStore) readRepair() (*Ralph, error) {
 	st, err := r.read()
 	if err == nil {
-		if r.Fallback != nil {
-			st.fillConfig(r.Fallback)
+		if fb := r.LastGood(); fb != nil {
+			st.fillConfig(fb)
 		}
 		return st, nil
 	}
@@ -247,9 +283,8 @@ func (r *RalphStore) readRepair() (*Ralph, error) {
 	if r.Warn != nil {
 		r.Warn(fmt.Sprintf("corrupt ralph state for '%s', resetting", r.Name))
 	}
-	if r.Fallback != nil {
-		c := *r.Fallback
-		return &c, nil
+	if fb := r.LastGood(); fb != nil {
+		return fb, nil
 	}
 	// Nothing to rebuild the configuration from: keep the loop visible but
 	// ended, so nobody restarts an agent with an empty prompt.

@@ -223,11 +223,11 @@ func TestRalphStoreUpdateAndLog(t *testing.T) {
 		t.Errorf("log timestamp: %v", err)
 	}
 	// Corruption: rebuilt from the fallback, with a warning.
-	good := *st
-	rs.Fallback = &good
+	rs.KeepFallback(st)
+	rs.Update(func(r *Ralph) error { r.CurrentIteration = 7; return nil })
 	os.WriteFile(rs.StatePath(), []byte("garbage"), 0o600)
 	st, err = rs.Update(func(r *Ralph) error { return nil })
-	if err != nil || st.PromptFile != "/p" || st.MaxIterations != 3 {
+	if err != nil || st.PromptFile != "/p" || st.MaxIterations != 3 || st.CurrentIteration != 7 {
 		t.Fatalf("after corruption = %+v, %v", st, err)
 	}
 	if len(*warnings) != 1 || (*warnings)[0] != "corrupt ralph state for 'loop', resetting" {
