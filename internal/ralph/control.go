@@ -80,15 +80,20 @@ func ResumeLoop(m *worker.Manager, name string) error {
 	if err != nil {
 		return err
 	}
-	alive := MonitorAlive(rs)
-	if st.Status == state.RalphRunning && alive {
-		return &ErrWarning{fmt.Sprintf("worker '%s' is not paused", name)}
-	}
 	if !st.IterationActive && st.CurrentIteration >= st.MaxIterations && !st.Active() {
 		return fmt.Errorf("ralph loop for '%s' already ran all %d iterations (raise max_iterations in %s to continue)", name, st.MaxIterations, rs.StatePath())
 	}
-	wasActive := st.Active()
+	// Set running and look for a live monitor in one locked step: a
+	// monitor on its way out makes the same check under the same lock
+	// (Engine.stayForResume), so it either carries on or is seen gone.
+	var alive, wasActive, warn bool
 	_, err = rs.Update(func(s *state.Ralph) error {
+		alive = MonitorAlive(rs)
+		wasActive = s.Active()
+		if s.Status == state.RalphRunning && alive {
+			warn = true
+			return errNoChange
+		}
 		if !s.Active() {
 			s.ConsecutiveFailures = 0
 			s.ExitReason, s.ExitDetail = "", ""
@@ -97,6 +102,9 @@ func ResumeLoop(m *worker.Manager, name string) error {
 		s.PauseReason = ""
 		return nil
 	})
+	if warn {
+		return &ErrWarning{fmt.Sprintf("worker '%s' is not paused", name)}
+	}
 	if err != nil {
 		return err
 	}
@@ -136,6 +144,8 @@ func UnpauseForRun(m *worker.Manager, name string) {
 		rs.Log("RESUME", "resumed by ralph run")
 	}
 }
+
+var errNoChange = errors.New("no change")
 
 // StopLoop ends a loop for good (swarm ralph stop = swarm kill).
 func StopLoop(m *worker.Manager, name string) error {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -107,13 +108,41 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 		return 1, err
 	}
 	e.RS.KeepFallback(st)
-	defer e.RS.Update(func(s *state.Ralph) error {
+	for {
+		code, err := e.drive(ctx)
+		if ctx.Err() != nil || !e.stayForResume(lock) {
+			return code, err
+		}
+		e.pauseAndExit.Store(false)
+		e.say("resumed while the monitor was stopping; continuing")
+	}
+}
+
+// stayForResume is the monitor's last act: unless the loop was set running
+// again meanwhile (swarm ralph resume), it gives up the monitor lock. Both
+// happen under the state lock, and resume sets running and probes the
+// monitor lock under it too: either resume sees this monitor gone and
+// starts another, or this monitor sees the resume and carries on. A loop is
+// never left running with no monitor.
+func (e *Engine) stayForResume(lock *flock.Flock) bool {
+	stay := false
+	e.RS.Update(func(s *state.Ralph) error {
+		if s.Status == state.RalphRunning {
+			stay = true
+			return nil
+		}
 		if s.MonitorPID == os.Getpid() {
 			s.MonitorPID = 0
 		}
+		lock.Unlock()
 		return nil
 	})
+	return stay
+}
 
+// drive runs the loop until it ends, pauses for good (SIGTERM) or is
+// interrupted.
+func (e *Engine) drive(ctx context.Context) (int, error) {
 	for {
 		st, err := e.RS.Load()
 		if err != nil {

@@ -187,3 +187,21 @@ func TestCorruptStateMidLoopKeepsCount(t *testing.T) {
 		t.Error("no backup of the corrupt file")
 	}
 }
+
+// A resume that lands while the monitor is finishing (here: running its
+// on-exit hook) must not leave the loop running without a monitor.
+func TestResumeWhileMonitorIsFinishing(t *testing.T) {
+	l := newLoop(t, "race")
+	l.WriteFile("PROMPT.md", "work")
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "5", "--on-exit", "sleep 2"},
+		l.agent("--iter", "1=print <promise>BLOCKED:need a token</promise>;quiet", "--script", "print <promise>COMPLETE</promise>;quiet")...)
+	l.Eventually("blocked", 20*time.Second, func() bool { return l.str("exit_reason") == "blocked" })
+	mon := l.monitorPID()
+	if !alive(mon) {
+		t.Skip("monitor already gone; the race did not happen")
+	}
+	l.MustRun("ralph", "resume", "race")
+	if r := l.Run("ralph", "wait", "race", "--timeout", "30"); r.Code != 0 || l.str("exit_reason") != "complete" || l.num("current_iteration") != 2 {
+		t.Fatalf("%s %v\n%s", r, l.state(), l.RalphLog("race"))
+	}
+}
