@@ -40,6 +40,8 @@ func runInit(e *env, o *initOptions) error {
 	path := o.file
 	if path == "" {
 		path = instructions.DefaultFile(cwd)
+	} else if b := filepath.Base(path); b != "AGENTS.md" && b != "CLAUDE.md" {
+		return usagef("invalid --file '%s' (use AGENTS.md or CLAUDE.md)", o.file)
 	}
 	name := filepath.Base(path)
 	if o.file != "" {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -41,7 +40,7 @@ func (f *loopFlags) register(fs *pflag.FlagSet, maxIterations int, inactivity st
 	fs.IntVar(&f.maxIterations, "max-iterations", maxIterations, "stop after this many iterations")
 	fs.StringVar(&f.inactivityTimeout, "inactivity-timeout", inactivity, "restart the agent after its screen is unchanged this long (seconds, or 90s, 5m)")
 	fs.StringVar(&f.donePattern, "done-pattern", "", "stop the loop when the agent prints a match of this regexp (RE2)")
-	fs.BoolVar(&f.checkDoneContinuous, "check-done-continuous", true, "look for completion signals while the agent runs (default)")
+	fs.BoolVar(&f.checkDoneContinuous, "check-done-continuous", true, "act on completion signals while the agent runs")
 	fs.BoolVar(&f.noCheckContinuous, "no-check-done-continuous", false, "look for completion signals only when an iteration ends")
 	fs.StringVar(&f.promptMode, "prompt-mode", "type", "how the prompt reaches the agent: type, stdin or arg")
 	fs.BoolVar(&f.noPromise, "no-promise", false, "ignore <promise> tags")
@@ -86,7 +85,7 @@ func (f *loopFlags) options() (ralph.Options, error) {
 		}
 		d, perr := duration.Parse(v)
 		if perr != nil {
-			err = fmt.Errorf("%v (for %s)", perr, flag)
+			err = perr
 		}
 		*dst = d
 	}

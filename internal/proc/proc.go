@@ -116,6 +116,49 @@ func GroupAlive(pgid int) bool {
 type stat struct {
 	pid, ppid, pgrp, session int
 	state                    string
+	start                    int64 // clock ticks after boot
+}
+
+// clockTicks is USER_HZ, 100 on every Linux platform Go supports.
+const clockTicks = 100
+
+// StartTime returns when pid started (Linux; ok is false elsewhere or when
+// the process is gone).
+func StartTime(pid int) (time.Time, bool) {
+	st, ok := readStat(pid)
+	if !ok || st.start <= 0 {
+		return time.Time{}, false
+	}
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "btime ") {
+			boot, err := strconv.ParseInt(strings.TrimSpace(line[6:]), 10, 64)
+			if err != nil {
+				return time.Time{}, false
+			}
+			return time.Unix(boot, 0).Add(time.Duration(st.start) * time.Second / clockTicks), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// Same reports whether pid is still the process started around when: a
+// recorded pid may have been reused by an unrelated process since, which
+// must never be mistaken for the worker (or signalled). Where start times
+// cannot be read, a live pid counts.
+func Same(pid int, when time.Time) bool {
+	if !Alive(pid) {
+		return false
+	}
+	start, ok := StartTime(pid)
+	if !ok || when.IsZero() {
+		return true
+	}
+	d := start.Sub(when)
+	return d > -30*time.Second && d < 30*time.Second
 }
 
 func readStat(pid int) (stat, bool) {
@@ -146,6 +189,9 @@ func parseStat(s string) (stat, bool) {
 	st.ppid, _ = strconv.Atoi(f[1])
 	st.pgrp, _ = strconv.Atoi(f[2])
 	st.session, _ = strconv.Atoi(f[3])
+	if len(f) > 19 {
+		st.start, _ = strconv.ParseInt(f[19], 10, 64)
+	}
 	return st, true
 }
 

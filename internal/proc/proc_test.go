@@ -72,6 +72,23 @@ func TestStartMissingCommand(t *testing.T) {
 	}
 }
 
+func TestSameRejectsAReusedPid(t *testing.T) {
+	self := os.Getpid()
+	start, ok := StartTime(self)
+	if !ok || time.Since(start) < 0 || time.Since(start) > time.Hour {
+		t.Fatalf("StartTime(self) = %v %v", start, ok)
+	}
+	if !Same(self, start.Add(2*time.Second)) {
+		t.Error("own process not the same")
+	}
+	if Same(self, start.Add(-48*time.Hour)) {
+		t.Error("a process started two days after the record counts as the worker")
+	}
+	if Same(0, time.Now()) {
+		t.Error("pid 0")
+	}
+}
+
 func TestAliveEdgeCases(t *testing.T) {
 	if Alive(0) || Alive(-1) || GroupAlive(0) {
 		t.Error("non-positive pid alive")

@@ -149,9 +149,14 @@ func (e *Engine) drive(ctx context.Context) (int, error) {
 			return 1, err
 		}
 		w, err := e.M.Get(e.Name)
-		if err != nil {
+		if errors.Is(err, worker.ErrNotFound) {
 			// The worker record is gone (cleaned): nothing left to drive.
 			return e.finish(Decision{Action: Stop, Status: state.RalphStopped, Reason: ReasonKilled, Detail: "worker record removed"}, st)
+		}
+		if err != nil {
+			e.say("cannot read the worker record (%v); retrying", err)
+			e.sleep(ctx, e.Poll)
+			continue
 		}
 		if ctx.Err() != nil {
 			return e.finish(Decision{Action: Stop, Status: state.RalphStopped, Reason: ReasonInterrupted}, st)
@@ -190,7 +195,7 @@ func (e *Engine) drive(ctx context.Context) (int, error) {
 		case Pause:
 			e.pause(d.Reason)
 		case Next:
-			e.sleep(ctx, d.Delay)
+			e.sleep(ctx, min(d.Delay, e.budgetLeft()))
 		}
 	}
 }
@@ -214,6 +219,16 @@ func (e *Engine) beforeIteration(ctx context.Context, st *state.Ralph, w *state.
 		return Decision{Action: Stop, Status: state.RalphStopped, Reason: ReasonMaxTime}, true
 	}
 	return Decision{}, false
+}
+
+// budgetLeft is what remains of --max-time (a day when there is none):
+// waits are cut to it so the budget is kept within a poll or so.
+func (e *Engine) budgetLeft() time.Duration {
+	st, err := e.RS.Load()
+	if err != nil || st.MaxTime <= 0 {
+		return 24 * time.Hour
+	}
+	return max(0, seconds(st.MaxTime)-time.Since(st.Started.Time))
 }
 
 func (e *Engine) snapshot(st *state.Ralph) Snapshot {

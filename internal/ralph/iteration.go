@@ -218,7 +218,7 @@ func (e *Engine) deliver(ctx context.Context, tc *tmux.Client, id string, st *st
 			return "", true, nil
 		}
 		return screen, ps.Dead, nil
-	}, e.ReadyPoll, time.Duration(st.ReadyTimeout)*time.Second, func(kind string) {
+	}, e.ReadyPoll, min(time.Duration(st.ReadyTimeout)*time.Second, e.budgetLeft()), func(kind string) {
 		e.warnStuck(iter, kind)
 		if iter == 1 {
 			stuck = kind
@@ -231,6 +231,10 @@ func (e *Engine) deliver(ctx context.Context, tc *tmux.Client, id string, st *st
 	}
 	if ctx.Err() != nil || res.Dead {
 		return 0, nil // watch reports the exit or the interrupt
+	}
+	if e.budgetLeft() == 0 {
+		e.stopAgent(tc, id)
+		return 0, &Outcome{End: EndMaxTime}
 	}
 	if !res.Ready {
 		e.RS.Log("WARN", fmt.Sprintf("iteration %d: agent did not look ready within %ds; sending the prompt anyway", iter, st.ReadyTimeout))

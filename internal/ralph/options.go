@@ -73,7 +73,7 @@ func (o *Options) Validate() error {
 		return errors.New("--max-iterations must be at least 1")
 	}
 	if o.DonePattern != "" {
-		if _, err := compilePattern(o.DonePattern); err != nil {
+		if _, err := regexp.Compile(o.DonePattern); err != nil {
 			return fmt.Errorf("invalid --done-pattern: %v", err)
 		}
 	}

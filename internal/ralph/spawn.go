@@ -79,6 +79,10 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 	}
 	rec := res.Worker
 	rollback := func() {
+		// A monitor that failed to come up may have started the agent:
+		// stop everything before removing the record.
+		markKilled(rs)
+		m.Kill(name, worker.KillOptions{})
 		m.Clean(name, worker.CleanOptions{RmWorktree: true})
 		rs.Remove()
 	}

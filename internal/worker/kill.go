@@ -64,7 +64,9 @@ func (m *Manager) stop(w *state.Worker) error {
 			return fmt.Errorf("cannot remove tmux window of '%s': %v", w.Name, err)
 		}
 	case w.PID != nil:
-		if proc.Alive(*w.PID) || proc.GroupAlive(*w.PID) {
+		// Only the worker's own process (its pid may have been reused);
+		// children that outlived it are still in its process group.
+		if proc.Same(*w.PID, w.Started.Time) || (!proc.Alive(*w.PID) && proc.GroupAlive(*w.PID)) {
 			proc.Terminate(*w.PID, m.KillGrace)
 		}
 	}

@@ -54,7 +54,7 @@ func Refresh(workers []state.Worker) ([]Live, error) {
 				}
 			}
 		case w.PID != nil:
-			if proc.Alive(*w.PID) {
+			if proc.Same(*w.PID, w.Started.Time) {
 				l.Status = state.StatusRunning
 			}
 		}
