@@ -115,45 +115,13 @@ func wkWaitScreen(t *testing.T, e *testenv.Env, name, want string) {
 	}
 }
 
-// wkRecord is one message the fake agent recorded.
-type wkRecord struct {
-	Iteration int    `json:"iteration"`
-	Message   string `json:"message"`
-	Time      string `json:"time"`
-}
-
-// wkRecords reads the fake agent's --record file; a line still being
-// written is ignored (callers poll).
-func wkRecords(t *testing.T, path string) []wkRecord {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []wkRecord
-	for _, line := range strings.SplitAfter(string(data), "\n") {
-		if !strings.HasSuffix(line, "\n") {
-			break
-		}
-		var r wkRecord
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("bad record line %q: %v", line, err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 // wkWaitRecords polls until the record file holds n messages and returns
 // them.
-func wkWaitRecords(t *testing.T, path string, n int) []wkRecord {
+func wkWaitRecords(t *testing.T, path string, n int) []testenv.Record {
 	t.Helper()
-	var recs []wkRecord
+	var recs []testenv.Record
 	testenv.Eventually(t, fmt.Sprintf("%d recorded message(s) in %s", n, path), wkTimeout, func() bool {
-		recs = wkRecords(t, path)
+		recs = testenv.Records(t, path)
 		return len(recs) >= n
 	})
 	return recs

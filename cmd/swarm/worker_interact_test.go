@@ -49,7 +49,7 @@ func TestWorkerSend(t *testing.T) {
 	// pending input is cleared (Escape, Ctrl-U) before a normal send
 	wkExpect(t, "send --no-enter --raw", e.Run("send", "w", "--no-enter", "--raw", "partial junk"), 0, "sent to w\n", "")
 	wkWaitScreen(t, e, "w", "> partial junk")
-	if n := len(wkRecords(t, rec)); n != 2 {
+	if n := len(testenv.Records(t, rec)); n != 2 {
 		t.Fatalf("--no-enter submitted a message: %d records", n)
 	}
 	wkExpect(t, "send fresh", e.Run("send", "w", "fresh"), 0, "sent to w\n", "")
@@ -61,7 +61,7 @@ func TestWorkerSend(t *testing.T) {
 	// --no-enter types without submitting; --raw keeps it and appends
 	wkExpect(t, "send --no-enter", e.Run("send", "w", "--no-enter", "typed later"), 0, "sent to w\n", "")
 	wkWaitScreen(t, e, "w", "> typed later")
-	if n := len(wkRecords(t, rec)); n != 3 {
+	if n := len(testenv.Records(t, rec)); n != 3 {
 		t.Fatalf("--no-enter submitted a message: %d records", n)
 	}
 	wkExpect(t, "send --raw", e.Run("send", "w", "--raw", " and more"), 0, "sent to w\n", "")

@@ -258,7 +258,7 @@ func TestWorkerKillExactTarget(t *testing.T) {
 	if e.WindowID("foobar") == "" || wkStatusCode(e, "foobar") != 0 {
 		t.Errorf("foobar did not survive a second kill foo")
 	}
-	if strings.Contains(e.Screen("foobar"), "not for foobar") || len(wkRecords(t, rec)) != 0 {
+	if strings.Contains(e.Screen("foobar"), "not for foobar") || len(testenv.Records(t, rec)) != 0 {
 		t.Errorf("text sent to foo reached foobar:\n%s", e.Screen("foobar"))
 	}
 }

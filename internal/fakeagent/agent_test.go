@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/testenv"
 )
 
 // The tests below run the real binary, built once per test run.
@@ -72,41 +73,6 @@ func runAgent(t *testing.T, dir, stdin string, args ...string) (stdout, stderr s
 	return out.String(), errOut.String(), code
 }
 
-type record struct {
-	Iteration int    `json:"iteration"`
-	Message   string `json:"message"`
-	Time      string `json:"time"`
-}
-
-func readRecords(t *testing.T, path string) []record {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []record
-	for _, line := range strings.SplitAfter(string(data), "\n") {
-		if line == "" {
-			continue
-		}
-		if !strings.HasSuffix(line, "\n") {
-			return recs // a line being written; the caller polls again
-		}
-		var r record
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("bad record line %q: %v", line, err)
-		}
-		if _, err := time.Parse(time.RFC3339Nano, r.Time); err != nil {
-			t.Errorf("record time %q: %v", r.Time, err)
-		}
-		recs = append(recs, r)
-	}
-	return recs
-}
-
 func TestArgModeSteps(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("FAKEAGENT_WHO", "world")
@@ -145,7 +111,7 @@ func TestStdinModeCounterAndIter(t *testing.T) {
 			t.Errorf("run %d: exit %d, stdout %q (stderr %q); want exit %d, %q", i+1, code, out, errOut, wantCode[i], want)
 		}
 	}
-	recs := readRecords(t, rec)
+	recs := testenv.Records(t, rec)
 	if len(recs) != 4 {
 		t.Fatalf("got %d records, want 4: %+v", len(recs), recs)
 	}
@@ -322,11 +288,11 @@ func (s *tmuxServer) waitScreen(what string) {
 func (s *tmuxServer) waitPrompt() { s.t.Helper(); s.waitScreen("> ") }
 
 // waitRecords waits until the record file holds exactly the given messages.
-func waitRecords(t *testing.T, path string, want ...string) []record {
+func waitRecords(t *testing.T, path string, want ...string) []testenv.Record {
 	t.Helper()
-	var recs []record
+	var recs []testenv.Record
 	waitFor(t, fmt.Sprintf("records %q", want), func() bool {
-		recs = readRecords(t, path)
+		recs = testenv.Records(t, path)
 		if len(recs) != len(want) {
 			return false
 		}

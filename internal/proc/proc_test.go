@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/testenv"
 )
 
 func TestParseStat(t *testing.T) {
@@ -16,17 +18,6 @@ func TestParseStat(t *testing.T) {
 	}
 	if _, ok := parseStat("garbage"); ok {
 		t.Error("garbage parsed")
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -47,7 +38,7 @@ func TestStartAndTerminateKillsDescendants(t *testing.T) {
 		t.Fatal(err)
 	}
 	var child int
-	waitFor(t, "child pid", func() bool {
+	testenv.Eventually(t, "child pid", 10*time.Second, func() bool {
 		b, err := os.ReadFile(childPid)
 		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && child > 0
@@ -56,7 +47,7 @@ func TestStartAndTerminateKillsDescendants(t *testing.T) {
 		t.Fatal("not alive after start")
 	}
 	Terminate(pid, 300*time.Millisecond)
-	waitFor(t, "worker and child gone", func() bool { return !Alive(pid) && !Alive(child) })
+	testenv.Eventually(t, "worker and child gone", 10*time.Second, func() bool { return !Alive(pid) && !Alive(child) })
 	out, _ := os.ReadFile(filepath.Join(dir, "out.log"))
 	if !strings.Contains(string(out), "started") {
 		t.Errorf("stdout log = %q", out)

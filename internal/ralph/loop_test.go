@@ -73,17 +73,7 @@ func (l *loop) count_(event string) int {
 }
 
 // messages returns what the agent received, in order.
-func (l *loop) messages() []string {
-	data, _ := os.ReadFile(l.record)
-	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var r struct{ Message string }
-		if json.Unmarshal([]byte(line), &r) == nil {
-			out = append(out, r.Message)
-		}
-	}
-	return out
-}
+func (l *loop) messages() []string { return testenv.Messages(l.T, l.record) }
 
 func (l *loop) monitorPID() int { return l.num("monitor_pid") }
 

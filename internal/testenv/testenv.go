@@ -7,7 +7,9 @@ package testenv
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -339,4 +341,49 @@ func (e *Env) cleanup() {
 func isOurs(pid int, bin string) bool {
 	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 	return err == nil && exe == bin
+}
+
+// Record is one message the fake agent received, from its --record file.
+type Record struct {
+	Iteration int    `json:"iteration"`
+	Message   string `json:"message"`
+	Time      string `json:"time"`
+}
+
+// Records reads a fake agent's --record file. A line still being written
+// is left out (callers poll); a malformed whole line fails the test.
+func Records(t testing.TB, path string) []Record {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []Record
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if !strings.HasSuffix(line, "\n") {
+			break
+		}
+		var r Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("bad record line %q: %v", line, err)
+		}
+		if _, err := time.Parse(time.RFC3339Nano, r.Time); err != nil {
+			t.Errorf("record time %q: %v", r.Time, err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// Messages returns the messages of a --record file, in order.
+func Messages(t testing.TB, path string) []string {
+	t.Helper()
+	var out []string
+	for _, r := range Records(t, path) {
+		out = append(out, r.Message)
+	}
+	return out
 }

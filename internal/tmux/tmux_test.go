@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/testenv"
 )
 
 func TestParsePane(t *testing.T) {
@@ -69,17 +71,6 @@ func server(t *testing.T) *Client {
 	return c
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestNoServerMeansNoPanes(t *testing.T) {
 	c := server(t)
 	panes, err := c.ListPanes()
@@ -106,7 +97,7 @@ func TestNewWindowNoStrayWindowAndExactTargets(t *testing.T) {
 	if len(panes) != 2 {
 		t.Fatalf("want exactly the two windows, got %+v", panes)
 	}
-	eventually(t, "env and dir", func() bool {
+	testenv.Eventually(t, "env and dir", 10*time.Second, func() bool {
 		s, _ := c.Capture(id1, CaptureOptions{})
 		return strings.Contains(s, "K=a b in "+dir)
 	})
@@ -137,7 +128,7 @@ func TestTypeTextAndPaste(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.SendKeys(id, "Enter")
-	eventually(t, "typed lines", func() bool {
+	testenv.Eventually(t, "typed lines", 10*time.Second, func() bool {
 		b, _ := os.ReadFile(out)
 		return string(b) == "-n x\nEnter C-c\nl1\nl2\n"
 	})
@@ -153,13 +144,13 @@ func TestRespawnClearsPipesAndReportsExit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "old output", func() bool { s, _ := c.Capture(id, CaptureOptions{}); return strings.Contains(s, "old output") })
+	testenv.Eventually(t, "old output", 10*time.Second, func() bool { s, _ := c.Capture(id, CaptureOptions{}); return strings.Contains(s, "old output") })
 	pipe := filepath.Join(dir, "pipe.log")
 	err = c.Respawn(id, RespawnSpec{Dir: dir, Command: []string{"sh", "-c", "echo first; sleep 0.3; echo second; exit 3"}, PipeTo: pipe, RemainOnExit: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "dead pane", func() bool { st, _, err := c.Poll(id); return err == nil && st.Dead })
+	testenv.Eventually(t, "dead pane", 10*time.Second, func() bool { st, _, err := c.Poll(id); return err == nil && st.Dead })
 	st, screen, _ := c.Poll(id)
 	if strings.Contains(screen, "old output") || !strings.Contains(screen, "second") {
 		t.Errorf("screen after respawn:\n%s", screen)
@@ -168,7 +159,7 @@ func TestRespawnClearsPipesAndReportsExit(t *testing.T) {
 	if st.ExitKnown() && st.ExitCode() != 3 {
 		t.Errorf("exit = %d", st.ExitCode())
 	}
-	eventually(t, "piped output", func() bool {
+	testenv.Eventually(t, "piped output", 10*time.Second, func() bool {
 		b, _ := os.ReadFile(pipe)
 		return strings.Contains(string(b), "first") && strings.Contains(string(b), "second")
 	})
