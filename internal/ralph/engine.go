@@ -181,7 +181,13 @@ func (e *Engine) drive(ctx context.Context) (int, error) {
 		}
 		out, iter, started, ok := e.iteration(ctx, st, w)
 		if !ok {
-			continue // the loop was paused or stopped before it could start
+			// The loop was paused or stopped before an agent could start;
+			// look again after a poll (never spin).
+			select {
+			case <-ctx.Done():
+			case <-time.After(e.Poll):
+			}
+			continue
 		}
 		if out.End == EndPromptError {
 			e.RS.Log("FAIL", out.Detail)
