@@ -52,7 +52,9 @@ func main() {
 	check(os.WriteFile(e.shim, []byte(fmt.Sprintf("#!/bin/sh\necho x >> %s\nexec %s \"$@\"\n", e.count, realTmux)), 0o755))
 	defer exec.Command("tmux", "-L", e.socket, "kill-server").Run()
 
-	fmt.Printf("swarm benchmark  (%s, tmux %s, %d runs per figure)\n\n", *swarmBin, tmuxVersion(), *runs)
+	fmt.Printf("swarm benchmark  (%s, tmux %s, %d runs per figure)\n", *swarmBin, tmuxVersion(), *runs)
+	base, _ := timeRuns(func() { exec.Command("true").Run() })
+	fmt.Printf("baseline: starting a process (true) takes %s on this machine\n\n", ms(base))
 	fmt.Println("swarm ls / swarm status latency and tmux processes per command")
 	fmt.Printf("%-8s  %-22s  %-22s  %-10s  %-10s\n", "workers", "ls median (p90)", "status median (p90)", "ls tmux", "status tmux")
 	have := 0
@@ -135,16 +137,21 @@ func (e *env) addWorkers(from, to int) {
 }
 
 func (e *env) latency(args ...string) (time.Duration, time.Duration) {
-	var ds []time.Duration
-	for i := 0; i < *runs; i++ {
-		start := time.Now()
-		out, err := e.run(false, args...)
-		d := time.Since(start)
-		if err != nil && args[0] != "status" {
+	return timeRuns(func() {
+		if out, err := e.run(false, args...); err != nil && args[0] != "status" {
 			fmt.Fprintf(os.Stderr, "swarm %v: %v\n%s", args, err, out)
 			os.Exit(1)
 		}
-		ds = append(ds, d)
+	})
+}
+
+// timeRuns returns the median and 90th percentile of -runs runs of f.
+func timeRuns(f func()) (time.Duration, time.Duration) {
+	var ds []time.Duration
+	for i := 0; i < *runs; i++ {
+		start := time.Now()
+		f()
+		ds = append(ds, time.Since(start))
 	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return ds[len(ds)/2], ds[len(ds)*9/10]

@@ -83,7 +83,6 @@ const (
 	maxCarry   = 64 << 10
 )
 
-var tagPattern = regexp.MustCompile(`(?s)<promise>(.{0,600}?)</promise>`)
 var taskPattern = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:\s*DONE$`)
 
 // NewDetector returns a detector for one delivery of prompt.
@@ -150,7 +149,7 @@ func (d *Detector) process(chunk []byte, final bool) {
 
 func (d *Detector) scan(final bool) {
 	if d.cfg.Promise {
-		for _, m := range tagPattern.FindAllStringSubmatchIndex(d.text, -1) {
+		for _, m := range findTags(d.text) {
 			key := d.base + int64(m[0])
 			if d.seen[key] || key < d.from {
 				continue
@@ -178,6 +177,42 @@ func (d *Detector) scan(final bool) {
 				d.seen[key] = true
 			}
 		}
+	}
+}
+
+const (
+	openTag    = "<promise>"
+	closeTag   = "</promise>"
+	maxTagBody = 600
+)
+
+// findTags returns the <promise>...</promise> tags in text as [start, end,
+// body start, body end]. A stray "<promise>" before a real tag does not
+// swallow it (the opening nearest the closing counts), and a body longer
+// than maxTagBody is not a tag. (A plain scan: the equivalent regexp with
+// a bounded repetition costs milliseconds to compile at every start.)
+func findTags(text string) [][4]int {
+	var out [][4]int
+	for i := 0; ; {
+		o := strings.Index(text[i:], openTag)
+		if o < 0 {
+			return out
+		}
+		o += i
+		body := o + len(openTag)
+		c := strings.Index(text[body:], closeTag)
+		if c < 0 {
+			return out
+		}
+		c += body
+		if k := strings.LastIndex(text[body:c], openTag); k >= 0 {
+			o = body + k
+			body = o + len(openTag)
+		}
+		if c-body <= maxTagBody {
+			out = append(out, [4]int{o, c + len(closeTag), body, c})
+		}
+		i = c + len(closeTag)
 	}
 }
 

@@ -236,3 +236,15 @@ func TestWithoutEcho(t *testing.T) {
 		t.Errorf("agent output dropped:\n%s", got)
 	}
 }
+
+func TestFindTags(t *testing.T) {
+	text := "talk about <promise> tags, then <promise>COMPLETE</promise> and <promise>" + strings.Repeat("x", 700) + "</promise>"
+	tags := findTags(text)
+	if len(tags) != 1 || text[tags[0][2]:tags[0][3]] != "COMPLETE" {
+		t.Fatalf("tags = %v", tags)
+	}
+	d := detect("x", promiseCfg, "a stray <promise> opening, then later\n<promise>COMPLETE</promise>\n")
+	if stopKind(d) != SignalComplete {
+		t.Error("stray opening swallowed the tag")
+	}
+}

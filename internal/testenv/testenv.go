@@ -334,6 +334,13 @@ func (e *Env) cleanup() {
 		}
 	}
 	exec.Command("tmux", "-L", e.Socket, "kill-server").Run()
+	// tmux 3.3 leaves the socket file behind. (tmux.Client.KillServer
+	// does the same; this package cannot import tmux, whose tests use it.)
+	dir := os.Getenv("TMUX_TMPDIR")
+	if dir == "" {
+		dir = "/tmp"
+	}
+	os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), e.Socket))
 }
 
 // isOurs checks that pid runs the swarm binary under test before killing

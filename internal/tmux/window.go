@@ -2,6 +2,8 @@ package tmux
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -122,9 +124,17 @@ func (c *Client) KillWindow(target string) error {
 	return err
 }
 
-// KillServer stops the server on this socket (tests and cleanup).
+// KillServer stops the server on this socket and removes the socket file,
+// which tmux 3.3 leaves behind (tests and cleanup).
 func (c *Client) KillServer() error {
 	_, err := c.Run(nil, "kill-server")
+	if c.Socket != "" {
+		dir := os.Getenv("TMUX_TMPDIR")
+		if dir == "" {
+			dir = "/tmp"
+		}
+		os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), c.Socket))
+	}
 	return err
 }
 
