@@ -110,10 +110,17 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 	e.RS.KeepFallback(st)
 	for {
 		code, err := e.drive(ctx)
+		e.RS.Update(func(s *state.Ralph) error {
+			if s.MonitorPID == os.Getpid() {
+				s.MonitorPID = 0
+			}
+			return nil
+		})
 		if ctx.Err() != nil || !e.stayForResume(lock) {
 			return code, err
 		}
 		e.pauseAndExit.Store(false)
+		e.RS.Update(func(s *state.Ralph) error { s.MonitorPID = os.Getpid(); return nil })
 		e.say("resumed while the monitor was stopping; continuing")
 	}
 }
@@ -124,20 +131,19 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 // monitor lock under it too: either resume sees this monitor gone and
 // starts another, or this monitor sees the resume and carries on. A loop is
 // never left running with no monitor.
+//
+// Nothing is written after the lock is given up: a command that waited for
+// this monitor to go (kill, --replace) may already be reusing the files.
 func (e *Engine) stayForResume(lock *flock.Flock) bool {
 	stay := false
-	e.RS.Update(func(s *state.Ralph) error {
+	err := e.RS.View(func(s *state.Ralph) {
 		if s.Status == state.RalphRunning {
 			stay = true
-			return nil
-		}
-		if s.MonitorPID == os.Getpid() {
-			s.MonitorPID = 0
+			return
 		}
 		lock.Unlock()
-		return nil
 	})
-	return stay
+	return err == nil && stay
 }
 
 // drive runs the loop until it ends, pauses for good (SIGTERM) or is

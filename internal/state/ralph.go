@@ -240,6 +240,21 @@ func (r *RalphStore) Update(fn func(*Ralph) error) (*Ralph, error) {
 	return out, err
 }
 
+// View runs fn on the current state under the lock, and writes nothing.
+func (r *RalphStore) View(fn func(*Ralph)) error {
+	if r.err != nil {
+		return r.err
+	}
+	return withLock(r.lockPath(), func() error {
+		st, err := r.readRepair()
+		if err != nil {
+			return err
+		}
+		fn(st)
+		return nil
+	})
+}
+
 // Remove deletes the loop's directory.
 func (r *RalphStore) Remove() error {
 	if r.err != nil {
