@@ -55,7 +55,7 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 	// The server may be starting (another spawn created it a moment ago)
 	// or shutting down (its last window just closed) while we talk to it:
 	// both show as transient errors, and a retry moments later succeeds.
-	var last error
+	var lastWindow, lastSession error
 	deadline := time.Now().Add(10 * time.Second)
 	for attempt := 0; time.Now().Before(deadline); attempt++ {
 		out, err := c.Run(nil, newWindow...)
@@ -65,6 +65,7 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 		if !isTransient(err) {
 			return "", err
 		}
+		lastWindow = err
 		out, err = c.Run(nil, newSession...)
 		if err == nil {
 			return strings.TrimSpace(out), nil
@@ -72,10 +73,10 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 		if !isTransient(err) {
 			return "", err
 		}
-		last = err
-		time.Sleep(time.Duration(5+attempt*5) * time.Millisecond)
+		lastSession = err
+		time.Sleep(time.Duration(5+min(attempt, 20)*5) * time.Millisecond)
 	}
-	return "", fmt.Errorf("cannot create window in session %s: %v", spec.Session, last)
+	return "", fmt.Errorf("cannot create window in session %s: new-window: %v; new-session: %v", spec.Session, lastWindow, lastSession)
 }
 
 // RespawnSpec describes the command a pane is restarted with.

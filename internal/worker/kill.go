@@ -61,7 +61,11 @@ func (m *Manager) stop(w *state.Worker) error {
 			proc.Terminate(l.PanePID, m.KillGrace)
 		}
 		if err := Tmux(w).KillWindow(l.WindowID); err != nil && !isGone(err) {
-			return fmt.Errorf("cannot remove tmux window of '%s': %v", w.Name, err)
+			// A server shutting down answers oddly ("no current target");
+			// what matters is whether the window is still there.
+			if _, still, lerr := Tmux(w).Lookup(w.Tmux.Session, w.Tmux.Window); lerr != nil || still {
+				return fmt.Errorf("cannot remove tmux window of '%s': %v", w.Name, err)
+			}
 		}
 	case w.PID != nil:
 		// Only the worker's own process (its pid may have been reused);
