@@ -2,6 +2,7 @@ package tmux
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,8 +56,10 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 	// The server may be starting (another spawn created it a moment ago)
 	// or shutting down (its last window just closed) while we talk to it:
 	// both show as transient errors, and a retry moments later succeeds.
+	// Retries are jittered so that many spawns racing one server do not
+	// keep colliding in step.
 	var lastWindow, lastSession error
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for attempt := 0; time.Now().Before(deadline); attempt++ {
 		out, err := c.Run(nil, newWindow...)
 		if err == nil {
@@ -74,7 +77,7 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 			return "", err
 		}
 		lastSession = err
-		time.Sleep(time.Duration(5+min(attempt, 20)*5) * time.Millisecond)
+		time.Sleep(time.Duration(5+rand.IntN(20+min(attempt, 20)*5)) * time.Millisecond)
 	}
 	return "", fmt.Errorf("cannot create window in session %s: new-window: %v; new-session: %v", spec.Session, lastWindow, lastSession)
 }
