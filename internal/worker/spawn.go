@@ -327,11 +327,12 @@ func (m *Manager) WaitReady(w *state.Worker, timeout time.Duration) (bool, error
 	var screen ready.Screen
 	if w.Tmux != nil {
 		tc := Tmux(w)
+		win, ok, err := tc.Lookup(w.Tmux.Session, w.Tmux.Window)
+		if err != nil || !ok {
+			return false, err
+		}
+		// One tmux process per poll: the window id does not change.
 		screen = func() (string, bool, error) {
-			win, ok, err := tc.Lookup(w.Tmux.Session, w.Tmux.Window)
-			if err != nil || !ok {
-				return "", true, err
-			}
 			st, s, err := tc.Poll(win.WindowID)
 			if err != nil {
 				return "", true, nil
