@@ -62,15 +62,10 @@ func runSend(e *env, o *sendOptions, args []string) error {
 }
 
 func runningTmux(m *worker.Manager) ([]string, error) {
-	live, err := m.List()
-	if err != nil {
-		return nil, err
-	}
+	live, err := m.RunningTmux()
 	var names []string
 	for _, l := range live {
-		if l.Tmux != nil && l.Running() {
-			names = append(names, l.Name)
-		}
+		names = append(names, l.Name)
 	}
-	return names, nil
+	return names, err
 }

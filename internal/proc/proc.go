@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -126,24 +127,28 @@ const clockTicks = 100
 // the process is gone).
 func StartTime(pid int) (time.Time, bool) {
 	st, ok := readStat(pid)
-	if !ok || st.start <= 0 {
+	boot := bootTime()
+	if !ok || st.start <= 0 || boot.IsZero() {
 		return time.Time{}, false
 	}
+	return boot.Add(time.Duration(st.start) * time.Second / clockTicks), true
+}
+
+// bootTime is read once: ls refreshes every process worker with it.
+var bootTime = sync.OnceValue(func() time.Time {
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return time.Time{}, false
+		return time.Time{}
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		if strings.HasPrefix(line, "btime ") {
-			boot, err := strconv.ParseInt(strings.TrimSpace(line[6:]), 10, 64)
-			if err != nil {
-				return time.Time{}, false
+			if boot, err := strconv.ParseInt(strings.TrimSpace(line[6:]), 10, 64); err == nil {
+				return time.Unix(boot, 0)
 			}
-			return time.Unix(boot, 0).Add(time.Duration(st.start) * time.Second / clockTicks), true
 		}
 	}
-	return time.Time{}, false
-}
+	return time.Time{}
+})
 
 // Same reports whether pid is still the process started around when: a
 // recorded pid may have been reused by an unrelated process since, which
@@ -294,9 +299,20 @@ func Terminate(pid int, grace time.Duration) {
 	}
 }
 
+// anyAlive reports whether any process of the groups lives, with one scan
+// of /proc for all of them (Terminate checks this every 50 ms).
 func anyAlive(groups []int) bool {
-	for _, g := range groups {
-		if GroupAlive(g) {
+	all, ok := scan()
+	if !ok {
+		for _, g := range groups {
+			if GroupAlive(g) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, st := range all {
+		if st.state != "Z" && contains(groups, st.pgrp) {
 			return true
 		}
 	}

@@ -110,8 +110,7 @@ func ResumeLoop(m *worker.Manager, name string) error {
 	}
 	if st.DoneFile != "" {
 		// The agent asked to wait with a WAIT file; resuming answers it.
-		e := &Engine{RS: rs}
-		os.Remove(e.waitFilePath(st))
+		os.Remove(waitFilePath(st))
 	}
 	if wasActive {
 		rs.Log("RESUME", fmt.Sprintf("resumed at iteration %d", st.CurrentIteration))

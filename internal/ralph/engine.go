@@ -217,7 +217,7 @@ func (e *Engine) drive(ctx context.Context) (int, error) {
 // cap or the time budget reached (after a resume, say).
 func (e *Engine) beforeIteration(ctx context.Context, st *state.Ralph, w *state.Worker) (Decision, bool) {
 	snap := e.snapshot(st)
-	if st.DoneFile != "" && fileExists(e.doneFilePath(st)) {
+	if st.DoneFile != "" && fileExists(doneFilePath(st)) {
 		o := Outcome{End: EndDoneFile, DoneFile: true}
 		e.verify(&o, st, st.CurrentIteration)
 		if d := Decide(o, snap); d.Action == Stop {
@@ -509,7 +509,8 @@ func (e *Engine) removeWindow(w *state.Worker) {
 	tc.KillWindow(win.WindowID)
 }
 
-func (e *Engine) doneFilePath(st *state.Ralph) string {
+// doneFilePath is the loop's --done-file, relative to its work directory.
+func doneFilePath(st *state.Ralph) string {
 	p := string(st.DoneFile)
 	if filepath.IsAbs(p) {
 		return p
@@ -517,8 +518,9 @@ func (e *Engine) doneFilePath(st *state.Ralph) string {
 	return filepath.Join(st.WorkDir, p)
 }
 
-func (e *Engine) waitFilePath(st *state.Ralph) string {
-	return filepath.Join(filepath.Dir(e.doneFilePath(st)), "WAIT")
+// waitFilePath is the WAIT file next to the done file.
+func waitFilePath(st *state.Ralph) string {
+	return filepath.Join(filepath.Dir(doneFilePath(st)), "WAIT")
 }
 
 func fileExists(p string) bool {

@@ -414,8 +414,8 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 			o.Signal = s
 		}
 		if st.DoneFile != "" {
-			o.DoneFile = o.DoneFile || fileExists(e.doneFilePath(st))
-			o.WaitFile = fileExists(e.waitFilePath(st))
+			o.DoneFile = o.DoneFile || fileExists(doneFilePath(st))
+			o.WaitFile = fileExists(waitFilePath(st))
 		}
 		return o
 	}
@@ -473,7 +473,7 @@ func (e *Engine) watch(ctx context.Context, tc *tmux.Client, id string, st *stat
 			e.stopAgent(tc, id)
 			return end(Outcome{End: EndSignal}), iter, iterStart
 		}
-		if st.DoneFile != "" && fileExists(e.doneFilePath(st)) {
+		if st.DoneFile != "" && fileExists(doneFilePath(st)) {
 			e.stopAgent(tc, id)
 			return end(Outcome{End: EndDoneFile, DoneFile: true}), iter, iterStart
 		}

@@ -77,6 +77,18 @@ func (l *loop) messages() []string { return testenv.Messages(l.T, l.record) }
 
 func (l *loop) monitorPID() int { return l.num("monitor_pid") }
 
+// holds checks that cond stays true throughout d (with the test's 100 ms
+// poll interval, d spans many monitor polls): an absence can only be
+// watched for a while, never waited for.
+func (l *loop) holds(what string, d time.Duration, cond func() bool) {
+	l.T.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if !cond() {
+			l.T.Fatalf("%s: broke after less than %v: %v\n%s", what, d, l.state(), l.RalphLog(l.name))
+		}
+	}
+}
+
 func alive(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == nil && !zombie(pid) }
 
 func zombie(pid int) bool {
@@ -270,13 +282,9 @@ func TestPauseResumeKeepsCount(t *testing.T) {
 	// The running agent finishes its iteration; no new one starts, and the
 	// monitor does not undo the pause (swarm.py's failure 3).
 	l.Eventually("iteration to end", 10*time.Second, func() bool { return l.state()["iteration_active"] == false })
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		if l.str("status") != "paused" || l.num("current_iteration") != at {
-			t.Fatalf("paused loop moved on: %v", l.state())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	l.holds("the paused loop stays put", 2*time.Second, func() bool {
+		return l.str("status") == "paused" && l.num("current_iteration") == at
+	})
 	if r := l.MustRun("ralph", "resume", "pz"); r.Stdout != "resumed ralph loop for pz\n" {
 		t.Fatalf("resume: %s", r)
 	}
@@ -305,11 +313,15 @@ func TestKillStopsLoopForGood(t *testing.T) {
 	if alive(mon) {
 		t.Fatal("monitor still alive after kill returned")
 	}
-	at := l.num("current_iteration")
-	time.Sleep(1500 * time.Millisecond) // an iteration would have started by now
-	if l.num("current_iteration") != at || l.str("status") != "stopped" || l.str("exit_reason") != "killed" {
-		t.Fatalf("after kill: %v", l.state())
+	// No monitor process is left for the loop, so none can start an
+	// iteration; and for good measure over 15 polls none does.
+	if n := countMonitors(l.Swarm, "kl"); n != 0 {
+		t.Fatalf("%d monitor processes after kill", n)
 	}
+	at := l.num("current_iteration")
+	l.holds("the killed loop stays stopped", 1500*time.Millisecond, func() bool {
+		return l.num("current_iteration") == at && l.str("status") == "stopped" && l.str("exit_reason") == "killed"
+	})
 	if l.WindowID("kl") != "" {
 		t.Error("window still there")
 	}

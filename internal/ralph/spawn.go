@@ -137,8 +137,7 @@ func replace(m *worker.Manager, name string, forceDirty bool) error {
 			return fmt.Errorf("the monitor of '%s' did not exit; try again, or kill it (pid in %s)", name, rs.StatePath())
 		}
 		if w.Worktree != nil {
-			info := worktree.Info{Path: w.Worktree.Path, Branch: w.Worktree.Branch, BaseRepo: w.Worktree.BaseRepo}
-			if rerr := worktree.Remove(info, forceDirty); rerr != nil {
+			if rerr := worktree.Remove(worker.WorktreeOf(w), forceDirty); rerr != nil {
 				var dirty *worktree.DirtyError
 				if !errors.As(rerr, &dirty) {
 					return fmt.Errorf("cannot remove worktree for '%s': %v", name, rerr)

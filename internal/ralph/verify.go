@@ -60,7 +60,7 @@ func (e *Engine) verify(o *Outcome, st *state.Ralph, iter int) {
 		return nil
 	})
 	if o.DoneFile {
-		os.Remove(e.doneFilePath(st))
+		os.Remove(doneFilePath(st))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -103,6 +104,10 @@ func (c *Client) SendKeys(target string, keys ...string) error {
 // longer text goes through a paste buffer.
 const literalLimit = 2048
 
+// PasteEnterGap separates a paste from its Enter: some agents treat an
+// Enter arriving with a paste as part of it.
+var PasteEnterGap = 60 * time.Millisecond
+
 // TypeText types text literally (send-keys -l --, so text starting with "-"
 // or looking like a key name is typed as written), optionally followed by
 // Enter in the same invocation. Text with a newline, or long text, is
@@ -114,6 +119,7 @@ func (c *Client) TypeText(target, text string, enter bool) error {
 			return err
 		}
 		if enter {
+			time.Sleep(PasteEnterGap)
 			return c.SendKeys(target, "Enter")
 		}
 		return nil

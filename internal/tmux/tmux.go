@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync/atomic"
 )
 
 // Client runs tmux against one server.
@@ -35,12 +34,6 @@ func New(socket string) *Client {
 	}
 	return &Client{Socket: socket, Bin: bin}
 }
-
-var execs atomic.Int64
-
-// Execs returns how many tmux processes this process has run; benchmarks
-// and tests use it to prove a poll costs a constant number of them.
-func Execs() int64 { return execs.Load() }
 
 // Error is a failed tmux command, with what tmux printed.
 type Error struct {
@@ -114,7 +107,6 @@ func (c *Client) Args(args ...string) []string {
 
 // Run executes one tmux invocation and returns its standard output.
 func (c *Client) Run(stdin io.Reader, args ...string) (string, error) {
-	execs.Add(1)
 	cmd := exec.Command(c.Bin, c.Args(args...)...)
 	cmd.Stdin = stdin
 	var out, stderr bytes.Buffer

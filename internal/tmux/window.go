@@ -122,9 +122,18 @@ func (c *Client) Respawn(target string, spec RespawnSpec) error {
 	return err
 }
 
-// KillWindow removes a window by id or exact target.
+// KillWindow removes a window by id or exact target. What matters is that
+// the window is gone: a window already gone, or a server that exits while
+// answering (the last window of the last session) or answers oddly
+// ("no current target") while the window went, is success.
 func (c *Client) KillWindow(target string) error {
 	_, err := c.Run(nil, "kill-window", "-t", target)
+	if err == nil || IsNotFound(err) {
+		return nil
+	}
+	if _, perr := c.Run(nil, "display-message", "-p", "-t", target, "#{window_id}"); IsNotFound(perr) {
+		return nil
+	}
 	return err
 }
 
@@ -139,12 +148,6 @@ func (c *Client) KillServer() error {
 		}
 		os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), c.Socket))
 	}
-	return err
-}
-
-// SetWindowOption sets a window option on target.
-func (c *Client) SetWindowOption(target, name, value string) error {
-	_, err := c.Run(nil, "set-option", "-w", "-t", target, name, value)
 	return err
 }
 

@@ -1,17 +1,14 @@
 package worker
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/tmux"
 )
 
-// KeyGap separates the pre-clear keys from the text, and a paste from its
-// Enter: agents parse ESC followed quickly by another key as one Alt
-// chord, and some treat an Enter arriving with a paste as part of it.
+// KeyGap separates the pre-clear keys from the text: agents parse ESC
+// followed quickly by another key as one Alt chord.
 var KeyGap = 60 * time.Millisecond
 
 // running returns a running tmux worker, or the error commands print.
@@ -58,16 +55,6 @@ func SendText(tc *tmux.Client, target, text string, o SendOptions) error {
 		}
 		time.Sleep(KeyGap)
 	}
-	if strings.ContainsAny(text, "\r\n") || len(text) > 2048 {
-		if err := tc.Paste(target, text); err != nil {
-			return err
-		}
-		if o.NoEnter {
-			return nil
-		}
-		time.Sleep(KeyGap)
-		return tc.SendKeys(target, "Enter")
-	}
 	return tc.TypeText(target, text, !o.NoEnter)
 }
 
@@ -113,20 +100,33 @@ type PeekResult struct {
 
 // PeekAll returns the screens of all running tmux workers.
 func (m *Manager) PeekAll(lines int) ([]PeekResult, error) {
-	live, err := m.List()
+	live, err := m.RunningTmux()
 	if err != nil {
 		return nil, err
 	}
 	var out []PeekResult
 	for _, l := range live {
-		if l.Tmux == nil || !l.Running() || l.WindowID == "" {
-			continue
-		}
 		text, err := peekWindow(Tmux(&l.Worker), l.WindowID, lines)
 		if err != nil {
 			continue
 		}
 		out = append(out, PeekResult{Name: l.Name, Text: text})
+	}
+	return out, nil
+}
+
+// RunningTmux returns the running tmux workers (the targets of --all for
+// peek, send and interrupt).
+func (m *Manager) RunningTmux() ([]Live, error) {
+	live, err := m.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []Live
+	for _, l := range live {
+		if l.Tmux != nil && l.Running() && l.WindowID != "" {
+			out = append(out, l)
+		}
 	}
 	return out, nil
 }
@@ -139,5 +139,3 @@ func (m *Manager) Attach(name string) error {
 	}
 	return Tmux(&l.Worker).Attach(l.Tmux.Session, l.WindowID)
 }
-
-func isGone(err error) bool { return tmux.IsNotFound(err) || errors.Is(err, ErrNotRunning) }

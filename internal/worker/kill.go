@@ -60,12 +60,8 @@ func (m *Manager) stop(w *state.Worker) error {
 		if l.PanePID > 0 && proc.Alive(l.PanePID) {
 			proc.Terminate(l.PanePID, m.KillGrace)
 		}
-		if err := Tmux(w).KillWindow(l.WindowID); err != nil && !isGone(err) {
-			// A server shutting down answers oddly ("no current target");
-			// what matters is whether the window is still there.
-			if _, still, lerr := Tmux(w).Lookup(w.Tmux.Session, w.Tmux.Window); lerr != nil || still {
-				return fmt.Errorf("cannot remove tmux window of '%s': %v", w.Name, err)
-			}
+		if err := Tmux(w).KillWindow(l.WindowID); err != nil {
+			return fmt.Errorf("cannot remove tmux window of '%s': %v", w.Name, err)
 		}
 	case w.PID != nil:
 		// Only the worker's own process (its pid may have been reused);
@@ -90,18 +86,16 @@ func (m *Manager) setStatus(name, status string) error {
 // when it holds uncommitted work and force is not set. It reports whether
 // the worktree is gone.
 func (m *Manager) removeWorktree(w *state.Worker, force bool) bool {
-	info := worktree.Info{Path: w.Worktree.Path, Branch: w.Worktree.Branch, BaseRepo: w.Worktree.BaseRepo}
-	err := worktree.Remove(info, force)
-	var dirty *worktree.DirtyError
-	switch {
-	case errors.As(err, &dirty):
-		m.warn(fmt.Sprintf("cannot remove worktree for '%s': %v", w.Name, err))
-		return false
-	case err != nil:
+	if err := worktree.Remove(WorktreeOf(w), force); err != nil {
 		m.warn(fmt.Sprintf("cannot remove worktree for '%s': %v", w.Name, err))
 		return false
 	}
 	return true
+}
+
+// WorktreeOf is the worker's worktree as the worktree package sees it.
+func WorktreeOf(w *state.Worker) worktree.Info {
+	return worktree.Info{Path: w.Worktree.Path, Branch: w.Worktree.Branch, BaseRepo: w.Worktree.BaseRepo}
 }
 
 // KillAll kills every worker that is running now. Each kill updates only
@@ -233,8 +227,7 @@ func (m *Manager) Respawn(name string, o RespawnOptions) (*SpawnResult, error) {
 		opts.Branch = w.Worktree.Branch
 		opts.WorktreeDir = filepath.Dir(w.Worktree.Path)
 		if o.CleanFirst {
-			info := worktree.Info{Path: w.Worktree.Path, Branch: w.Worktree.Branch, BaseRepo: w.Worktree.BaseRepo}
-			if err := worktree.Remove(info, o.ForceDirty); err != nil {
+			if err := worktree.Remove(WorktreeOf(w), o.ForceDirty); err != nil {
 				var dirty *worktree.DirtyError
 				if errors.As(err, &dirty) {
 					return nil, fmt.Errorf("cannot remove worktree for '%s': %v (use --force-dirty to discard it)", name, err)
