@@ -196,7 +196,7 @@ func (h *Hooks) AfterKill(w *state.Worker) {
 	if !rs.Exists() {
 		return
 	}
-	wait := 4*worker.PollInterval(2*time.Second) + 15*time.Second
+	wait := killWait(worker.PollInterval(DefaultPoll))
 	if !WaitMonitorExit(rs, wait) {
 		if h.m.Warn != nil {
 			h.m.Warn(fmt.Sprintf("the ralph monitor of '%s' did not exit within %s", w.Name, wait))
@@ -210,6 +210,17 @@ func (h *Hooks) AfterClean(name string) {
 	if rs.Exists() && !MonitorAlive(rs) {
 		rs.Remove()
 	}
+}
+
+// LoopActive reports whether the worker has a loop that has not ended (it
+// may be between iterations, or its monitor may be dead).
+func (h *Hooks) LoopActive(name string) bool {
+	rs := h.m.Store.Ralph(name)
+	if !rs.Exists() {
+		return false
+	}
+	st, err := rs.Load()
+	return err == nil && st.Active()
 }
 
 // CleanLoop removes the ralph state of a loop that is not running.
@@ -263,7 +274,7 @@ func WaitLoop(ctx context.Context, m *worker.Manager, name string, timeout time.
 		deadline = time.Now().Add(timeout)
 	}
 	interval := worker.PollInterval(time.Second)
-	dead := 0
+	dead := 0 // consecutive looks without a live monitor
 	for {
 		st, err := rs.Load()
 		if err != nil {
@@ -274,7 +285,7 @@ func WaitLoop(ctx context.Context, m *worker.Manager, name string, timeout time.
 		}
 		if MonitorAlive(rs) {
 			dead = 0
-		} else if dead++; dead >= 3 && st.Status == state.RalphRunning {
+		} else if dead++; dead >= deadMonitorLooks && st.Status == state.RalphRunning {
 			// Checked a few times: a monitor being restarted is briefly
 			// absent.
 			return WaitResult{State: st}, fmt.Errorf("the monitor of ralph loop '%s' is not running; resume it with: swarm ralph resume %s", name, name)
@@ -325,8 +336,8 @@ func LoopStatus(m *worker.Manager, name string) (*Info, error) {
 	}
 	if !st.LastScreenChange.IsZero() && st.IterationActive {
 		info.QuietFor = time.Since(st.LastScreenChange.Time).Seconds()
-		if info.QuietFor > 60 {
-			if text, err := m.Peek(name, 5); err == nil {
+		if info.QuietFor > quietShowsOutput.Seconds() {
+			if text, err := m.Peek(name, lastOutputLines); err == nil {
 				info.LastOutput = splitLines(text)
 			}
 		}

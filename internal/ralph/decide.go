@@ -90,15 +90,20 @@ type Snapshot struct {
 	Elapsed             time.Duration
 	MaxTime             time.Duration
 	RestartDelay        time.Duration
+	// SameSession is --same-session: a quiet agent is continued in
+	// place, unless the loop is Paused.
+	SameSession bool
+	Paused      bool
 }
 
 // Action is what the loop does next.
 type Action int
 
 const (
-	Next  Action = iota // start the next iteration after Delay
-	Stop                // end the loop
-	Pause               // pause until resumed (wait without restart)
+	Next     Action = iota // start the next iteration after Delay
+	Stop                   // end the loop
+	Pause                  // pause until resumed (wait without restart)
+	Continue               // type a continuation into the same agent (--same-session)
 )
 
 // Decision is the result of Decide.
@@ -122,16 +127,17 @@ func Backoff(n int) time.Duration {
 	if n < 1 {
 		n = 1
 	}
-	if n > 10 {
-		return 300 * time.Second
+	if n > 10 { // 2^9 s is already past the cap; no shift overflow
+		return maxBackoff
 	}
-	return min(time.Duration(1<<(n-1))*time.Second, 300*time.Second)
+	return min(time.Duration(1<<(n-1))*time.Second, maxBackoff)
 }
 
-// Decide is the loop's pure decision after an iteration, in the order the
-// contract gives: accepted completion, blocked/decide, fatal setup errors,
-// wait-without-restart, the iteration cap, the time budget, failures with
-// backoff, else the next iteration after the restart delay.
+// Decide is the loop's pure decision after an iteration, in the order of
+// docs/completion.md: accepted completion, blocked/decide, fatal setup
+// errors, wait-without-restart, the iteration cap, the time budget,
+// failures with backoff, a quiet agent continued in its session
+// (--same-session), else the next iteration after the restart delay.
 func Decide(o Outcome, s Snapshot) Decision {
 	d := Decision{ConsecutiveFailures: s.ConsecutiveFailures, TotalFailures: s.TotalFailures, Delay: s.RestartDelay}
 	stop := func(status, reason, detail string) Decision {
@@ -201,6 +207,9 @@ func Decide(o Outcome, s Snapshot) Decision {
 		return stop(state.RalphFailed, ReasonFailed, fmt.Sprintf("%d consecutive failures", d.ConsecutiveFailures))
 	case failure:
 		d.Delay = Backoff(d.ConsecutiveFailures)
+	case o.End == EndInactive && s.SameSession && !s.Paused && o.Signal.Kind == SignalNone:
+		d.Action, d.Delay = Continue, 0
+		return d
 	}
 	d.Action = Next
 	return d

@@ -13,8 +13,21 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/worker"
 )
+
+// Tmux is what the loop needs from a tmux server. *tmux.Client implements
+// it; the engine's unit tests use a fake.
+type Tmux interface {
+	Lookup(session, name string) (tmux.Window, bool, error)
+	NewWindow(spec tmux.WindowSpec) (string, error)
+	KillWindow(target string) error
+	Respawn(target string, spec tmux.RespawnSpec) error
+	Poll(target string) (tmux.PaneStatus, string, error)
+	Paste(target, text string) error
+	worker.Keyboard
+}
 
 // Engine runs one loop. It is the monitor: the background process started
 // by StartMonitor, or the foreground command (ralph run, --foreground).
@@ -30,6 +43,10 @@ type Engine struct {
 	ReadyPoll time.Duration
 	// StopGrace is the time between SIGTERM and SIGKILL of the agent.
 	StopGrace time.Duration
+	// TmuxFor returns the client of a tmux socket ("" = default server).
+	TmuxFor func(socket string) Tmux
+	// Sleep waits d or until ctx ends; tests shorten backoffs with it.
+	Sleep func(ctx context.Context, d time.Duration)
 
 	pauseAndExit atomic.Bool
 	lastPersist  time.Time // when last_screen_change was last written
@@ -38,10 +55,19 @@ type Engine struct {
 
 // NewEngine returns the engine for the loop of worker name.
 func NewEngine(m *worker.Manager, name string, out io.Writer) *Engine {
-	poll := worker.PollInterval(2 * time.Second)
+	poll := worker.PollInterval(DefaultPoll)
 	return &Engine{
 		Name: name, M: m, RS: m.Store.Ralph(name), Out: out,
-		Poll: poll, ReadyPoll: min(poll, 500*time.Millisecond), StopGrace: 10 * time.Second,
+		Poll: poll, ReadyPoll: min(poll, MaxReadyPoll), StopGrace: DefaultStopGrace,
+		TmuxFor: func(socket string) Tmux { return tmux.New(socket) },
+		Sleep:   sleepCtx,
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
 	}
 }
 
@@ -59,13 +85,31 @@ func (e *Engine) RequestPause() {
 		return nil
 	})
 	if err == nil && st.Status == state.RalphPaused {
-		e.RS.Log("PAUSE", "monitor received SIGTERM; pausing after the current iteration")
+		e.log("PAUSE", "monitor received SIGTERM; pausing after the current iteration")
 		e.say("received SIGTERM, pausing after the current iteration")
 	}
 }
 
 func (e *Engine) say(format string, args ...any) {
 	fmt.Fprintf(e.Out, "[ralph] %s: %s\n", e.Name, fmt.Sprintf(format, args...))
+}
+
+// log appends an event to iterations.log; a failed write is reported in
+// the monitor's own output rather than lost.
+func (e *Engine) log(event, format string, args ...any) {
+	if err := e.RS.Log(event, fmt.Sprintf(format, args...)); err != nil {
+		e.say("cannot write iterations.log: %v", err)
+	}
+}
+
+// update is a locked read-modify-write of the loop state; a failure is
+// reported in the monitor's output and returned.
+func (e *Engine) update(fn func(*state.Ralph) error) (*state.Ralph, error) {
+	st, err := e.RS.Update(fn)
+	if err != nil && !errors.Is(err, errSkip) {
+		e.say("cannot update the loop state: %v", err)
+	}
+	return st, err
 }
 
 // ErrLoopEnded is returned by Run for a loop that is already over.
@@ -76,21 +120,8 @@ var ErrLoopEnded = errors.New("loop has ended")
 // the loop ends as interrupted (130). A returned error is printed by the
 // caller as "swarm: error: ..." (prompt file gone, pre-flight failure).
 func (e *Engine) Run(ctx context.Context) (int, error) {
-	lock, err := lockMonitor(e.RS)
+	lock, err := e.takeMonitorLock()
 	if err != nil {
-		if errors.Is(err, state.ErrNoRalph) {
-			if _, werr := e.M.Get(e.Name); werr != nil {
-				return 1, werr
-			}
-			return 1, fmt.Errorf("worker '%s' is not a ralph worker", e.Name)
-		}
-		if errors.Is(err, errMonitorRunning) {
-			pid := 0
-			if st, lerr := e.RS.Load(); lerr == nil {
-				pid = st.MonitorPID
-			}
-			return 1, fmt.Errorf("a monitor is already running for '%s' (pid %d)", e.Name, pid)
-		}
 		return 1, err
 	}
 	defer lock.Unlock()
@@ -110,7 +141,7 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 	e.RS.KeepFallback(st)
 	for {
 		code, err := e.drive(ctx)
-		e.RS.Update(func(s *state.Ralph) error {
+		e.update(func(s *state.Ralph) error {
 			if s.MonitorPID == os.Getpid() {
 				s.MonitorPID = 0
 			}
@@ -120,9 +151,31 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 			return code, err
 		}
 		e.pauseAndExit.Store(false)
-		e.RS.Update(func(s *state.Ralph) error { s.MonitorPID = os.Getpid(); return nil })
+		e.update(func(s *state.Ralph) error { s.MonitorPID = os.Getpid(); return nil })
 		e.say("resumed while the monitor was stopping; continuing")
 	}
+}
+
+// takeMonitorLock takes the loop's monitor lock, with the messages the
+// commands print when there is no loop or a monitor already runs.
+func (e *Engine) takeMonitorLock() (*flock.Flock, error) {
+	lock, err := lockMonitor(e.RS)
+	switch {
+	case err == nil:
+		return lock, nil
+	case errors.Is(err, state.ErrNoRalph):
+		if _, werr := e.M.Get(e.Name); werr != nil {
+			return nil, werr
+		}
+		return nil, fmt.Errorf("worker '%s' is not a ralph worker", e.Name)
+	case errors.Is(err, errMonitorRunning):
+		pid := 0
+		if st, lerr := e.RS.Load(); lerr == nil {
+			pid = st.MonitorPID
+		}
+		return nil, fmt.Errorf("a monitor is already running for '%s' (pid %d)", e.Name, pid)
+	}
+	return nil, err
 }
 
 // stayForResume is the monitor's last act: unless the loop was set running
@@ -147,7 +200,8 @@ func (e *Engine) stayForResume(lock *flock.Flock) bool {
 }
 
 // drive runs the loop until it ends, pauses for good (SIGTERM) or is
-// interrupted.
+// interrupted. Each turn: look at the loop and the worker, handle what
+// needs no agent, else run one iteration and act on its decision.
 func (e *Engine) drive(ctx context.Context) (int, error) {
 	for {
 		st, err := e.RS.Load()
@@ -161,61 +215,79 @@ func (e *Engine) drive(ctx context.Context) (int, error) {
 		}
 		if err != nil {
 			e.say("cannot read the worker record (%v); retrying", err)
-			e.sleep(ctx, e.Poll)
+			e.Sleep(ctx, e.Poll)
 			continue
 		}
 		if ctx.Err() != nil {
 			return e.finish(Decision{Action: Stop, Status: state.RalphStopped, Reason: ReasonInterrupted}, st)
 		}
-		switch st.Status {
-		case state.RalphStopped, state.RalphFailed:
-			return e.endedElsewhere(st, w)
-		case state.RalphPaused:
-			if !st.IterationActive {
-				if e.pauseAndExit.Load() {
-					e.say("paused; monitor exiting (resume with: swarm ralph resume %s)", e.Name)
-					return 0, nil
-				}
-				e.waitWhilePaused(ctx)
-				continue
-			}
-		}
-		if !st.IterationActive {
-			if d, done := e.beforeIteration(ctx, st, w); done {
-				return e.finish(d, st)
-			}
-		}
-		out, iter, started, ok := e.iteration(ctx, st, w)
-		if !ok {
-			// The loop was paused or stopped before an agent could start;
-			// look again after a poll (never spin).
-			select {
-			case <-ctx.Done():
-			case <-time.After(e.Poll):
-			}
+		switch step, code, err := e.between(ctx, st, w); step {
+		case stepEnd:
+			return code, err
+		case stepAgain:
 			continue
 		}
-		if out.End == EndPromptError {
-			e.RS.Log("FAIL", out.Detail)
-			return e.finish(Decide(out, e.snapshot(st)), st)
-		}
-		d := e.afterIteration(out, iter, started, w)
-		switch d.Action {
-		case Stop:
-			st, _ := e.RS.Load()
-			return e.finish(d, st)
-		case Pause:
+		d, ran := e.iteration(ctx, st, w)
+		switch {
+		case !ran:
+			// Paused or stopped before an agent could start: look again
+			// after a poll (never spin).
+			e.Sleep(ctx, e.Poll)
+		case d.Action == Stop:
+			return e.finish(d, e.reload(st))
+		case d.Action == Pause:
 			e.pause(d.Reason)
-		case Next:
-			e.sleep(ctx, min(d.Delay, e.budgetLeft()))
+		default:
+			e.sleepBetween(ctx, min(d.Delay, e.budgetLeft()))
 		}
 	}
+}
+
+// What drive does after between.
+const (
+	stepIterate = iota // start or adopt an iteration
+	stepAgain          // look at the loop again
+	stepEnd            // the loop is over: return
+)
+
+// between handles what happens between iterations: a loop ended by
+// another command, a pause, and the ends that need no agent (done file,
+// cap, time budget).
+func (e *Engine) between(ctx context.Context, st *state.Ralph, w *state.Worker) (step, code int, err error) {
+	switch st.Status {
+	case state.RalphStopped, state.RalphFailed:
+		code, err = e.endedElsewhere(st, w)
+		return stepEnd, code, err
+	case state.RalphPaused:
+		if !st.IterationActive {
+			if e.pauseAndExit.Load() {
+				e.say("paused; monitor exiting (resume with: swarm ralph resume %s)", e.Name)
+				return stepEnd, 0, nil
+			}
+			e.waitWhilePaused(ctx)
+			return stepAgain, 0, nil
+		}
+	}
+	if !st.IterationActive {
+		if d, end := e.beforeIteration(st); end {
+			code, err = e.finish(d, st)
+			return stepEnd, code, err
+		}
+	}
+	return stepIterate, 0, nil
+}
+
+func (e *Engine) reload(st *state.Ralph) *state.Ralph {
+	if cur, err := e.RS.Load(); err == nil {
+		return cur
+	}
+	return st
 }
 
 // beforeIteration handles what ends a loop without starting an agent: a
 // done file already present (verified like any completion), the iteration
 // cap or the time budget reached (after a resume, say).
-func (e *Engine) beforeIteration(ctx context.Context, st *state.Ralph, w *state.Worker) (Decision, bool) {
+func (e *Engine) beforeIteration(st *state.Ralph) (Decision, bool) {
 	snap := e.snapshot(st)
 	if st.DoneFile != "" && fileExists(doneFilePath(st)) {
 		o := Outcome{End: EndDoneFile, DoneFile: true}
@@ -238,7 +310,7 @@ func (e *Engine) beforeIteration(ctx context.Context, st *state.Ralph, w *state.
 func (e *Engine) budgetLeft() time.Duration {
 	st, err := e.RS.Load()
 	if err != nil || st.MaxTime <= 0 {
-		return 24 * time.Hour
+		return noBudget
 	}
 	return max(0, seconds(st.MaxTime)-time.Since(st.Started.Time))
 }
@@ -249,107 +321,13 @@ func (e *Engine) snapshot(st *state.Ralph) Snapshot {
 		ConsecutiveFailures: st.ConsecutiveFailures, TotalFailures: st.TotalFailures,
 		Elapsed: time.Since(st.Started.Time), MaxTime: seconds(st.MaxTime),
 		RestartDelay: seconds(st.RestartDelay),
+		SameSession:  st.SameSession, Paused: st.Status != state.RalphRunning,
 	}
-}
-
-// afterIteration records the end of an iteration, verifies a completion
-// signal, decides what comes next and logs it.
-func (e *Engine) afterIteration(o Outcome, iter int, started time.Time, w *state.Worker) Decision {
-	dur := time.Since(started)
-	exit := "none"
-	if o.ExitKnown {
-		exit = fmt.Sprint(o.ExitCode)
-	}
-	st, err := e.RS.Update(func(s *state.Ralph) error {
-		s.IterationActive = false
-		s.LastIterationEnd = state.Now()
-		s.IterationDurations = append(s.IterationDurations, dur.Seconds())
-		if o.ExitKnown {
-			c := o.ExitCode
-			s.LastExitCode = &c
-		}
-		s.LastEnd = state.NullString(endText(o))
-		return nil
-	})
-	if err != nil {
-		e.say("cannot update state: %v", err)
-		st, _ = e.RS.Load()
-		if st == nil {
-			st = e.RS.LastGood()
-		}
-	}
-	if o.End != EndStopped && o.End != EndInterrupted {
-		e.RS.Log("END", fmt.Sprintf("iteration %d exit=%s duration=%s", iter, exit, duration.Compact(dur)))
-	}
-	e.verify(&o, st, iter)
-	if o.End == EndExited && (o.ExitCode == 126 || o.ExitCode == 127) && len(w.Cmd) > 0 {
-		o.Detail = w.Cmd[0]
-	}
-	d := Decide(o, e.snapshot(st))
-	e.RS.Update(func(s *state.Ralph) error {
-		s.ConsecutiveFailures, s.TotalFailures = d.ConsecutiveFailures, d.TotalFailures
-		return nil
-	})
-	switch {
-	case d.Failure && d.Action == Next:
-		e.RS.Log("FAIL", fmt.Sprintf("iteration %d exit=%s attempt=%d/%d backoff=%s", iter, failText(o), d.ConsecutiveFailures, MaxFailures, duration.Compact(d.Delay)))
-		e.say("iteration %d failed (exit: %s), retrying in %s (attempt %d/%d)", iter, failText(o), duration.Compact(d.Delay), d.ConsecutiveFailures, MaxFailures)
-	case d.Failure:
-		e.RS.Log("FAIL", fmt.Sprintf("iteration %d exit=%s attempt=%d/%d", iter, failText(o), d.ConsecutiveFailures, MaxFailures))
-	case o.End == EndExited || o.End == EndWindowLost:
-		e.say("iteration %d completed (exit: %s, duration: %s)", iter, exit, duration.Format(dur))
-	}
-	return d
-}
-
-func failText(o Outcome) string {
-	if o.End == EndStartFailed {
-		return "start failed: " + o.Detail
-	}
-	if o.ExitKnown {
-		return fmt.Sprint(o.ExitCode)
-	}
-	return "unknown"
-}
-
-func endText(o Outcome) string {
-	switch o.End {
-	case EndExited:
-		if o.ExitKnown {
-			return fmt.Sprintf("exited %d", o.ExitCode)
-		}
-		return "exited"
-	case EndInactive:
-		return "inactivity timeout"
-	case EndSignal:
-		return "signal: " + o.Signal.Kind.Reason()
-	case EndDoneFile:
-		return "done file"
-	case EndWindowLost:
-		return "window vanished"
-	case EndStartFailed:
-		return "start failed: " + o.Detail
-	case EndFatal:
-		return "fatal screen (compaction)"
-	case EndContext:
-		return "context threshold"
-	case EndMaxTime:
-		return "time budget used up"
-	case EndStopped:
-		return "stopped"
-	case EndPreflight:
-		return "pre-flight failed"
-	case EndInterrupted:
-		return "interrupted"
-	case EndPromptError:
-		return "prompt error"
-	}
-	return ""
 }
 
 // pause sets the loop paused after an iteration (wait without restart).
 func (e *Engine) pause(reason string) {
-	st, _ := e.RS.Update(func(s *state.Ralph) error {
+	st, _ := e.update(func(s *state.Ralph) error {
 		if s.Status == state.RalphRunning {
 			s.Status = state.RalphPaused
 			s.PauseReason = state.NullString(reason)
@@ -357,7 +335,7 @@ func (e *Engine) pause(reason string) {
 		return nil
 	})
 	if st != nil && st.Status == state.RalphPaused {
-		e.RS.Log("PAUSE", reason)
+		e.log("PAUSE", "%s", reason)
 		e.say("paused: %s (resume with: swarm ralph resume %s)", reason, e.Name)
 	}
 }
@@ -369,32 +347,24 @@ func (e *Engine) waitWhilePaused(ctx context.Context) {
 		if err != nil || st.Status != state.RalphPaused || e.pauseAndExit.Load() || ctx.Err() != nil {
 			return
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(e.Poll):
-		}
+		e.Sleep(ctx, e.Poll)
 	}
 }
 
-// sleep waits d between iterations (restart delay or backoff); pausing,
-// stopping or Ctrl-C ends the wait at once. It does not count as
+// sleepBetween waits d between iterations (restart delay or backoff);
+// pausing, stopping or Ctrl-C ends the wait at once. It does not count as
 // inactivity: no agent runs.
-func (e *Engine) sleep(ctx context.Context, d time.Duration) {
+func (e *Engine) sleepBetween(ctx context.Context, d time.Duration) {
 	end := time.Now().Add(d)
 	for {
 		left := time.Until(end)
-		if left <= 0 {
+		if left <= 0 || ctx.Err() != nil {
 			return
 		}
 		if st, err := e.RS.Load(); err == nil && st.Status != state.RalphRunning {
 			return
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(min(left, e.Poll)):
-		}
+		e.Sleep(ctx, min(left, e.Poll))
 	}
 }
 
@@ -406,15 +376,12 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 	// (ralph wait, say) must not find its agent still running.
 	if w, err := e.M.Get(e.Name); err == nil {
 		e.removeWindow(w)
-		e.M.Store.Update(func(r *state.Registry) error {
-			if rec := r.Find(e.Name); rec != nil {
-				rec.Status = state.StatusStopped
-			}
-			return nil
-		})
+		if err := e.M.SetStatus(e.Name, state.StatusStopped); err != nil {
+			e.say("cannot update the worker record: %v", err)
+		}
 	}
 	ended := false
-	final, err := e.RS.Update(func(s *state.Ralph) error {
+	final, err := e.update(func(s *state.Ralph) error {
 		if !s.Active() {
 			return nil
 		}
@@ -428,7 +395,7 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 	}
 	reason := string(final.ExitReason)
 	if ended {
-		e.RS.Log("DONE", fmt.Sprintf("loop complete after %d iterations reason=%s", final.CurrentIteration, reason))
+		e.log("DONE", "loop complete after %d iterations reason=%s", final.CurrentIteration, reason)
 		e.announce(final)
 	}
 	code := ExitCode(reason)
@@ -500,7 +467,7 @@ func (e *Engine) removeWindow(w *state.Worker) {
 	if w.Tmux == nil {
 		return
 	}
-	tc := worker.Tmux(w)
+	tc := e.TmuxFor(worker.Socket(w))
 	win, ok, err := tc.Lookup(w.Tmux.Session, w.Tmux.Window)
 	if err != nil || !ok {
 		return

@@ -31,7 +31,7 @@ func lockMonitor(rs *state.RalphStore) (*flock.Flock, error) {
 		return nil, err
 	}
 	fl := flock.New(rs.MonitorLockPath(), flock.SetPermissions(0o600))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), monitorLockWait)
 	defer cancel()
 	ok, err := fl.TryLockContext(ctx, 20*time.Millisecond)
 	if err != nil && ctx.Err() == nil {
@@ -80,7 +80,7 @@ func StartMonitor(root, name string) (int, error) {
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return 0, fmt.Errorf("cannot find the swarm executable: %v", err)
+		return 0, fmt.Errorf("cannot find the swarm executable: %w", err)
 	}
 	if err := os.MkdirAll(rs.Dir, 0o700); err != nil {
 		return 0, err
@@ -97,12 +97,12 @@ func StartMonitor(root, name string) (int, error) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("cannot start the ralph monitor: %v", err)
+		return 0, fmt.Errorf("cannot start the ralph monitor: %w", err)
 	}
 	pid := cmd.Process.Pid
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(monitorStartWait)
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
@@ -122,7 +122,7 @@ func StartMonitor(root, name string) (int, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
-	return 0, fmt.Errorf("the ralph monitor did not start within 10s (see %s)", rs.MonitorLogPath())
+	return 0, fmt.Errorf("the ralph monitor did not start within %s (see %s)", monitorStartWait, rs.MonitorLogPath())
 }
 
 // monitorEnv is set in a background monitor's environment.

@@ -97,10 +97,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("invalid --completion-promise '%s' (use letters, digits, '.', '_', '-')", o.CompletionPromise)
 	}
 	if o.CheckTimeout <= 0 {
-		o.CheckTimeout = 120 * time.Second
+		o.CheckTimeout = DefaultCheckTimeout
 	}
 	if o.ReadyTimeout <= 0 {
-		o.ReadyTimeout = 120 * time.Second
+		o.ReadyTimeout = DefaultReadyTimeout
 	}
 	if o.DoneFile != "" && filepath.IsAbs(o.DoneFile) {
 		// Allowed, but say nothing: relative is the documented form.

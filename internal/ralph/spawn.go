@@ -105,7 +105,7 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 		rollback()
 		return nil, err
 	}
-	waitFirstIteration(rs, 10*time.Second)
+	waitFirstIteration(rs, firstIterationWait)
 	return &SpawnResult{Worker: rec, MonitorPID: pid}, nil
 }
 
@@ -140,14 +140,14 @@ func replace(m *worker.Manager, name string, forceDirty bool) error {
 			if rerr := worktree.Remove(worker.WorktreeOf(w), forceDirty); rerr != nil {
 				var dirty *worktree.DirtyError
 				if !errors.As(rerr, &dirty) {
-					return fmt.Errorf("cannot remove worktree for '%s': %v", name, rerr)
+					return fmt.Errorf("cannot remove worktree for '%s': %w", name, rerr)
 				}
 				if m.Warn != nil {
 					m.Warn(fmt.Sprintf("cannot remove worktree for '%s': %v (kept; the new loop continues in it)", name, rerr))
 				}
 			}
 		}
-		if err := m.Store.Update(func(r *state.Registry) error { r.Remove(name); return nil }); err != nil {
+		if err := m.Remove(name); err != nil {
 			return err
 		}
 	} else if !errors.Is(err, worker.ErrNotFound) {
@@ -155,7 +155,7 @@ func replace(m *worker.Manager, name string, forceDirty bool) error {
 	}
 	if MonitorAlive(rs) {
 		markKilled(rs)
-		if !WaitMonitorExit(rs, 30*time.Second) {
+		if !WaitMonitorExit(rs, replaceWait) {
 			return fmt.Errorf("the monitor of '%s' did not exit", name)
 		}
 	}

@@ -52,10 +52,10 @@ func (e *Engine) verify(o *Outcome, st *state.Ralph, iter int) {
 		return
 	}
 	o.Rejected = strings.Join(reasons, "; ")
-	e.RS.Log("REJECT", fmt.Sprintf("iteration %d reason=%s", iter, o.Rejected))
+	e.log("REJECT", "iteration %d reason=%s", iter, o.Rejected)
 	e.say("completion rejected: %s", o.Rejected)
 	fb := "---\n" + strings.TrimRight(feedback.String(), "\n") + "\nFix this, verify, and only then report completion again.\n"
-	e.RS.Update(func(s *state.Ralph) error {
+	e.update(func(s *state.Ralph) error {
 		s.Feedback = state.NullString(fb)
 		return nil
 	})
@@ -107,7 +107,7 @@ func runCheck(command, dir string, timeout time.Duration) checkResult {
 		}
 		return checkResult{status: fmt.Sprintf("exit %d", code), output: output()}
 	case <-time.After(timeout):
-		proc.Terminate(pgid, 2*time.Second)
+		proc.Terminate(pgid, checkKillGrace)
 		<-done
 		return checkResult{status: fmt.Sprintf("timed out after %s", timeout), output: output()}
 	}
@@ -140,7 +140,7 @@ func (e *Engine) onExit(st *state.Ralph, code int) {
 	)
 	cmd.Stdout, cmd.Stderr = e.Out, e.Out
 	// A hook that starts a background process must not hold the monitor.
-	cmd.WaitDelay = 2 * time.Second
+	cmd.WaitDelay = onExitWaitDelay
 	res := make(chan error, 1)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -153,8 +153,8 @@ func (e *Engine) onExit(st *state.Ralph, code int) {
 		if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
 			e.say("on-exit command failed: %v", err)
 		}
-	case <-time.After(60 * time.Second):
+	case <-time.After(onExitTimeout):
 		proc.Terminate(cmd.Process.Pid, time.Second)
-		e.say("on-exit command killed after 60s")
+		e.say("on-exit command killed after %s", onExitTimeout)
 	}
 }

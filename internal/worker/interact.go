@@ -40,11 +40,11 @@ func (m *Manager) Send(name, text string, o SendOptions) error {
 	if err != nil {
 		return err
 	}
-	return SendText(Tmux(&l.Worker), l.WindowID, text, o)
+	return SendText(m.tmux(&l.Worker), l.WindowID, text, o)
 }
 
 // SendText delivers text to a pane as Send does.
-func SendText(tc *tmux.Client, target, text string, o SendOptions) error {
+func SendText(tc Keyboard, target, text string, o SendOptions) error {
 	if !o.Raw {
 		if err := tc.SendKeys(target, "Escape"); err != nil {
 			return err
@@ -69,7 +69,7 @@ func (m *Manager) keys(name string, keys ...string) error {
 	if err != nil {
 		return err
 	}
-	return Tmux(&l.Worker).SendKeys(l.WindowID, keys...)
+	return m.tmux(&l.Worker).SendKeys(l.WindowID, keys...)
 }
 
 // Peek returns the last lines of the worker's pane.
@@ -78,10 +78,10 @@ func (m *Manager) Peek(name string, lines int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return peekWindow(Tmux(&l.Worker), l.WindowID, lines)
+	return peekWindow(m.tmux(&l.Worker), l.WindowID, lines)
 }
 
-func peekWindow(tc *tmux.Client, id string, lines int) (string, error) {
+func peekWindow(tc Tmux, id string, lines int) (string, error) {
 	if lines <= 0 {
 		lines = 30
 	}
@@ -106,7 +106,7 @@ func (m *Manager) PeekAll(lines int) ([]PeekResult, error) {
 	}
 	var out []PeekResult
 	for _, l := range live {
-		text, err := peekWindow(Tmux(&l.Worker), l.WindowID, lines)
+		text, err := peekWindow(m.tmux(&l.Worker), l.WindowID, lines)
 		if err != nil {
 			continue
 		}
@@ -137,5 +137,5 @@ func (m *Manager) Attach(name string) error {
 	if err != nil {
 		return err
 	}
-	return Tmux(&l.Worker).Attach(l.Tmux.Session, l.WindowID)
+	return m.tmux(&l.Worker).Attach(l.Tmux.Session, l.WindowID)
 }

@@ -33,7 +33,7 @@ func (m *Manager) Kill(name string, o KillOptions) error {
 	if err := m.stop(w); err != nil {
 		return err
 	}
-	if err := m.setStatus(name, state.StatusStopped); err != nil {
+	if err := m.SetStatus(name, state.StatusStopped); err != nil {
 		return err
 	}
 	if m.Hooks != nil {
@@ -47,7 +47,7 @@ func (m *Manager) Kill(name string, o KillOptions) error {
 
 // stop ends the worker's processes and window, whatever state they are in.
 func (m *Manager) stop(w *state.Worker) error {
-	live, err := Refresh([]state.Worker{*w})
+	live, err := m.Refresh([]state.Worker{*w})
 	if err != nil {
 		return err
 	}
@@ -60,8 +60,8 @@ func (m *Manager) stop(w *state.Worker) error {
 		if l.PanePID > 0 && proc.Alive(l.PanePID) {
 			proc.Terminate(l.PanePID, m.KillGrace)
 		}
-		if err := Tmux(w).KillWindow(l.WindowID); err != nil {
-			return fmt.Errorf("cannot remove tmux window of '%s': %v", w.Name, err)
+		if err := m.tmux(w).KillWindow(l.WindowID); err != nil {
+			return fmt.Errorf("cannot remove tmux window of '%s': %w", w.Name, err)
 		}
 	case w.PID != nil:
 		// Only the worker's own process (its pid may have been reused);
@@ -71,15 +71,6 @@ func (m *Manager) stop(w *state.Worker) error {
 		}
 	}
 	return nil
-}
-
-func (m *Manager) setStatus(name, status string) error {
-	return m.Store.Update(func(r *state.Registry) error {
-		if w := r.Find(name); w != nil {
-			w.Status = status
-		}
-		return nil
-	})
 }
 
 // removeWorktree removes a worker's worktree, keeping it (with a warning)
@@ -124,12 +115,7 @@ func (m *Manager) KillAll(o KillOptions) ([]string, error) {
 // loopActive reports whether the worker has a ralph loop that has not
 // ended (it may be between iterations, or its monitor may be dead).
 func (m *Manager) loopActive(name string) bool {
-	rs := m.Store.Ralph(name)
-	if !rs.Exists() {
-		return false
-	}
-	st, err := rs.Load()
-	return err == nil && st.Active()
+	return m.Hooks != nil && m.Hooks.LoopActive(name)
 }
 
 // CleanOptions control clean.
@@ -155,14 +141,11 @@ func (m *Manager) Clean(name string, o CleanOptions) (kept string, err error) {
 	}
 	os.Remove(m.stdoutLog(name))
 	os.Remove(m.stderrLog(name))
-	if err := m.Store.Update(func(r *state.Registry) error {
-		r.Remove(name)
-		return nil
-	}); err != nil {
+	if err := m.Remove(name); err != nil {
 		return kept, err
 	}
-	if cl, ok := m.Hooks.(interface{ AfterClean(string) }); ok {
-		cl.AfterClean(name)
+	if m.Hooks != nil {
+		m.Hooks.AfterClean(name)
 	}
 	return kept, nil
 }

@@ -23,7 +23,7 @@ func (l *Live) Running() bool { return l.Status == state.StatusRunning }
 
 // Refresh computes the live status of workers with one tmux process per
 // socket in use, however many workers there are.
-func Refresh(workers []state.Worker) ([]Live, error) {
+func (m *Manager) Refresh(workers []state.Worker) ([]Live, error) {
 	bySocket := map[string][]tmux.Window{}
 	for _, w := range workers {
 		if w.Tmux == nil {
@@ -33,7 +33,7 @@ func Refresh(workers []state.Worker) ([]Live, error) {
 		if _, done := bySocket[sock]; done {
 			continue
 		}
-		panes, err := tmux.New(sock).ListPanes()
+		panes, err := m.TmuxFor(sock).ListPanes()
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +69,7 @@ func (m *Manager) List() ([]Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	live, err := Refresh(reg.Workers)
+	live, err := m.Refresh(reg.Workers)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (m *Manager) Status(name string) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	live, err := Refresh([]state.Worker{*w})
+	live, err := m.Refresh([]state.Worker{*w})
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func (m *Manager) Logs(name string, o LogsOptions) (string, error) {
 	if o.History {
 		opt.Start = fmt.Sprint(-o.Lines)
 	}
-	out, err := Tmux(&l.Worker).Capture(l.WindowID, opt)
+	out, err := m.tmux(&l.Worker).Capture(l.WindowID, opt)
 	if err != nil {
 		return "", err
 	}
@@ -65,7 +65,7 @@ func (m *Manager) Follow(ctx context.Context, name string, w io.Writer) error {
 	if l.WindowID == "" {
 		return fmt.Errorf("worker '%s' %w", name, ErrNotRunning)
 	}
-	tc := Tmux(&l.Worker)
+	tc := m.tmux(&l.Worker)
 	id := l.WindowID
 	printed := -1 // absolute row (history+y) of the next row to print
 	for {

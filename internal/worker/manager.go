@@ -14,15 +14,46 @@ import (
 	"github.com/swarmtools/swarm/internal/tmux"
 )
 
-// Hooks let the ralph loop take part in worker operations without this
-// package depending on it.
+// Tmux is what worker operations need from a tmux server. *tmux.Client
+// implements it; tests use a fake.
+type Tmux interface {
+	ListPanes() ([]tmux.Pane, error)
+	Lookup(session, name string) (tmux.Window, bool, error)
+	NewWindow(spec tmux.WindowSpec) (string, error)
+	KillWindow(target string) error
+	Poll(target string) (tmux.PaneStatus, string, error)
+	Capture(target string, o tmux.CaptureOptions) (string, error)
+	Keyboard
+	Attach(session, windowID string) error
+}
+
+// Keyboard types into a pane.
+type Keyboard interface {
+	SendKeys(target string, keys ...string) error
+	TypeText(target, text string, enter bool) error
+}
+
+// Hooks let the ralph loop (and heartbeats) take part in worker operations
+// without this package depending on them.
 type Hooks interface {
-	// BeforeKill runs before a worker is stopped (the loop is marked
-	// killed so its monitor starts no further iteration).
+	// BeforeKill runs before a worker is stopped (a loop is marked killed
+	// so its monitor starts no further iteration).
 	BeforeKill(w *state.Worker) error
 	// AfterKill runs once the worker is stopped (waits for the monitor).
 	AfterKill(w *state.Worker)
+	// AfterClean runs once a worker's record is removed.
+	AfterClean(name string)
+	// LoopActive reports whether the worker has a loop that has not
+	// ended: kill --all takes such a worker even between iterations.
+	LoopActive(name string) bool
 }
+
+// Default timings.
+const (
+	// DefaultKillGrace is the time between SIGTERM and SIGKILL on kill
+	// (SPEC §3: "SIGKILL after 5 s").
+	DefaultKillGrace = 5 * time.Second
+)
 
 // Manager operates on the workers of one state root.
 type Manager struct {
@@ -31,11 +62,13 @@ type Manager struct {
 	Session string
 	// Warn receives warnings ("swarm: warning: " is added by the caller).
 	Warn func(string)
-	// Hooks, when set, are called around kills.
+	// Hooks, when set, are called around kills and cleans.
 	Hooks Hooks
 	// KillGrace is how long a stopped worker gets between SIGTERM and
 	// SIGKILL.
 	KillGrace time.Duration
+	// TmuxFor returns the client of a tmux socket ("" = default server).
+	TmuxFor func(socket string) Tmux
 }
 
 // New returns a manager for the state root.
@@ -44,7 +77,8 @@ func New(root string, warn func(string)) *Manager {
 		Store:     state.NewStore(root, warn),
 		Session:   state.DefaultSession(root),
 		Warn:      warn,
-		KillGrace: 5 * time.Second,
+		KillGrace: DefaultKillGrace,
+		TmuxFor:   func(socket string) Tmux { return tmux.New(socket) },
 	}
 }
 
@@ -65,12 +99,17 @@ func (m *Manager) warn(msg string) {
 	}
 }
 
-// Tmux returns the tmux client for a worker's socket.
-func Tmux(w *state.Worker) *tmux.Client {
+// tmux returns the client for a worker's socket.
+func (m *Manager) tmux(w *state.Worker) Tmux {
+	return m.TmuxFor(Socket(w))
+}
+
+// Socket is the tmux socket a worker runs on ("" = default server).
+func Socket(w *state.Worker) string {
 	if w.Tmux == nil {
-		return tmux.New("")
+		return ""
 	}
-	return tmux.New(string(w.Tmux.Socket))
+	return string(w.Tmux.Socket)
 }
 
 // Get returns a worker's record.
@@ -80,4 +119,43 @@ func (m *Manager) Get(name string) (*state.Worker, error) {
 		return nil, notFound(name)
 	}
 	return w, err
+}
+
+// SetStatus records a worker's status.
+func (m *Manager) SetStatus(name, status string) error {
+	return m.Store.Update(func(r *state.Registry) error {
+		if w := r.Find(name); w != nil {
+			w.Status = status
+		}
+		return nil
+	})
+}
+
+// SetMetadata merges kv into a worker's metadata and, unless status is
+// empty, sets its status, in one locked update.
+func (m *Manager) SetMetadata(name string, kv map[string]any, status string) error {
+	return m.Store.Update(func(r *state.Registry) error {
+		w := r.Find(name)
+		if w == nil {
+			return nil
+		}
+		if w.Metadata == nil {
+			w.Metadata = map[string]any{}
+		}
+		for k, v := range kv {
+			w.Metadata[k] = v
+		}
+		if status != "" {
+			w.Status = status
+		}
+		return nil
+	})
+}
+
+// Remove deletes a worker's record.
+func (m *Manager) Remove(name string) error {
+	return m.Store.Update(func(r *state.Registry) error {
+		r.Remove(name)
+		return nil
+	})
 }

@@ -86,10 +86,62 @@ func (u undo) run() {
 	}
 }
 
+// spawnPlan is a validated spawn: everything resolved before anything is
+// created.
+type spawnPlan struct {
+	o        SpawnOptions
+	env      map[string]string
+	cwd      string // absolute, exists
+	session  string
+	repoRoot string // with --worktree
+}
+
 // Spawn starts a worker. Everything is validated before anything is
 // created, and every step is rolled back if a later one fails: no half
 // record, no orphan window or worktree.
 func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
+	p, err := m.plan(o)
+	if err != nil {
+		return nil, err
+	}
+	var rollback undo
+	defer func() {
+		if err != nil {
+			rollback.run()
+		}
+	}()
+	rec := state.Worker{
+		Name: o.Name, Status: state.StatusRunning, Cmd: o.Command, Started: state.Now(),
+		Cwd: p.cwd, Env: p.env, Tags: o.Tags, Metadata: o.Metadata,
+	}
+	if err = m.reserve(rec, o.Replace, &rollback); err != nil {
+		return nil, err
+	}
+	if o.Worktree {
+		if err = m.makeWorktree(p, &rec, &rollback); err != nil {
+			return nil, err
+		}
+	}
+	if o.Tmux {
+		rec.Tmux = &state.TmuxInfo{Session: p.session, Window: o.Name, Socket: state.NullString(o.Socket)}
+	}
+	if err = m.launch(p, &rec, &rollback); err != nil {
+		return nil, err
+	}
+	if err = m.commit(rec); err != nil {
+		return nil, err
+	}
+	res = &SpawnResult{Worker: &rec}
+	if o.ReadyWait && !o.NoStart {
+		if ok, werr := m.WaitReady(&rec, o.ReadyTimeout); werr == nil {
+			res.NotReady = !ok
+		}
+	}
+	return res, nil
+}
+
+// plan validates the options and resolves defaults.
+func (m *Manager) plan(o SpawnOptions) (*spawnPlan, error) {
 	if err := state.ValidateName(o.Name); err != nil {
 		return nil, err
 	}
@@ -100,55 +152,57 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 	if err != nil {
 		return nil, err
 	}
-	cwd := o.Cwd
-	if cwd == "" {
-		if cwd, err = os.Getwd(); err != nil {
-			return nil, err
-		}
-	}
-	if cwd, err = filepath.Abs(cwd); err != nil {
+	cwd, err := resolveDir(o.Cwd)
+	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("directory not found: %s (check --cwd)", cwd)
+	p := &spawnPlan{o: o, env: env, cwd: cwd, session: o.Session}
+	if p.session == "" {
+		p.session = m.Session
 	}
-	session := o.Session
-	if session == "" {
-		session = m.Session
+	if o.Tmux && (strings.ContainsAny(p.session, ":.") || p.session == "") {
+		return nil, fmt.Errorf("invalid session name '%s' (no ':' or '.')", p.session)
 	}
-	if o.Tmux && (strings.ContainsAny(session, ":.") || session == "") {
-		return nil, fmt.Errorf("invalid session name '%s' (no ':' or '.')", session)
-	}
-	var repoRoot string
 	if o.Worktree {
-		var warns []string
-		repoRoot, warns, err = worktree.RepoRoot(cwd)
+		root, warns, err := worktree.RepoRoot(cwd)
 		for _, w := range warns {
 			m.warn(w)
 		}
 		if err != nil {
 			return nil, errors.New("not in a git repository (required for --worktree)")
 		}
+		p.repoRoot = root
 	}
+	return p, nil
+}
 
-	var rollback undo
-	defer func() {
-		if err != nil {
-			rollback.run()
+// resolveDir makes dir (default: the current directory) absolute and
+// checks that it is a directory.
+func resolveDir(dir string) (string, error) {
+	var err error
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return "", err
 		}
-	}()
-
-	// Reserve the name first, so two spawns of one name cannot both
-	// create a worktree or a window.
-	var previous *state.Worker
-	rec := state.Worker{
-		Name: o.Name, Status: state.StatusRunning, Cmd: o.Command, Started: state.Now(),
-		Cwd: cwd, Env: env, Tags: o.Tags, Metadata: o.Metadata,
 	}
-	err = m.Store.Update(func(r *state.Registry) error {
-		if old := r.Find(o.Name); old != nil {
-			if !o.Replace {
-				return fmt.Errorf("worker '%s' already exists", o.Name)
+	if dir, err = filepath.Abs(dir); err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("directory not found: %s (check --cwd)", dir)
+	}
+	return dir, nil
+}
+
+// reserve writes the record first, so two spawns of one name cannot both
+// create a worktree or a window. With replace (respawn) the old record is
+// updated in place and restored, stopped, if the spawn fails.
+func (m *Manager) reserve(rec state.Worker, replace bool, rollback *undo) error {
+	var previous *state.Worker
+	err := m.Store.Update(func(r *state.Registry) error {
+		if old := r.Find(rec.Name); old != nil {
+			if !replace {
+				return fmt.Errorf("worker '%s' already exists", rec.Name)
 			}
 			cp := *old
 			previous = &cp
@@ -159,115 +213,109 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rollback.add(func() {
 		m.Store.Update(func(r *state.Registry) error {
-			if previous != nil {
-				if w := r.Find(o.Name); w != nil {
-					prev := *previous
-					prev.Status = state.StatusStopped
-					*w = prev
-				}
-				return nil
+			if previous == nil {
+				r.Remove(rec.Name)
+			} else if w := r.Find(rec.Name); w != nil {
+				prev := *previous
+				prev.Status = state.StatusStopped
+				*w = prev
 			}
-			r.Remove(o.Name)
 			return nil
 		})
 	})
+	return nil
+}
 
-	dir := cwd
-	if o.Worktree {
-		parent := o.WorktreeDir
-		path := worktree.DefaultPath(repoRoot, o.Name)
-		if parent != "" {
-			if parent, err = filepath.Abs(parent); err != nil {
-				return nil, err
-			}
-			path = filepath.Join(parent, o.Name)
+// makeWorktree creates (or reuses) the worker's worktree and moves the
+// record into it.
+func (m *Manager) makeWorktree(p *spawnPlan, rec *state.Worker, rollback *undo) error {
+	path := worktree.DefaultPath(p.repoRoot, p.o.Name)
+	if p.o.WorktreeDir != "" {
+		parent, err := filepath.Abs(p.o.WorktreeDir)
+		if err != nil {
+			return err
 		}
-		branch := o.Branch
-		if branch == "" {
-			branch = o.Name
-		}
-		_, existed := os.Stat(path)
-		info, werr := worktree.Create(repoRoot, path, branch)
-		if werr != nil {
-			return nil, fmt.Errorf("failed to create worktree: %v", werr)
-		}
-		if existed != nil { // we made it: undo removes it (it is clean), and its new branch
-			rollback.add(func() { worktree.Undo(info) })
-		}
-		rec.Worktree = &state.WorktreeInfo{Path: info.Path, Branch: info.Branch, BaseRepo: info.BaseRepo}
-		dir = info.Path
-		rec.Cwd = dir
+		path = filepath.Join(parent, p.o.Name)
 	}
+	branch := p.o.Branch
+	if branch == "" {
+		branch = p.o.Name
+	}
+	_, existed := os.Stat(path)
+	info, err := worktree.Create(p.repoRoot, path, branch)
+	if err != nil {
+		return fmt.Errorf("failed to create worktree: %w", err)
+	}
+	if existed != nil { // we made it: undo removes it (it is clean), and its new branch
+		rollback.add(func() { worktree.Undo(info) })
+	}
+	rec.Worktree = &state.WorktreeInfo{Path: info.Path, Branch: info.Branch, BaseRepo: info.BaseRepo}
+	rec.Cwd = info.Path
+	return nil
+}
 
-	if o.Tmux {
-		rec.Tmux = &state.TmuxInfo{Session: session, Window: o.Name, Socket: state.NullString(o.Socket)}
-	}
-	if err = checkCommand(o.Command[0], dir, env); err != nil {
+// launch checks the command and starts it in a tmux window or as a
+// detached process (nothing with NoStart: the ralph monitor starts it).
+func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error {
+	o := p.o
+	if err := checkCommand(o.Command[0], rec.Cwd, p.env); err != nil {
 		switch {
 		case o.NoStart:
-			return nil, err
+			return err
 		case o.Tmux:
-			return nil, fmt.Errorf("failed to create tmux window: %v", err)
+			return fmt.Errorf("failed to create tmux window: %w", err)
 		default:
-			return nil, fmt.Errorf("failed to spawn process: %v", err)
+			return fmt.Errorf("failed to spawn process: %w", err)
 		}
 	}
-	if !o.NoStart {
-		if o.Tmux {
-			tc := tmux.New(o.Socket)
-			id, terr := tc.NewWindow(tmux.WindowSpec{
-				Session: session, Name: o.Name, Dir: dir,
-				Env: windowEnv(env), Command: o.Command,
-			})
-			if terr != nil {
-				return nil, fmt.Errorf("failed to create tmux window: %v", terr)
-			}
-			rollback.add(func() { tc.KillWindow(id) })
-		} else {
-			pid, perr := proc.Start(proc.StartSpec{
-				Command: o.Command, Dir: dir, Env: append(os.Environ(), EnvList(env)...),
-				Stdout: m.stdoutLog(o.Name), Stderr: m.stderrLog(o.Name),
-			})
-			if perr != nil {
-				return nil, fmt.Errorf("failed to spawn process: %v", perr)
-			}
-			rollback.add(func() { proc.Terminate(pid, time.Second) })
-			rec.PID = &pid
-		}
-	}
-	if o.NoStart {
+	switch {
+	case o.NoStart:
 		rec.Status = state.StatusStopped
+	case o.Tmux:
+		tc := m.TmuxFor(o.Socket)
+		id, err := tc.NewWindow(tmux.WindowSpec{
+			Session: p.session, Name: o.Name, Dir: rec.Cwd,
+			Env: WithCallerPath(p.env), Command: o.Command,
+		})
+		if err != nil {
+			return fmt.Errorf("failed to create tmux window: %w", err)
+		}
+		rollback.add(func() { tc.KillWindow(id) })
+	default:
+		pid, err := proc.Start(proc.StartSpec{
+			Command: o.Command, Dir: rec.Cwd, Env: append(os.Environ(), EnvList(p.env)...),
+			Stdout: m.stdoutLog(o.Name), Stderr: m.stderrLog(o.Name),
+		})
+		if err != nil {
+			return fmt.Errorf("failed to spawn process: %w", err)
+		}
+		rollback.add(func() { proc.Terminate(pid, time.Second) })
+		rec.PID = &pid
 	}
-	err = m.Store.Update(func(r *state.Registry) error {
-		w := r.Find(o.Name)
+	return nil
+}
+
+// commit writes the finished record over the reservation.
+func (m *Manager) commit(rec state.Worker) error {
+	return m.Store.Update(func(r *state.Registry) error {
+		w := r.Find(rec.Name)
 		if w == nil {
-			return fmt.Errorf("worker '%s' was removed while it was being spawned", o.Name)
+			return fmt.Errorf("worker '%s' was removed while it was being spawned", rec.Name)
 		}
 		*w = rec
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	res = &SpawnResult{Worker: &rec}
-	if o.ReadyWait && !o.NoStart {
-		ok, werr := m.WaitReady(&rec, o.ReadyTimeout)
-		if werr != nil {
-			return res, nil
-		}
-		res.NotReady = !ok
-	}
-	return res, nil
 }
 
-// windowEnv adds the caller's PATH to a tmux window's environment unless
-// the user set one: the tmux server may have been started long ago from a
-// different shell, and the agent should be found as the caller finds it.
-func windowEnv(env map[string]string) []string {
+// WithCallerPath renders env as KEY=VAL entries for a tmux window, adding
+// the caller's PATH unless the user set one: the tmux server may have been
+// started long ago from a different shell, and the agent should be found
+// as the caller finds it.
+func WithCallerPath(env map[string]string) []string {
 	list := EnvList(env)
 	if _, ok := env["PATH"]; !ok {
 		if p := os.Getenv("PATH"); p != "" {
@@ -317,28 +365,23 @@ func (m *Manager) stderrLog(name string) string {
 	return filepath.Join(m.Store.LogsDir(), name+".stderr.log")
 }
 
+// ReadyPoll paces ready detection (SPEC §6: every 0.5 s): a banner is
+// seen within half a second, at one tmux process per look.
+const ReadyPoll = 500 * time.Millisecond
+
 // WaitReady polls the worker's screen (or, for a process worker, the end
 // of its stdout log) until it looks ready or timeout passes.
 func (m *Manager) WaitReady(w *state.Worker, timeout time.Duration) (bool, error) {
-	interval := PollInterval(500 * time.Millisecond)
-	if interval > 500*time.Millisecond {
-		interval = 500 * time.Millisecond
-	}
+	interval := min(PollInterval(ReadyPoll), ReadyPoll)
 	var screen ready.Screen
 	if w.Tmux != nil {
-		tc := Tmux(w)
+		tc := m.tmux(w)
 		win, ok, err := tc.Lookup(w.Tmux.Session, w.Tmux.Window)
 		if err != nil || !ok {
 			return false, err
 		}
 		// One tmux process per poll: the window id does not change.
-		screen = func() (string, bool, error) {
-			st, s, err := tc.Poll(win.WindowID)
-			if err != nil {
-				return "", true, nil
-			}
-			return s, st.Dead, nil
-		}
+		screen = PaneScreen(tc, win.WindowID)
 	} else {
 		screen = func() (string, bool, error) {
 			s, _ := tailFile(m.stdoutLog(w.Name), 40)
@@ -349,4 +392,21 @@ func (m *Manager) WaitReady(w *state.Worker, timeout time.Duration) (bool, error
 		m.warn(fmt.Sprintf("agent '%s' is showing a %s; it needs a human (swarm attach %s)", w.Name, kind, w.Name))
 	})
 	return res.Ready, err
+}
+
+// Poller reads a pane's state and screen in one tmux process.
+type Poller interface {
+	Poll(target string) (tmux.PaneStatus, string, error)
+}
+
+// PaneScreen adapts a pane to ready.Screen: one poll per look, and a pane
+// that cannot be polled counts as gone.
+func PaneScreen(tc Poller, id string) ready.Screen {
+	return func() (string, bool, error) {
+		st, s, err := tc.Poll(id)
+		if err != nil {
+			return "", true, nil
+		}
+		return s, st.Dead, nil
+	}
 }

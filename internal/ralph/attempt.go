@@ -1,0 +1,391 @@
+package ralph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/ready"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
+	"github.com/swarmtools/swarm/internal/worker"
+	"github.com/swarmtools/swarm/internal/worktree"
+)
+
+// attempt is one iteration as the monitor runs it: what was started and
+// delivered, and what the watch has learned so far. One value is made per
+// iteration and handed down the steps (start or adopt → launch → deliver
+// → watch → conclude), so an iteration reads top to bottom.
+type attempt struct {
+	iter     int
+	started  time.Time // when the iteration started
+	promptAt time.Time // when the prompt was submitted
+	prompt   string    // the text delivered: its echo is not the agent's
+	st       *state.Ralph
+
+	tc     Tmux
+	window string // tmux window id (@N); "" when there is none
+	out    string // the agent's raw output (pipe-pane)
+	exit   string // where the agent's wrapper records its exit status
+	off    int64  // how far out has been read
+	det    *Detector
+
+	lastHash   [16]byte
+	lastChange time.Time       // the screen's last change
+	warned     map[string]bool // stuck screens reported this iteration
+	nudged     bool            // the --max-context nudge was sent
+	tasks      int             // task ids already recorded
+	pollErrors int             // consecutive polls that failed
+}
+
+var errSkip = errors.New("loop not running")
+
+// iteration runs one iteration and concludes it: ran is false when the
+// loop was paused or stopped before an agent started. With --same-session
+// a quiet agent is continued in place, each continuation an iteration of
+// its own, until a decision other than Continue.
+func (e *Engine) iteration(ctx context.Context, st *state.Ralph, w *state.Worker) (d Decision, ran bool) {
+	a, o, err := e.run(ctx, st, w)
+	if errors.Is(err, errSkip) {
+		return Decision{}, false
+	}
+	for {
+		if o.End == EndPromptError {
+			e.log("FAIL", "%s", o.Detail)
+			return Decide(o, e.snapshot(e.reload(st))), true
+		}
+		d = e.conclude(a, o, w)
+		if d.Action != Continue {
+			return d, true
+		}
+		a, o = e.continueSession(ctx, a)
+	}
+}
+
+// run starts the iteration's agent (or adopts the one a dead monitor
+// left), delivers the prompt and watches until the iteration ends.
+func (e *Engine) run(ctx context.Context, st *state.Ralph, w *state.Worker) (*attempt, Outcome, error) {
+	var a *attempt
+	var early *Outcome
+	var err error
+	if st.IterationActive {
+		a, early, err = e.adopt(ctx, st, w)
+	} else {
+		a, early, err = e.start(ctx, st, w)
+	}
+	if err != nil {
+		return nil, Outcome{}, err
+	}
+	if early != nil {
+		return a, *early, nil
+	}
+	return a, e.watch(ctx, a), nil
+}
+
+// newAttempt returns the attempt of iteration iter of the loop.
+func (e *Engine) newAttempt(st *state.Ralph, w *state.Worker, iter int, started time.Time, prompt string) *attempt {
+	return &attempt{
+		iter: iter, started: started, prompt: prompt, st: st,
+		tc:  e.TmuxFor(worker.Socket(w)),
+		out: e.outputPath(iter), exit: e.exitPath(iter),
+		warned: map[string]bool{},
+	}
+}
+
+// start begins a fresh iteration: the prompt is read from disk, the
+// iteration is claimed in the state, the agent launched and the prompt
+// delivered.
+func (e *Engine) start(ctx context.Context, st *state.Ralph, w *state.Worker) (*attempt, *Outcome, error) {
+	iter := st.CurrentIteration + 1
+	prompt, err := readPrompt(st.PromptFile)
+	if err != nil {
+		return e.newAttempt(st, w, st.CurrentIteration, time.Now(), ""), &Outcome{End: EndPromptError, Detail: err.Error()}, nil
+	}
+	if st.Feedback != "" {
+		prompt = strings.TrimRight(prompt, "\n") + "\n\n" + string(st.Feedback)
+	}
+	a := e.newAttempt(st, w, iter, time.Now(), prompt)
+	if err := e.claim(a); err != nil {
+		if errors.Is(err, errSkip) {
+			return nil, nil, err
+		}
+		return a, &Outcome{End: EndStartFailed, Detail: err.Error()}, nil
+	}
+	if err := e.M.SetMetadata(e.Name, map[string]any{"ralph": true, "ralph_iteration": iter}, state.StatusRunning); err != nil {
+		e.say("cannot update the worker record: %v", err)
+	}
+	e.say("starting iteration %d/%d", iter, st.MaxIterations)
+	return a, e.launchAndDeliver(ctx, a, w), nil
+}
+
+// claim records iteration a.iter as started. The status check happens
+// under the state lock: a kill or pause written by another command is
+// either seen here or comes after, and the watch sees it. The agent is
+// started after the lock is released (starting tmux can take seconds).
+func (e *Engine) claim(a *attempt) error {
+	var head, tree string
+	if a.st.RequireChange {
+		head, tree = worktree.Head(a.st.WorkDir), worktree.TreeState(a.st.WorkDir)
+	}
+	_, err := e.update(func(s *state.Ralph) error {
+		if s.Status != state.RalphRunning || s.IterationActive {
+			return errSkip
+		}
+		s.CurrentIteration = a.iter
+		s.LastIterationStart = state.Timestamp{Time: a.started}
+		s.IterationActive = true
+		s.OutputOffset = 0
+		s.PromptSent = s.PromptMode != ModeType
+		s.Delivered = a.prompt
+		s.Feedback = ""
+		s.PauseReason = ""
+		s.LastScreenChange = state.Timestamp{Time: a.started}
+		s.StartHead, s.StartTree = head, tree
+		// Logged with the count, so a monitor dying right after still
+		// leaves one START line per iteration.
+		e.log("START", "iteration %d/%d", a.iter, s.MaxIterations)
+		return nil
+	})
+	return err
+}
+
+// launchAndDeliver starts the agent and delivers the prompt; a non-nil
+// outcome ends the iteration before the watch.
+func (e *Engine) launchAndDeliver(ctx context.Context, a *attempt, w *state.Worker) *Outcome {
+	if err := e.launch(a, w); err != nil {
+		return &Outcome{End: EndStartFailed, Detail: err.Error()}
+	}
+	if early := e.deliver(ctx, a); early != nil {
+		return early
+	}
+	e.markDelivered(a)
+	return nil
+}
+
+// adopt continues an iteration whose agent a previous monitor started. If
+// that monitor died before the prompt was delivered, the agent is started
+// again within the same iteration: it may hold half a prompt. If the
+// window is gone, the iteration is judged on the output it left.
+func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*attempt, *Outcome, error) {
+	a := e.newAttempt(st, w, st.CurrentIteration, st.LastIterationStart.Time, string(st.Delivered))
+	a.off = st.OutputOffset
+	win, ok, err := a.tc.Lookup(w.Tmux.Session, w.Tmux.Window)
+	if err != nil || !ok {
+		a.det = e.primedDetector(a)
+		o := e.final(a, Outcome{End: EndWindowLost})
+		return a, &o, nil
+	}
+	a.window = win.WindowID
+	if st.PromptSent {
+		e.log("WARN", "monitor restarted; adopting iteration %d", a.iter)
+		e.say("adopting running iteration %d", a.iter)
+		a.promptAt = time.Now()
+		a.det = e.primedDetector(a)
+		return a, nil, nil
+	}
+	if cur, err := e.RS.Load(); err != nil || cur.Status != state.RalphRunning {
+		return nil, nil, errSkip
+	}
+	e.log("WARN", "monitor restarted before the prompt was delivered; restarting the agent of iteration %d", a.iter)
+	e.say("restarting the agent of iteration %d (the previous monitor died before delivering the prompt)", a.iter)
+	return a, e.launchAndDeliver(ctx, a, w), nil
+}
+
+// launch runs the agent in the worker's window: the window is created
+// once (with an idle placeholder) and every iteration respawns its pane, so
+// anyone attached keeps watching across restarts.
+func (e *Engine) launch(a *attempt, w *state.Worker) error {
+	if err := e.prepareFiles(a); err != nil {
+		return err
+	}
+	win, ok, err := a.tc.Lookup(w.Tmux.Session, w.Tmux.Window)
+	if err != nil {
+		return err
+	}
+	a.window = win.WindowID
+	if !ok {
+		a.window, err = a.tc.NewWindow(tmux.WindowSpec{
+			Session: w.Tmux.Session, Name: w.Tmux.Window, Dir: a.st.WorkDir,
+			Command: []string{"sh", "-c", "while :; do sleep 3600; done"},
+		})
+		if err != nil {
+			return fmt.Errorf("failed to create tmux window: %w", err)
+		}
+	}
+	env := append(worker.WithCallerPath(w.Env), "SWARM_WORKER="+e.Name, fmt.Sprintf("SWARM_RALPH_ITERATION=%d", a.iter))
+	err = a.tc.Respawn(a.window, tmux.RespawnSpec{
+		Dir: a.st.WorkDir, Env: env,
+		Command: agentCommand(a.st.PromptMode, w.Cmd, e.RS.PromptSnapshotPath(), a.exit),
+		PipeTo:  a.out, RemainOnExit: true,
+	})
+	if err != nil {
+		return fmt.Errorf("cannot start the agent: %w", err)
+	}
+	return nil
+}
+
+// prepareFiles empties the iteration's output and exit files, drops the
+// ones of two iterations ago (this and the previous iteration's output
+// stay for a look afterwards), and writes the prompt snapshot the stdin
+// and arg modes read.
+func (e *Engine) prepareFiles(a *attempt) error {
+	if err := os.MkdirAll(filepath.Dir(a.out), 0o700); err != nil {
+		return err
+	}
+	os.Remove(e.outputPath(a.iter - 2))
+	os.Remove(e.exitPath(a.iter - 2))
+	os.Remove(a.exit)
+	if err := os.WriteFile(a.out, nil, 0o600); err != nil {
+		return err
+	}
+	if a.st.PromptMode != ModeType {
+		return state.WriteFileAtomic(e.RS.PromptSnapshotPath(), []byte(a.prompt))
+	}
+	return nil
+}
+
+// agentCommand wraps the worker command for the prompt mode. The wrapper
+// shell writes the agent's exit status to a file: tmux's own record of it
+// (pane_dead_status) is sometimes never set by tmux 3.3, and the file also
+// tells that the agent exited when a child it left behind keeps the pane
+// open. A missing command shows as 127, as in a terminal.
+func agentCommand(mode string, cmd []string, snapshot, status string) []string {
+	const record = `; c=$?; echo "$c" > "$s"; exit "$c"`
+	switch mode {
+	case ModeStdin:
+		return append([]string{"sh", "-c", `s=$1; f=$2; shift 2; "$@" < "$f"` + record, "swarm-agent", status, snapshot}, cmd...)
+	case ModeArg:
+		return append([]string{"sh", "-c", `s=$1; f=$2; shift 2; "$@" "$(cat "$f")"` + record, "swarm-agent", status, snapshot}, cmd...)
+	}
+	return append([]string{"sh", "-c", `s=$1; shift; "$@"` + record, "swarm-agent", status}, cmd...)
+}
+
+// outputPath is where the agent's raw output of iteration iter is piped.
+func (e *Engine) outputPath(iter int) string {
+	return filepath.Join(e.RS.Dir, "output", fmt.Sprintf("iteration-%04d.log", iter))
+}
+
+// exitPath is where the wrapper records the agent's exit status.
+func (e *Engine) exitPath(iter int) string {
+	return filepath.Join(e.RS.Dir, "output", fmt.Sprintf("iteration-%04d.exit", iter))
+}
+
+// readExit returns the recorded exit status of the attempt's agent.
+func (a *attempt) readExit() (int, bool) {
+	data, err := os.ReadFile(a.exit)
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	return n, err == nil
+}
+
+// readPrompt reads the prompt file fresh from disk (edits take effect in
+// the next iteration), with the messages of SPEC §4.2.
+func readPrompt(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("prompt file not found: %s", path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("cannot read prompt file: %s", path)
+	}
+	return string(data), nil
+}
+
+// deliver types the prompt in type mode: wait until the agent looks ready,
+// paste the prompt as one bracketed paste, let the echo settle, press
+// Enter. a.off becomes the output offset from which the agent's reply
+// counts. In stdin and arg modes the agent got the prompt at start.
+func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
+	a.promptAt = time.Now()
+	if a.st.PromptMode != ModeType {
+		return nil
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stuck := ""
+	res, _ := ready.Wait(rctx, e.readyScreen(a), e.ReadyPoll, min(time.Duration(a.st.ReadyTimeout)*time.Second, e.budgetLeft()), func(kind string) {
+		e.warnStuck(a.iter, kind)
+		if a.iter == 1 {
+			stuck = kind
+			cancel()
+		}
+	})
+	switch {
+	case stuck != "":
+		return &Outcome{End: EndPreflight, Detail: preflightDetail(e.Name, stuck)}
+	case ctx.Err() != nil || res.Dead:
+		return nil // the watch reports the exit, the kill or the interrupt
+	case e.budgetLeft() == 0:
+		return &Outcome{End: EndMaxTime}
+	case !res.Ready:
+		e.log("WARN", "iteration %d: agent did not look ready within %ds; sending the prompt anyway", a.iter, a.st.ReadyTimeout)
+	}
+	if a.prompt != "" {
+		if err := a.tc.Paste(a.window, a.prompt); err != nil {
+			return nil // the watch finds the window gone
+		}
+	}
+	a.off = settle(a.out)
+	a.tc.SendKeys(a.window, "Enter")
+	a.promptAt = time.Now()
+	return nil
+}
+
+// readyScreen is the pane as ready detection sees it; a loop stopped from
+// outside (kill) counts as the agent gone, so delivery gives up at once.
+func (e *Engine) readyScreen(a *attempt) ready.Screen {
+	pane := worker.PaneScreen(a.tc, a.window)
+	return func() (string, bool, error) {
+		if cur, err := e.RS.Load(); err == nil && !cur.Active() {
+			return "", true, nil
+		}
+		return pane()
+	}
+}
+
+// markDelivered records that the prompt reached the agent and where its
+// reply starts, so a new monitor adopts the iteration instead of typing
+// the prompt again.
+func (e *Engine) markDelivered(a *attempt) {
+	e.update(func(s *state.Ralph) error { s.OutputOffset, s.PromptSent = a.off, true; return nil })
+	a.det = e.primedDetector(a)
+}
+
+func preflightDetail(name, kind string) string {
+	return fmt.Sprintf("the agent is waiting at a %s on its first start; run the command once by hand to finish its setup, then: swarm ralph resume %s", kind, name)
+}
+
+func (e *Engine) warnStuck(iter int, kind string) {
+	e.log("WARN", "iteration %d: agent shows a %s", iter, kind)
+	e.say("agent shows a %s; it needs a human (swarm attach %s)", kind, e.Name)
+}
+
+// settle waits until the output file stops growing (the agent finished
+// echoing the paste), at most settleMax, and returns its size.
+func settle(path string) int64 {
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	last, stable := size(), time.Now()
+	deadline := time.Now().Add(settleMax)
+	for time.Now().Before(deadline) {
+		time.Sleep(settleTick)
+		if s := size(); s != last {
+			last, stable = s, time.Now()
+		} else if time.Since(stable) >= settleQuiet {
+			break
+		}
+	}
+	return last
+}

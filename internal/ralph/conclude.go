@@ -1,0 +1,164 @@
+package ralph
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/state"
+)
+
+// conclude ends an iteration: it records the end, verifies a completion
+// signal (with the agent stopped: checks never run beside it), decides
+// what comes next (Decide), stops the agent unless it continues in the
+// same session, and logs the decision.
+func (e *Engine) conclude(a *attempt, o Outcome, w *state.Worker) Decision {
+	dur := time.Since(a.started)
+	st := e.recordEnd(a, o, dur)
+	if o.End != EndStopped && o.End != EndInterrupted {
+		e.log("END", "iteration %d exit=%s duration=%s", a.iter, exitText(o), duration.Compact(dur))
+	}
+	if completion(o) {
+		e.stopAgent(a.tc, a.window)
+		e.verify(&o, st, a.iter)
+	}
+	if o.End == EndExited && (o.ExitCode == 126 || o.ExitCode == 127) && len(w.Cmd) > 0 {
+		o.Detail = w.Cmd[0]
+	}
+	d := Decide(o, e.snapshot(st))
+	if d.Action != Continue {
+		e.stopAgent(a.tc, a.window)
+	}
+	e.update(func(s *state.Ralph) error {
+		s.ConsecutiveFailures, s.TotalFailures = d.ConsecutiveFailures, d.TotalFailures
+		return nil
+	})
+	e.report(a, o, d, dur)
+	return d
+}
+
+// recordEnd writes the iteration's end to the state and returns the state
+// (the last good one if the write failed).
+func (e *Engine) recordEnd(a *attempt, o Outcome, dur time.Duration) *state.Ralph {
+	st, err := e.update(func(s *state.Ralph) error {
+		s.IterationActive = false
+		s.LastIterationEnd = state.Now()
+		s.IterationDurations = append(s.IterationDurations, dur.Seconds())
+		if o.ExitKnown {
+			c := o.ExitCode
+			s.LastExitCode = &c
+		}
+		s.LastEnd = state.NullString(endText(o))
+		return nil
+	})
+	if err == nil {
+		return st
+	}
+	if st, err = e.RS.Load(); err == nil {
+		return st
+	}
+	if st = e.RS.LastGood(); st != nil {
+		return st
+	}
+	return a.st
+}
+
+func completion(o Outcome) bool {
+	return o.Signal.Kind == SignalComplete || o.Signal.Kind == SignalDonePattern || o.DoneFile
+}
+
+// report logs and prints what the decision means for the user.
+func (e *Engine) report(a *attempt, o Outcome, d Decision, dur time.Duration) {
+	switch {
+	case d.Failure && d.Action == Next:
+		e.log("FAIL", "iteration %d exit=%s attempt=%d/%d backoff=%s", a.iter, failText(o), d.ConsecutiveFailures, MaxFailures, duration.Compact(d.Delay))
+		e.say("iteration %d failed (exit: %s), retrying in %s (attempt %d/%d)", a.iter, failText(o), duration.Compact(d.Delay), d.ConsecutiveFailures, MaxFailures)
+	case d.Failure:
+		e.log("FAIL", "iteration %d exit=%s attempt=%d/%d", a.iter, failText(o), d.ConsecutiveFailures, MaxFailures)
+	case o.End == EndExited || o.End == EndWindowLost:
+		e.say("iteration %d completed (exit: %s, duration: %s)", a.iter, exitText(o), duration.Format(dur))
+	case o.End == EndInactive && d.Action == Next:
+		e.say("inactivity timeout (%ds), restarting", a.st.InactivityTimeout)
+	}
+}
+
+// continueSession is --same-session: the agent went quiet without a
+// completion signal, so instead of restarting it, a continuation is typed
+// into the same session and counted as a new iteration.
+func (e *Engine) continueSession(ctx context.Context, a *attempt) (*attempt, Outcome) {
+	prompt, err := readPrompt(a.st.PromptFile)
+	if err != nil {
+		return a, Outcome{End: EndPromptError, Detail: err.Error()}
+	}
+	msg := fmt.Sprintf("You stopped without printing <promise>%s</promise>. Continue the task below; print it only when the task is fully done.\n\n%s", a.st.CompletionPromise, prompt)
+	next := *a
+	next.iter, next.started, next.prompt = a.iter+1, time.Now(), msg
+	next.warned, next.nudged, next.tasks, next.det = map[string]bool{}, false, 0, nil
+	// The agent and its output stream are the same: out and exit stay.
+	e.update(func(s *state.Ralph) error {
+		s.CurrentIteration = next.iter
+		s.LastIterationStart = state.Timestamp{Time: next.started}
+		s.IterationActive = true
+		s.Delivered = msg
+		s.PromptSent = false
+		return nil
+	})
+	if err := e.M.SetMetadata(e.Name, map[string]any{"ralph_iteration": next.iter}, ""); err != nil {
+		e.say("cannot update the worker record: %v", err)
+	}
+	e.log("START", "iteration %d/%d (same session)", next.iter, a.st.MaxIterations)
+	e.say("agent went quiet without a completion signal; continuing in the same session (iteration %d/%d)", next.iter, a.st.MaxIterations)
+	// A failed paste shows as continued silence: the next timeout restarts.
+	a.tc.Paste(a.window, msg)
+	next.off = settle(next.out)
+	a.tc.SendKeys(a.window, "Enter")
+	next.promptAt = time.Now()
+	e.markDelivered(&next)
+	return &next, e.watch(ctx, &next)
+}
+
+func exitText(o Outcome) string {
+	if o.ExitKnown {
+		return fmt.Sprint(o.ExitCode)
+	}
+	return "none"
+}
+
+func failText(o Outcome) string {
+	if o.End == EndStartFailed {
+		return "start failed: " + o.Detail
+	}
+	if o.ExitKnown {
+		return fmt.Sprint(o.ExitCode)
+	}
+	return "unknown"
+}
+
+func endText(o Outcome) string {
+	switch o.End {
+	case EndExited:
+		if o.ExitKnown {
+			return fmt.Sprintf("exited %d", o.ExitCode)
+		}
+		return "exited"
+	case EndSignal:
+		return "signal: " + o.Signal.Kind.Reason()
+	case EndStartFailed:
+		return "start failed: " + o.Detail
+	}
+	return endTexts[o.End]
+}
+
+var endTexts = map[End]string{
+	EndInactive:    "inactivity timeout",
+	EndDoneFile:    "done file",
+	EndWindowLost:  "window vanished",
+	EndFatal:       "fatal screen (compaction)",
+	EndContext:     "context threshold",
+	EndMaxTime:     "time budget used up",
+	EndStopped:     "stopped",
+	EndPreflight:   "pre-flight failed",
+	EndInterrupted: "interrupted",
+	EndPromptError: "prompt error",
+}

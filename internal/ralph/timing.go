@@ -1,0 +1,86 @@
+package ralph
+
+import "time"
+
+// Timings and thresholds of the loop, each with the reason for its value.
+const (
+	// DefaultPoll paces the watch of an agent (seed 004: "capture the pane
+	// every 2 seconds"); SWARM_POLL_INTERVAL shortens it for tests.
+	DefaultPoll = 2 * time.Second
+	// MaxReadyPoll paces ready detection (SPEC §6: every 0.5 s).
+	MaxReadyPoll = 500 * time.Millisecond
+	// DefaultStopGrace is the agent's time between SIGTERM and SIGKILL
+	// when an iteration ends (SPEC §4.2 step 6: 10 s grace).
+	DefaultStopGrace = 10 * time.Second
+	// paneDeadWait bounds the wait for tmux to mark a stopped agent's
+	// pane dead after the signals: the next respawn must not race it.
+	paneDeadWait = 3 * time.Second
+	// maxPollErrors consecutive failed polls of a window that tmux still
+	// lists (a server restarting, a busy system) count as the window lost.
+	maxPollErrors = 5
+	// exitStatusLooks and exitStatusGap: tmux may mark a pane dead a
+	// moment before the wrapper's exit file or tmux's own exit status is
+	// readable; look this many times, this far apart (half a second in
+	// all), before calling the exit unknown.
+	exitStatusLooks = 20
+	exitStatusGap   = 25 * time.Millisecond
+	// preflightWindow: a setup screen seen this soon after the first
+	// prompt is a first-run problem, so the loop fails fast instead of
+	// burning iterations (SPEC §4.2: within 10 s).
+	preflightWindow = 10 * time.Second
+	// contextRestartMargin: at --max-context P the agent is asked to wrap
+	// up; at P+15 it is restarted (SPEC §4.2).
+	contextRestartMargin = 15
+	// screenChangePersist: the last screen change is written to state at
+	// most this often (ralph status shows it; a write per poll is waste).
+	screenChangePersist = time.Second
+	// echoContext is how much output before the delivery point primes the
+	// detector, so an echo of the prompt is recognised as one.
+	echoContext = 2048
+	// settleMax, settleTick and settleQuiet: after a paste, the output is
+	// watched until it has not grown for settleQuiet (the agent finished
+	// echoing), at most settleMax, before Enter is pressed.
+	settleMax   = 2 * time.Second
+	settleTick  = 25 * time.Millisecond
+	settleQuiet = 150 * time.Millisecond
+	// monitorStartWait bounds the wait for a background monitor to take
+	// its lock, and firstIterationWait the wait for its first iteration,
+	// so that spawn returns with the loop visibly running.
+	monitorStartWait   = 10 * time.Second
+	firstIterationWait = 10 * time.Second
+	// monitorLockWait: a liveness probe holds the monitor lock for an
+	// instant; a starting monitor retries this long before giving up.
+	monitorLockWait = 2 * time.Second
+	// replaceWait bounds the wait for an old monitor to exit on --replace.
+	replaceWait = 30 * time.Second
+	// deadMonitorLooks: ralph wait reports a dead monitor only after this
+	// many looks, because a monitor being restarted is briefly absent.
+	deadMonitorLooks = 3
+	// quietShowsOutput: ralph status prints the last lines of a screen
+	// unchanged for longer than this (SPEC §4.5: over 60 s).
+	quietShowsOutput = 60 * time.Second
+	// lastOutputLines is how many lines ralph status prints then.
+	lastOutputLines = 5
+	// onExitTimeout bounds an --on-exit hook; onExitWaitDelay is how long
+	// its leftover children may hold its output open.
+	onExitTimeout   = 60 * time.Second
+	onExitWaitDelay = 2 * time.Second
+	// checkKillGrace is a timed-out check's time between SIGTERM and
+	// SIGKILL.
+	checkKillGrace = 2 * time.Second
+	// DefaultCheckTimeout and DefaultReadyTimeout (SPEC §4.3, §4.2).
+	DefaultCheckTimeout = 120 * time.Second
+	DefaultReadyTimeout = 120 * time.Second
+	// noBudget stands for "no --max-time": a wait is never cut short.
+	noBudget = 24 * time.Hour
+	// maxBackoff caps the wait after consecutive failures (seed 004:
+	// "up to 5 min max").
+	maxBackoff = 300 * time.Second
+)
+
+// killWait is how long kill waits for a loop's monitor to notice and exit:
+// a poll to see the kill, the agent's stop grace, and slack for a slow
+// machine.
+func killWait(poll time.Duration) time.Duration {
+	return 4*poll + DefaultStopGrace + 5*time.Second
+}
