@@ -112,3 +112,37 @@ func TestExitCodes(t *testing.T) {
 		}
 	}
 }
+
+func TestDecideSameSessionContinue(t *testing.T) {
+	same := func(iter int) Snapshot { s := snap(iter); s.SameSession = true; return s }
+	paused := same(2)
+	paused.Paused = true
+	over := same(2)
+	over.MaxTime, over.Elapsed = time.Minute, 2*time.Minute
+	cases := []struct {
+		name   string
+		o      Outcome
+		s      Snapshot
+		action Action
+		reason string
+	}{
+		{"quiet agent continues in its session", Outcome{End: EndInactive}, same(2), Continue, ""},
+		{"without --same-session it restarts", Outcome{End: EndInactive}, snap(2), Next, ""},
+		{"not at the cap", Outcome{End: EndInactive}, same(10), Stop, ReasonMaxIterations},
+		{"not past the time budget", Outcome{End: EndInactive}, over, Stop, ReasonMaxTime},
+		{"not while paused", Outcome{End: EndInactive}, paused, Next, ""},
+		{"a completion signal wins", Outcome{End: EndInactive, Signal: Signal{Kind: SignalComplete}}, same(2), Stop, ReasonComplete},
+		{"a rejected completion restarts fresh", Outcome{End: EndInactive, Signal: Signal{Kind: SignalComplete}, Rejected: "check failed"}, same(2), Next, ""},
+		{"an exit is never continued", Outcome{End: EndExited, ExitKnown: true}, same(2), Next, ""},
+		{"a compaction restarts", Outcome{End: EndFatal}, same(2), Next, ""},
+	}
+	for _, c := range cases {
+		d := Decide(c.o, c.s)
+		if d.Action != c.action || d.Reason != c.reason {
+			t.Errorf("%s: %+v", c.name, d)
+		}
+		if d.Action == Continue && (d.Failure || d.Delay != 0 || d.ConsecutiveFailures != 0) {
+			t.Errorf("%s: a continuation is no failure and has no delay: %+v", c.name, d)
+		}
+	}
+}

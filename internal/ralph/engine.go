@@ -77,14 +77,16 @@ func (e *Engine) RequestPause() {
 	if e.pauseAndExit.Swap(true) {
 		return
 	}
-	st, err := e.RS.Update(func(s *state.Ralph) error {
+	paused := false
+	_, err := e.RS.Update(func(s *state.Ralph) error {
 		if s.Status == state.RalphRunning {
 			s.Status = state.RalphPaused
 			s.PauseReason = "monitor received SIGTERM"
+			paused = true
 		}
 		return nil
 	})
-	if err == nil && st.Status == state.RalphPaused {
+	if err == nil && paused {
 		e.log("PAUSE", "monitor received SIGTERM; pausing after the current iteration")
 		e.say("received SIGTERM, pausing after the current iteration")
 	}
@@ -353,18 +355,16 @@ func (e *Engine) waitWhilePaused(ctx context.Context) {
 
 // sleepBetween waits d between iterations (restart delay or backoff);
 // pausing, stopping or Ctrl-C ends the wait at once. It does not count as
-// inactivity: no agent runs.
+// inactivity: no agent runs. The wait is counted in Sleep's steps, so a
+// test's faster Sleep shortens it too.
 func (e *Engine) sleepBetween(ctx context.Context, d time.Duration) {
-	end := time.Now().Add(d)
-	for {
-		left := time.Until(end)
-		if left <= 0 || ctx.Err() != nil {
-			return
-		}
+	for left := d; left > 0 && ctx.Err() == nil; {
 		if st, err := e.RS.Load(); err == nil && st.Status != state.RalphRunning {
 			return
 		}
-		e.Sleep(ctx, min(left, e.Poll))
+		step := min(left, e.Poll)
+		e.Sleep(ctx, step)
+		left -= step
 	}
 }
 

@@ -1,0 +1,309 @@
+package ralph
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux/tmuxtest"
+	"github.com/swarmtools/swarm/internal/worker"
+)
+
+// fakeLoop is a loop whose monitor runs in the test process against a
+// fake tmux server: the engine's iteration paths and decisions without a
+// terminal, in milliseconds.
+type fakeLoop struct {
+	t      *testing.T
+	srv    *tmuxtest.Server
+	m      *worker.Manager
+	e      *Engine
+	out    *syncBuffer
+	prompt string
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// newFakeLoop creates worker "w" and its loop state with opts (prompt file
+// and iteration cap filled in when unset), with agent playing the agent.
+func newFakeLoop(t *testing.T, agent tmuxtest.Program, opts Options) *fakeLoop {
+	t.Helper()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "home")
+	srv := tmuxtest.New()
+	srv.Program = func(cmd []string) tmuxtest.Program {
+		if len(cmd) > 3 && cmd[3] == "swarm-agent" {
+			return agent
+		}
+		return nil // the window's idle placeholder
+	}
+	m := worker.New(root, nil)
+	m.TmuxFor = func(string) worker.Tmux { return srv }
+	l := &fakeLoop{t: t, srv: srv, m: m, out: &syncBuffer{}, prompt: filepath.Join(dir, "PROMPT.md")}
+	if err := os.WriteFile(l.prompt, []byte("do the next task\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if opts.PromptFile == "" {
+		opts.PromptFile = l.prompt
+	}
+	if opts.MaxIterations == 0 {
+		opts.MaxIterations = 3
+	}
+	if opts.InactivityTimeout == 0 {
+		opts.InactivityTimeout = time.Minute
+	}
+	opts.Promise = true
+	opts.CheckDoneContinuous = true
+	_, err := Spawn(m, SpawnOptions{
+		Worker:     worker.SpawnOptions{Name: "w", Command: []string{"sh"}, Cwd: dir},
+		Loop:       opts,
+		Foreground: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := NewEngine(m, "w", l.out)
+	e.TmuxFor = func(string) Tmux { return srv }
+	e.Poll, e.ReadyPoll = 5*time.Millisecond, 5*time.Millisecond
+	// Backoffs and restart delays pass a thousand times faster.
+	e.Sleep = func(ctx context.Context, d time.Duration) { sleepCtx(ctx, d/1000) }
+	l.e = e
+	return l
+}
+
+// run drives the loop to its end and returns its exit code.
+func (l *fakeLoop) run() (int, error) {
+	l.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code, err := l.e.Run(ctx)
+	if ctx.Err() != nil {
+		l.t.Fatalf("loop did not end:\n%s\n%s", l.out, l.srv.Summary())
+	}
+	return code, err
+}
+
+func (l *fakeLoop) state() *state.Ralph {
+	l.t.Helper()
+	st, err := l.e.RS.Load()
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return st
+}
+
+func (l *fakeLoop) events(kind string) int {
+	data, _ := os.ReadFile(l.e.RS.LogPath())
+	return strings.Count(string(data), "["+kind+"]")
+}
+
+func (l *fakeLoop) expectEnd(code int, reason string, iterations int) {
+	l.t.Helper()
+	got, _ := l.run()
+	st := l.state()
+	if got != code || string(st.ExitReason) != reason || st.CurrentIteration != iterations {
+		data, _ := os.ReadFile(l.e.RS.LogPath())
+		l.t.Fatalf("got exit %d reason %q after %d iterations; want %d %q after %d\n%s\n%s", got, st.ExitReason, st.CurrentIteration, code, reason, iterations, data, l.out)
+	}
+}
+
+func TestEngineRunsToTheCapWithAFreshAgentEachIteration(t *testing.T) {
+	agent := &tmuxtest.Agent{OnMessage: func(p *tmuxtest.Pane, run int, msg string) {
+		p.Print("did it\n")
+		p.Exit(0)
+	}}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 3})
+	l.expectEnd(0, ReasonMaxIterations, 3)
+	if agent.Runs() != 3 || len(agent.Messages()) != 3 || agent.Messages()[0] != "do the next task\n" {
+		t.Fatalf("runs %d, messages %q", agent.Runs(), agent.Messages())
+	}
+	if n := l.events("START"); n != 3 {
+		t.Fatalf("%d START lines", n)
+	}
+	if w, _ := l.m.Get("w"); w.Status != state.StatusStopped || w.Metadata["ralph_iteration"] != float64(3) {
+		t.Fatalf("worker record after the loop: %+v", w)
+	}
+	if len(l.srv.Windows()) != 0 {
+		t.Fatalf("window left behind:\n%s", l.srv.Summary())
+	}
+}
+
+func TestEngineStopsOnPromiseInIterationTwo(t *testing.T) {
+	agent := &tmuxtest.Agent{OnMessage: func(p *tmuxtest.Pane, run int, msg string) {
+		if run == 2 {
+			p.Print("all done <promise>COMPLETE</promise>\n")
+			return // the loop stops the agent
+		}
+		p.Exit(0)
+	}}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 5})
+	l.expectEnd(0, ReasonComplete, 2)
+}
+
+func TestEngineBacksOffThenFailsAfterFiveFailures(t *testing.T) {
+	agent := &tmuxtest.Agent{OnMessage: func(p *tmuxtest.Pane, run int, msg string) { p.Exit(3) }}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 10})
+	l.expectEnd(1, ReasonFailed, 5)
+	data, _ := os.ReadFile(l.e.RS.LogPath())
+	for _, want := range []string{"attempt=1/5 backoff=1s", "attempt=2/5 backoff=2s", "attempt=3/5 backoff=4s", "attempt=4/5 backoff=8s", "attempt=5/5"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("log lacks %q:\n%s", want, data)
+		}
+	}
+	if st := l.state(); st.TotalFailures != 5 || st.ConsecutiveFailures != 5 {
+		t.Fatalf("failures %d/%d", st.ConsecutiveFailures, st.TotalFailures)
+	}
+}
+
+func TestEngineCountsAWindowThatCannotBeCreatedAsAFailure(t *testing.T) {
+	l := newFakeLoop(t, &tmuxtest.Agent{}, Options{MaxIterations: 10})
+	l.srv.FailNewWindow = &tmuxtestError{"server exited unexpectedly"}
+	l.expectEnd(1, ReasonFailed, 5)
+	if !strings.Contains(l.out.String(), "start failed") {
+		t.Fatalf("output: %s", l.out)
+	}
+}
+
+type tmuxtestError struct{ msg string }
+
+func (e *tmuxtestError) Error() string { return e.msg }
+
+func TestEngineJudgesAVanishedWindowOnItsOutput(t *testing.T) {
+	agent := &tmuxtest.Agent{}
+	agent.OnMessage = func(p *tmuxtest.Pane, run int, msg string) {
+		p.Print("<promise>COMPLETE</promise>\n")
+	}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 3, CheckDoneContinuous: false})
+	l.e.RS.Update(func(s *state.Ralph) error { s.CheckDoneContinuous = false; return nil })
+	agent.OnStart = func(p *tmuxtest.Pane, run int) {}
+	go func() {
+		// The window disappears (a user closed it) after the answer.
+		for len(agent.Messages()) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond)
+		for _, id := range l.srv.Windows() {
+			l.srv.KillWindow(id)
+		}
+	}()
+	l.expectEnd(0, ReasonComplete, 1)
+}
+
+func TestEngineSameSessionContinuesTheQuietAgent(t *testing.T) {
+	agent := &tmuxtest.Agent{OnMessage: func(p *tmuxtest.Pane, run int, msg string) {
+		p.SetScreen("thinking done, waiting\n> ")
+	}}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 3, SameSession: true, InactivityTimeout: time.Second})
+	l.expectEnd(0, ReasonMaxIterations, 3)
+	if agent.Runs() != 1 {
+		t.Fatalf("the agent was started %d times; want 1", agent.Runs())
+	}
+	msgs := agent.Messages()
+	if len(msgs) != 3 || !strings.HasPrefix(msgs[1], "You stopped without printing <promise>COMPLETE</promise>") {
+		t.Fatalf("messages: %q", msgs)
+	}
+	if n := l.events("END"); n != 3 {
+		t.Fatalf("%d END lines, want 3", n)
+	}
+}
+
+func TestEngineStopsWhenKilledFromOutside(t *testing.T) {
+	agent := &tmuxtest.Agent{}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 3})
+	agent.OnMessage = func(p *tmuxtest.Pane, run int, msg string) {
+		go markKilled(l.e.RS)
+	}
+	l.expectEnd(1, ReasonKilled, 1)
+	if len(l.srv.Windows()) != 0 {
+		t.Fatalf("window left behind:\n%s", l.srv.Summary())
+	}
+}
+
+func TestEnginePreflightStopsAtASetupScreen(t *testing.T) {
+	agent := &tmuxtest.Agent{OnMessage: func(p *tmuxtest.Pane, run int, msg string) {
+		p.SetScreen("Select login method:\n 1. Claude account\n")
+	}}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 3})
+	code, err := l.run()
+	if code != 1 || err == nil || !strings.Contains(err.Error(), "login method picker") {
+		t.Fatalf("code %d err %v", code, err)
+	}
+	if st := l.state(); st.ExitReason != ReasonPreflight {
+		t.Fatalf("reason %q", st.ExitReason)
+	}
+}
+
+func TestEngineFailsWhenThePromptFileIsGone(t *testing.T) {
+	agent := &tmuxtest.Agent{}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 3})
+	agent.OnMessage = func(p *tmuxtest.Pane, run int, msg string) {
+		os.Remove(l.prompt)
+		p.Exit(0)
+	}
+	code, err := l.run()
+	if code != 1 || err == nil || !strings.Contains(err.Error(), "prompt file not found") {
+		t.Fatalf("code %d err %v", code, err)
+	}
+	if st := l.state(); st.CurrentIteration != 1 || st.Status != state.RalphFailed {
+		t.Fatalf("state %s after %d", st.Status, st.CurrentIteration)
+	}
+}
+
+func TestEngineSIGTERMPausesAfterTheIteration(t *testing.T) {
+	agent := &tmuxtest.Agent{}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 3})
+	agent.OnMessage = func(p *tmuxtest.Pane, run int, msg string) {
+		l.e.RequestPause() // as SIGTERM does
+		p.Exit(0)
+	}
+	if code, err := l.run(); code != 0 || err != nil {
+		t.Fatalf("code %d err %v", code, err)
+	}
+	if st := l.state(); st.Status != state.RalphPaused || st.CurrentIteration != 1 || st.IterationActive {
+		t.Fatalf("status %s at %d (active %v)", st.Status, st.CurrentIteration, st.IterationActive)
+	}
+}
+
+func TestEngineWaitExitCodePausesTheLoop(t *testing.T) {
+	agent := &tmuxtest.Agent{OnMessage: func(p *tmuxtest.Pane, run int, msg string) { p.Exit(WaitExitCode) }}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 3})
+	done := make(chan struct{})
+	defer func() { <-done }()
+	go func() {
+		defer close(done)
+		for {
+			if st, err := l.e.RS.Load(); err == nil && st.Status == state.RalphPaused {
+				l.e.RequestPause() // let the paused monitor exit
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	if code, err := l.run(); code != 0 || err != nil {
+		t.Fatalf("code %d err %v", code, err)
+	}
+	st := l.state()
+	if st.Status != state.RalphPaused || !strings.Contains(string(st.PauseReason), "exit 42") || st.ConsecutiveFailures != 0 {
+		t.Fatalf("status %s reason %q failures %d", st.Status, st.PauseReason, st.ConsecutiveFailures)
+	}
+}

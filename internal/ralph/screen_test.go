@@ -1,0 +1,32 @@
+package ralph
+
+import "testing"
+
+func TestJudgeScreen(t *testing.T) {
+	cases := []struct {
+		name       string
+		screen     string
+		prompt     string
+		maxContext int
+		want       ScreenVerdict
+	}{
+		{"plain work", "Reading files...\n> ", "", 0, ScreenVerdict{}},
+		{"login picker", "Select login method:\n❯ 1. Claude account\n", "", 0, ScreenVerdict{Stuck: "login method picker"}},
+		{"theme picker", "Choose the text style that looks best with your terminal\n", "", 0, ScreenVerdict{Stuck: "theme picker"}},
+		{"oauth", "Paste code here if prompted >\n", "", 0, ScreenVerdict{Stuck: "OAuth code prompt"}},
+		{"compaction", "✻ Compacting conversation…\n", "", 0, ScreenVerdict{Compacting: true}},
+		{"prompt echo is not a compaction", "> If you see Compacting conversation, stop\n", "If you see Compacting conversation, stop", 0, ScreenVerdict{}},
+		{"prompt echo is not a setup screen", "> Select login method: is a screen to report\n", "Select login method: is a screen to report", 0, ScreenVerdict{}},
+		{"gauge off by default", "Context: 95%\n", "", 0, ScreenVerdict{}},
+		{"gauge below", "Context: 60%\n", "", 80, ScreenVerdict{ContextPercent: 60}},
+		{"gauge nudge", "Context: 85%\n", "", 80, ScreenVerdict{Context: ContextNudge, ContextPercent: 85}},
+		{"gauge restart", "Context: 95%\n", "", 80, ScreenVerdict{Context: ContextRestart, ContextPercent: 95}},
+		{"left until compact", "Context left until auto-compact: 4%\n", "", 80, ScreenVerdict{Context: ContextRestart, ContextPercent: 96}},
+		{"gauge in the prompt echo", "> keep Context: 99% in mind\n", "keep Context: 99% in mind", 80, ScreenVerdict{}},
+	}
+	for _, c := range cases {
+		if got := JudgeScreen(c.screen, c.prompt, c.maxContext); got != c.want {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,294 @@
+package worker
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/proc"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux/tmuxtest"
+)
+
+// newFake returns a manager on a temp state root whose tmux is a fake.
+func newFake(t *testing.T) (*Manager, *tmuxtest.Server, string) {
+	t.Helper()
+	dir := t.TempDir()
+	srv := tmuxtest.New()
+	m := New(filepath.Join(dir, "home"), nil)
+	m.TmuxFor = func(string) Tmux { return srv }
+	m.KillGrace = time.Second
+	return m, srv, dir
+}
+
+// recordingHooks records the hook calls in order.
+type recordingHooks struct {
+	calls  []string
+	active map[string]bool
+}
+
+func (h *recordingHooks) BeforeKill(w *state.Worker) error {
+	h.calls = append(h.calls, "before-kill "+w.Name)
+	return nil
+}
+func (h *recordingHooks) AfterKill(w *state.Worker) { h.calls = append(h.calls, "after-kill "+w.Name) }
+func (h *recordingHooks) AfterClean(name string)    { h.calls = append(h.calls, "after-clean "+name) }
+func (h *recordingHooks) LoopActive(name string) bool {
+	return h.active[name]
+}
+
+func names(t *testing.T, m *Manager) []string {
+	t.Helper()
+	reg, err := m.Store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, w := range reg.Workers {
+		out = append(out, w.Name)
+	}
+	return out
+}
+
+func TestSpawnTmuxWorkerRecordsWindowAndEnv(t *testing.T) {
+	m, srv, dir := newFake(t)
+	res, err := m.Spawn(SpawnOptions{Name: "w1", Command: []string{"sh", "-c", "x"}, Tmux: true, Cwd: dir, Env: []string{"K=a b=c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Worker.Tmux == nil || res.Worker.Tmux.Window != "w1" || res.Worker.Env["K"] != "a b=c" {
+		t.Fatalf("record: %+v", res.Worker)
+	}
+	p := srv.Window("w1")
+	if p == nil || p.Session != m.Session || strings.Join(p.Commands[0], " ") != "sh -c x" {
+		t.Fatalf("window:\n%s", srv.Summary())
+	}
+	l, err := m.Status("w1")
+	if err != nil || !l.Running() || l.WindowID != p.ID {
+		t.Fatalf("status: %+v %v", l, err)
+	}
+}
+
+func TestSpawnRollsBackWhenTheWindowFails(t *testing.T) {
+	m, srv, dir := newFake(t)
+	srv.FailNewWindow = errors.New("no server running")
+	_, err := m.Spawn(SpawnOptions{Name: "w1", Command: []string{"sh"}, Tmux: true, Cwd: dir})
+	if err == nil || !strings.HasPrefix(err.Error(), "failed to create tmux window: ") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := names(t, m); len(n) != 0 {
+		t.Fatalf("records left: %v", n)
+	}
+}
+
+func TestSpawnRollsBackTheWorktreeItMade(t *testing.T) {
+	m, srv, dir := newFake(t)
+	repo := filepath.Join(dir, "repo")
+	gitInit(t, repo)
+	srv.FailNewWindow = errors.New("no server running")
+	_, err := m.Spawn(SpawnOptions{Name: "w1", Command: []string{"sh"}, Tmux: true, Cwd: repo, Worktree: true})
+	if err == nil {
+		t.Fatal("spawn succeeded")
+	}
+	if _, serr := os.Stat(filepath.Join(dir, "repo-worktrees", "w1")); !os.IsNotExist(serr) {
+		t.Fatalf("worktree left behind: %v", serr)
+	}
+	if out, _ := exec.Command("git", "-C", repo, "branch", "--list", "w1").Output(); strings.TrimSpace(string(out)) != "" {
+		t.Fatalf("branch left behind: %q", out)
+	}
+}
+
+func TestSpawnRefusesAnExistingNameAndChangesNothing(t *testing.T) {
+	m, srv, dir := newFake(t)
+	if _, err := m.Spawn(SpawnOptions{Name: "w1", Command: []string{"sh"}, Tmux: true, Cwd: dir}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := m.Spawn(SpawnOptions{Name: "w1", Command: []string{"true"}, Tmux: true, Cwd: dir})
+	if err == nil || err.Error() != "worker 'w1' already exists" {
+		t.Fatalf("err = %v", err)
+	}
+	if w, _ := m.Get("w1"); w.Cmd[0] != "sh" || srv.Calls["NewWindow"] != 1 {
+		t.Fatalf("existing worker changed: %+v, %d windows made", w, srv.Calls["NewWindow"])
+	}
+}
+
+func TestSpawnRejectsBadInputBeforeCreatingAnything(t *testing.T) {
+	m, srv, dir := newFake(t)
+	cases := []struct {
+		o    SpawnOptions
+		want string
+	}{
+		{SpawnOptions{Name: "../x", Command: []string{"sh"}}, "invalid worker name"},
+		{SpawnOptions{Name: "w", Command: nil}, "no command provided"},
+		{SpawnOptions{Name: "w", Command: []string{"sh"}, Env: []string{"NOEQUALS"}}, "invalid env format 'NOEQUALS'"},
+		{SpawnOptions{Name: "w", Command: []string{"sh"}, Cwd: filepath.Join(dir, "missing")}, "directory not found"},
+		{SpawnOptions{Name: "w", Command: []string{"sh"}, Tmux: true, Session: "a:b"}, "invalid session name"},
+		{SpawnOptions{Name: "w", Command: []string{"no-such-agent-cmd"}, Tmux: true, Cwd: dir}, "failed to create tmux window: command not found: no-such-agent-cmd"},
+		{SpawnOptions{Name: "w", Command: []string{"sh"}, Worktree: true, Cwd: dir}, "not in a git repository"},
+	}
+	for _, c := range cases {
+		_, err := m.Spawn(c.o)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: err = %v, want %q", c.o, err, c.want)
+		}
+	}
+	if n := names(t, m); len(n) != 0 || srv.Calls["NewWindow"] != 0 {
+		t.Fatalf("made something: records %v, windows %d", n, srv.Calls["NewWindow"])
+	}
+}
+
+func TestRespawnFailureKeepsTheRecord(t *testing.T) {
+	m, srv, dir := newFake(t)
+	if _, err := m.Spawn(SpawnOptions{Name: "w1", Command: []string{"sh"}, Tmux: true, Cwd: dir, Tags: []string{"t"}}); err != nil {
+		t.Fatal(err)
+	}
+	srv.FailNewWindow = errors.New("no server running")
+	if _, err := m.Respawn("w1", RespawnOptions{}); err == nil {
+		t.Fatal("respawn succeeded")
+	}
+	w, err := m.Get("w1")
+	if err != nil || w.Status != state.StatusStopped || w.Tags[0] != "t" || w.Cmd[0] != "sh" {
+		t.Fatalf("record after failed respawn: %+v %v", w, err)
+	}
+	srv.FailNewWindow = nil
+	if _, err := m.Respawn("w1", RespawnOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := m.Status("w1"); !l.Running() {
+		t.Fatal("not running after respawn")
+	}
+}
+
+func TestKillCallsHooksAroundTheStopAndKeepsTheRecord(t *testing.T) {
+	m, srv, dir := newFake(t)
+	h := &recordingHooks{}
+	m.Hooks = h
+	if _, err := m.Spawn(SpawnOptions{Name: "w1", Command: []string{"sh"}, Tmux: true, Cwd: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Kill("w1", KillOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Window("w1") != nil {
+		t.Fatal("window still there")
+	}
+	if strings.Join(h.calls, ",") != "before-kill w1,after-kill w1" {
+		t.Fatalf("hooks: %v", h.calls)
+	}
+	if w, _ := m.Get("w1"); w.Status != state.StatusStopped {
+		t.Fatalf("status %s", w.Status)
+	}
+	if err := m.Kill("nope", KillOptions{}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("kill of unknown: %v", err)
+	}
+}
+
+func TestCleanRefusesRunningAndCallsAfterClean(t *testing.T) {
+	m, _, dir := newFake(t)
+	h := &recordingHooks{}
+	m.Hooks = h
+	m.Spawn(SpawnOptions{Name: "w1", Command: []string{"sh"}, Tmux: true, Cwd: dir})
+	if _, err := m.Clean("w1", CleanOptions{}); err == nil || err.Error() != "cannot clean running worker 'w1'" {
+		t.Fatalf("clean of running: %v", err)
+	}
+	m.Kill("w1", KillOptions{})
+	if _, err := m.Clean("w1", CleanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := names(t, m); len(n) != 0 || h.calls[len(h.calls)-1] != "after-clean w1" {
+		t.Fatalf("records %v, hooks %v", n, h.calls)
+	}
+}
+
+func TestKillAllTakesRunningWorkersAndActiveLoops(t *testing.T) {
+	m, _, dir := newFake(t)
+	h := &recordingHooks{active: map[string]bool{"loop": true}}
+	m.Hooks = h
+	m.Spawn(SpawnOptions{Name: "run", Command: []string{"sh"}, Tmux: true, Cwd: dir})
+	m.Spawn(SpawnOptions{Name: "loop", Command: []string{"sh"}, Tmux: true, Cwd: dir, NoStart: true})
+	m.Spawn(SpawnOptions{Name: "idle", Command: []string{"sh"}, Tmux: true, Cwd: dir, NoStart: true})
+	killed, err := m.KillAll(KillOptions{})
+	if err != nil || strings.Join(killed, ",") != "run,loop" {
+		t.Fatalf("killed %v, %v", killed, err)
+	}
+}
+
+func TestRefreshUsesOneListingForAllWorkers(t *testing.T) {
+	m, srv, dir := newFake(t)
+	for _, n := range []string{"a", "b", "c", "d"} {
+		if _, err := m.Spawn(SpawnOptions{Name: n, Command: []string{"sh"}, Tmux: true, Cwd: dir}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.Window("c").Exit(0)
+	before := srv.Calls["ListPanes"]
+	live, err := m.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Calls["ListPanes"] - before; got != 1 {
+		t.Fatalf("%d listings for 4 workers", got)
+	}
+	status := map[string]string{}
+	for _, l := range live {
+		status[l.Name] = l.Status
+	}
+	if status["a"] != "running" || status["c"] != "stopped" {
+		t.Fatalf("status %v", status)
+	}
+}
+
+func TestSendClearsPendingInputThenTypesLiterally(t *testing.T) {
+	m, srv, dir := newFake(t)
+	m.Spawn(SpawnOptions{Name: "w1", Command: []string{"sh"}, Tmux: true, Cwd: dir})
+	if err := m.Send("w1", "-n ; #{pane_id}", SendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := srv.Window("w1")
+	if strings.Join(p.Keys, ",") != "Escape,C-u" || len(p.Typed) != 1 || p.Typed[0] != "-n ; #{pane_id}" {
+		t.Fatalf("keys %v typed %q", p.Keys, p.Typed)
+	}
+	if err := m.Send("w1", "raw", SendOptions{Raw: true, NoEnter: true}); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Keys) != 2 {
+		t.Fatalf("--raw sent keys: %v", p.Keys)
+	}
+}
+
+func TestProcessWorkerStartsAndKillStopsItsGroup(t *testing.T) {
+	m, _, dir := newFake(t)
+	res, err := m.Spawn(SpawnOptions{Name: "p1", Command: []string{"sh", "-c", "sleep 60 & sleep 60"}, Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := *res.Worker.PID
+	if !proc.Alive(pid) {
+		t.Fatal("not started")
+	}
+	if err := m.Kill("p1", KillOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if proc.GroupAlive(pid) {
+		t.Fatal("process group survived kill")
+	}
+}
+
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
