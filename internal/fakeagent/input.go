@@ -78,37 +78,49 @@ func (e *editor) handle(b byte, echo *[]byte) (act action, consumed bool) {
 	case modePaste:
 		return actNone, e.handlePaste(b, echo)
 	case modeEsc:
-		if b != '[' {
-			// A lone Escape (Esc key, or Alt+key) is ignored; the byte after
-			// it is ordinary input.
-			e.mode = modeNormal
-			return actNone, false
-		}
-		e.mode, e.csi = modeCSI, e.csi[:0]
-		return actNone, true
+		return actNone, e.handleEsc(b)
 	case modeCSI:
-		switch {
-		case b >= 0x20 && b <= 0x3f: // parameter and intermediate bytes
-			if len(e.csi) < maxCSI {
-				e.csi = append(e.csi, b)
-			}
-			return actNone, true
-		case b >= 0x40 && b <= 0x7e: // final byte
-			e.mode = modeNormal
-			if b == '~' && string(e.csi) == "200" {
-				e.mode, e.endMatch, e.pasteCR = modePaste, 0, false
-			}
-			// Everything else, including a stray paste end marker, is a key
-			// the fake agent does not implement (arrows, function keys).
-			return actNone, true
-		default:
-			// Not a valid sequence; give up on it and treat the byte normally.
-			e.mode = modeNormal
-			return actNone, false
-		}
+		return actNone, e.handleCSI(b)
 	}
+	return e.handleNormal(b, echo)
+}
 
-	// modeNormal
+// handleEsc: the byte after ESC. Only a CSI ("ESC [") is read further.
+func (e *editor) handleEsc(b byte) bool {
+	if b != '[' {
+		// A lone Escape (Esc key, or Alt+key) is ignored; the byte after
+		// it is ordinary input.
+		e.mode = modeNormal
+		return false
+	}
+	e.mode, e.csi = modeCSI, e.csi[:0]
+	return true
+}
+
+// handleCSI collects a control sequence; "ESC [ 200 ~" starts a paste.
+func (e *editor) handleCSI(b byte) bool {
+	switch {
+	case b >= 0x20 && b <= 0x3f: // parameter and intermediate bytes
+		if len(e.csi) < maxCSI {
+			e.csi = append(e.csi, b)
+		}
+		return true
+	case b >= 0x40 && b <= 0x7e: // final byte
+		e.mode = modeNormal
+		if b == '~' && string(e.csi) == "200" {
+			e.mode, e.endMatch, e.pasteCR = modePaste, 0, false
+		}
+		// Everything else, including a stray paste end marker, is a key
+		// the fake agent does not implement (arrows, function keys).
+		return true
+	}
+	// Not a valid sequence; give up on it and treat the byte normally.
+	e.mode = modeNormal
+	return false
+}
+
+// handleNormal is line editing outside escape sequences and pastes.
+func (e *editor) handleNormal(b byte, echo *[]byte) (action, bool) {
 	if e.skipLF {
 		e.skipLF = false
 		if b == '\n' {

@@ -333,7 +333,7 @@ func bumpCounter(path string) (int, error) {
 	n := 0
 	if s := strings.TrimSpace(string(data)); s != "" {
 		if n, err = strconv.Atoi(s); err != nil {
-			return 0, fmt.Errorf("counter file %s: %v", path, err)
+			return 0, fmt.Errorf("counter file %s: %w", path, err)
 		}
 	}
 	n++
@@ -359,67 +359,77 @@ func (a *agent) expand(s string) string { return expand(s, a.n, os.Getenv) }
 
 // runStep runs one validated step.
 func (a *agent) runStep(s step) {
-	switch s.word {
-	case "print":
-		a.out.write(a.expand(s.arg) + "\n")
-	case "write":
-		a.out.write(a.expand(s.arg))
-	case "sleep":
-		d, _ := time.ParseDuration(s.arg) // validated by parseSteps
+	run, ok := stepRunners[s.word]
+	if !ok {
+		// parseSteps rejects unknown words, so this is a bug in fakeagent.
+		panic("fakeagent: step not implemented: " + s.word)
+	}
+	run(a, s.arg)
+}
+
+// stepRunners maps each step word to what it does.
+var stepRunners = map[string]func(a *agent, arg string){
+	"print": func(a *agent, arg string) { a.out.write(a.expand(arg) + "\n") },
+	"write": func(a *agent, arg string) { a.out.write(a.expand(arg)) },
+	"sleep": func(a *agent, arg string) {
+		d, _ := time.ParseDuration(arg) // validated by parseSteps
 		time.Sleep(d)
-	case "quiet":
-		blockForever()
-	case "spin":
-		a.spin(s.arg)
-	case "exit":
-		code, _ := exitCode(s.arg) // validated by parseSteps
+	},
+	"quiet": func(a *agent, arg string) { blockForever() },
+	"spin":  func(a *agent, arg string) { a.spin(arg) },
+	"exit": func(a *agent, arg string) {
+		code, _ := exitCode(arg) // validated by parseSteps
 		a.exit(code)
-	case "touch":
-		if err := os.WriteFile(a.expand(s.arg), []byte("done\n"), 0o644); err != nil {
+	},
+	"touch": func(a *agent, arg string) {
+		if err := os.WriteFile(a.expand(arg), []byte("done\n"), 0o644); err != nil {
 			a.fail(err)
 		}
-	case "rm":
-		if err := os.Remove(a.expand(s.arg)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	},
+	"rm": func(a *agent, arg string) {
+		if err := os.Remove(a.expand(arg)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			a.fail(err)
 		}
-	case "env":
-		name := a.expand(s.arg)
+	},
+	"env": func(a *agent, arg string) {
+		name := a.expand(arg)
 		if v, ok := os.LookupEnv(name); ok {
 			a.out.write(name + "=" + v + "\n")
 		} else {
 			a.out.write(name + "=<unset>\n")
 		}
-	case "child":
-		// Same process group as the agent (no Setpgid) and never waited
-		// for: it stands for the helper processes a real agent leaves
-		// behind, which swarm must kill along with it.
-		cmd := exec.Command("sleep", "1000")
-		if err := cmd.Start(); err != nil {
-			a.fail(err)
-		}
-		if err := os.WriteFile(a.expand(s.arg), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
-			a.fail(err)
-		}
-	case "ignore-term":
-		signal.Ignore(unix.SIGTERM)
-	case "wait":
-		// Only tty input mode has a further message to wait for; the other
-		// modes have consumed all their input already.
+	},
+	"child":       (*agent).startChild,
+	"ignore-term": func(a *agent, arg string) { signal.Ignore(unix.SIGTERM) },
+	"wait": func(a *agent, arg string) {
+		// Only tty input mode has a further message to wait for; the
+		// other modes have consumed all their input already.
 		if a.cfg.input == "tty" {
 			a.out.write(prompt)
 			a.receive(a.readMessage())
 		}
-	case "echo":
-		a.out.write(a.last + "\n")
-	case "cwd":
+	},
+	"echo": func(a *agent, arg string) { a.out.write(a.last + "\n") },
+	"cwd": func(a *agent, arg string) {
 		wd, err := os.Getwd()
 		if err != nil {
 			a.fail(err)
 		}
 		a.out.write("CWD=" + wd + "\n")
-	default:
-		// parseSteps rejects unknown words, so this is a bug in fakeagent.
-		panic("fakeagent: step not implemented: " + s.word)
+	},
+}
+
+// startChild starts a child in the agent's own process group (no Setpgid)
+// and never waits for it: it stands for the helper processes a real agent
+// leaves behind, which swarm must kill along with it. Its pid goes to the
+// file arg.
+func (a *agent) startChild(arg string) {
+	cmd := exec.Command("sleep", "1000")
+	if err := cmd.Start(); err != nil {
+		a.fail(err)
+	}
+	if err := os.WriteFile(a.expand(arg), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		a.fail(err)
 	}
 }
 

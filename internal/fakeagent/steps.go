@@ -105,18 +105,18 @@ func checkArg(word string, kind argKind, arg string, hasArg bool) error {
 		}
 	case argDuration:
 		if _, err := time.ParseDuration(arg); err != nil {
-			return fmt.Errorf("step %q: %v", word, err)
+			return fmt.Errorf("step %q: %w", word, err)
 		}
 	case argSpin:
 		if arg == "forever" {
 			return nil
 		}
 		if _, err := time.ParseDuration(arg); err != nil {
-			return fmt.Errorf("step %q: want a duration or forever: %v", word, err)
+			return fmt.Errorf("step %q: want a duration or forever: %w", word, err)
 		}
 	case argExitCode:
 		if _, err := exitCode(arg); err != nil {
-			return fmt.Errorf("step %q: %v", word, err)
+			return fmt.Errorf("step %q: %w", word, err)
 		}
 	}
 	return nil

@@ -286,7 +286,7 @@ func (a *attempt) readExit() (int, bool) {
 }
 
 // readPrompt reads the prompt file fresh from disk (edits take effect in
-// the next iteration), with the messages of SPEC §4.2.
+// the next iteration), with the messages of docs/ralph.md.
 func readPrompt(path string) (string, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
 )
@@ -196,11 +197,24 @@ func (h *Hooks) AfterKill(w *state.Worker) {
 	if !rs.Exists() {
 		return
 	}
+	// The monitor gives up its lock as its last act; its process ends a
+	// moment later. Note which process it is while it holds the lock.
+	var pid int
+	var started time.Time
+	if st, err := rs.Load(); err == nil && st.MonitorPID > 0 && MonitorAlive(rs) {
+		pid = st.MonitorPID
+		started, _ = proc.StartTime(pid)
+	}
 	wait := killWait(worker.PollInterval(DefaultPoll))
 	if !WaitMonitorExit(rs, wait) {
 		if h.m.Warn != nil {
 			h.m.Warn(fmt.Sprintf("the ralph monitor of '%s' did not exit within %s", w.Name, wait))
 		}
+		return
+	}
+	deadline := time.Now().Add(monitorExitAfterUnlock)
+	for pid > 0 && !started.IsZero() && proc.Same(pid, started) && time.Now().Before(deadline) {
+		time.Sleep(exitStatusGap)
 	}
 }
 

@@ -43,7 +43,7 @@ func ExitCode(reason string) int {
 const MaxFailures = 5
 
 // WaitExitCode is the agent exit code that asks the loop to wait for a
-// human instead of restarting (seed 001's wait-without-restart).
+// human instead of restarting (docs/completion.md: wait without restart).
 const WaitExitCode = 42
 
 // End is how an iteration ended.
@@ -140,36 +140,67 @@ func Backoff(n int) time.Duration {
 // (--same-session), else the next iteration after the restart delay.
 func Decide(o Outcome, s Snapshot) Decision {
 	d := Decision{ConsecutiveFailures: s.ConsecutiveFailures, TotalFailures: s.TotalFailures, Delay: s.RestartDelay}
-	stop := func(status, reason, detail string) Decision {
-		d.Action, d.Status, d.Reason, d.Detail = Stop, status, reason, detail
-		return d
+	if end, ok := decideHalt(o, d); ok {
+		return end
 	}
-	completion := o.Signal.Kind == SignalComplete || o.Signal.Kind == SignalDonePattern || o.DoneFile
-	switch {
-	case o.End == EndStopped:
-		return stop(state.RalphStopped, ReasonKilled, "")
-	case o.End == EndInterrupted:
-		return stop(state.RalphStopped, ReasonInterrupted, "")
-	case o.End == EndPromptError:
+	if end, ok := decideSignal(o, d); ok {
+		return end
+	}
+	if end, ok := decideSetup(o, d); ok {
+		return end
+	}
+	return decideNext(o, s, d)
+}
+
+func stop(d Decision, status, reason, detail string) Decision {
+	d.Action, d.Status, d.Reason, d.Detail = Stop, status, reason, detail
+	return d
+}
+
+// decideHalt: the loop was stopped from outside, or its prompt is gone.
+func decideHalt(o Outcome, d Decision) (Decision, bool) {
+	switch o.End {
+	case EndStopped:
+		return stop(d, state.RalphStopped, ReasonKilled, ""), true
+	case EndInterrupted:
+		return stop(d, state.RalphStopped, ReasonInterrupted, ""), true
+	case EndPromptError:
 		d.Fatal = true
-		return stop(state.RalphFailed, ReasonFailed, o.Detail)
-	case completion && o.Rejected == "":
-		switch {
-		case o.Signal.Kind == SignalComplete:
-			return stop(state.RalphStopped, ReasonComplete, "")
-		case o.Signal.Kind == SignalDonePattern:
-			return stop(state.RalphStopped, ReasonDonePattern, o.Signal.Detail)
-		default:
-			return stop(state.RalphStopped, ReasonDoneFile, "")
+		return stop(d, state.RalphFailed, ReasonFailed, o.Detail), true
+	}
+	return d, false
+}
+
+// decideSignal: an accepted completion (COMPLETE, done pattern, done
+// file), BLOCKED or DECIDE ends the loop.
+func decideSignal(o Outcome, d Decision) (Decision, bool) {
+	if completion(o) && o.Rejected == "" {
+		switch o.Signal.Kind {
+		case SignalComplete:
+			return stop(d, state.RalphStopped, ReasonComplete, ""), true
+		case SignalDonePattern:
+			return stop(d, state.RalphStopped, ReasonDonePattern, o.Signal.Detail), true
 		}
-	case o.Signal.Kind == SignalBlocked:
-		return stop(state.RalphStopped, ReasonBlocked, o.Signal.Detail)
-	case o.Signal.Kind == SignalDecide:
-		return stop(state.RalphStopped, ReasonDecide, o.Signal.Detail)
+		return stop(d, state.RalphStopped, ReasonDoneFile, ""), true
+	}
+	switch o.Signal.Kind {
+	case SignalBlocked:
+		return stop(d, state.RalphStopped, ReasonBlocked, o.Signal.Detail), true
+	case SignalDecide:
+		return stop(d, state.RalphStopped, ReasonDecide, o.Signal.Detail), true
+	}
+	return d, false
+}
+
+// decideSetup: problems a human must fix (a setup screen, a command that
+// cannot run) stop the loop; the agent asking to wait pauses it.
+func decideSetup(o Outcome, d Decision) (Decision, bool) {
+	exited := o.End == EndExited && o.ExitKnown
+	switch {
 	case o.End == EndPreflight:
 		d.Fatal = true
-		return stop(state.RalphFailed, ReasonPreflight, o.Detail)
-	case o.End == EndExited && o.ExitKnown && (o.ExitCode == 126 || o.ExitCode == 127):
+		return stop(d, state.RalphFailed, ReasonPreflight, o.Detail), true
+	case exited && (o.ExitCode == 126 || o.ExitCode == 127):
 		what := "not found"
 		if o.ExitCode == 126 {
 			what = "not executable"
@@ -180,16 +211,25 @@ func Decide(o Outcome, s Snapshot) Decision {
 		d.Failure, d.Fatal = true, true
 		d.ConsecutiveFailures++
 		d.TotalFailures++
-		return stop(state.RalphFailed, ReasonFailed, fmt.Sprintf("agent command %s (exit %d); check the command and PATH, then: swarm ralph resume", what, o.ExitCode))
-	case o.End == EndExited && o.ExitKnown && o.ExitCode == WaitExitCode:
-		d.ConsecutiveFailures = 0
-		d.Action, d.Status, d.Reason = Pause, state.RalphPaused, fmt.Sprintf("agent asked to wait (exit %d)", WaitExitCode)
-		return d
+		return stop(d, state.RalphFailed, ReasonFailed, fmt.Sprintf("agent command %s (exit %d); check the command and PATH, then: swarm ralph resume", what, o.ExitCode)), true
+	case exited && o.ExitCode == WaitExitCode:
+		return wait(d, fmt.Sprintf("agent asked to wait (exit %d)", WaitExitCode)), true
 	case o.WaitFile:
-		d.ConsecutiveFailures = 0
-		d.Action, d.Status, d.Reason = Pause, state.RalphPaused, "agent asked to wait (WAIT file)"
-		return d
+		return wait(d, "agent asked to wait (WAIT file)"), true
 	}
+	return d, false
+}
+
+func wait(d Decision, reason string) Decision {
+	d.ConsecutiveFailures = 0
+	d.Action, d.Status, d.Reason = Pause, state.RalphPaused, reason
+	return d
+}
+
+// decideNext counts a failure, then: the cap, the time budget, too many
+// failures, a backoff, a same-session continuation, or the next
+// iteration.
+func decideNext(o Outcome, s Snapshot, d Decision) Decision {
 	failure := o.End == EndStartFailed || (o.End == EndExited && o.ExitKnown && o.ExitCode != 0)
 	if failure {
 		d.Failure = true
@@ -200,11 +240,11 @@ func Decide(o Outcome, s Snapshot) Decision {
 	}
 	switch {
 	case s.MaxIterations > 0 && s.Iteration >= s.MaxIterations:
-		return stop(state.RalphStopped, ReasonMaxIterations, "")
+		return stop(d, state.RalphStopped, ReasonMaxIterations, "")
 	case o.End == EndMaxTime || (s.MaxTime > 0 && s.Elapsed >= s.MaxTime):
-		return stop(state.RalphStopped, ReasonMaxTime, "")
+		return stop(d, state.RalphStopped, ReasonMaxTime, "")
 	case failure && d.ConsecutiveFailures >= MaxFailures:
-		return stop(state.RalphFailed, ReasonFailed, fmt.Sprintf("%d consecutive failures", d.ConsecutiveFailures))
+		return stop(d, state.RalphFailed, ReasonFailed, fmt.Sprintf("%d consecutive failures", d.ConsecutiveFailures))
 	case failure:
 		d.Delay = Backoff(d.ConsecutiveFailures)
 	case o.End == EndInactive && s.SameSession && !s.Paused && o.Signal.Kind == SignalNone:

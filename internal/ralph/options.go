@@ -52,29 +52,15 @@ type Options struct {
 // Validate checks options before anything is created, with the messages
 // swarm prints. It returns the absolute prompt path.
 func (o *Options) Validate() error {
-	if o.PromptFile == "" {
-		return errors.New("--ralph requires --prompt-file")
-	}
-	abs, err := filepath.Abs(o.PromptFile)
-	if err != nil {
+	if err := o.validatePrompt(); err != nil {
 		return err
 	}
-	fi, err := os.Stat(abs)
-	if err != nil || fi.IsDir() {
-		return fmt.Errorf("prompt file not found: %s", o.PromptFile)
-	}
-	if f, err := os.Open(abs); err != nil {
-		return fmt.Errorf("cannot read prompt file: %s", o.PromptFile)
-	} else {
-		f.Close()
-	}
-	o.PromptFile = abs
 	if o.MaxIterations <= 0 {
 		return errors.New("--max-iterations must be at least 1")
 	}
 	if o.DonePattern != "" {
 		if _, err := regexp.Compile(o.DonePattern); err != nil {
-			return fmt.Errorf("invalid --done-pattern: %v", err)
+			return fmt.Errorf("invalid --done-pattern: %w", err)
 		}
 	}
 	switch o.PromptMode {
@@ -106,6 +92,29 @@ func (o *Options) Validate() error {
 		// Allowed, but say nothing: relative is the documented form.
 		o.DoneFile = filepath.Clean(o.DoneFile)
 	}
+	return nil
+}
+
+// validatePrompt checks that the prompt file can be read and makes its
+// path absolute.
+func (o *Options) validatePrompt() error {
+	if o.PromptFile == "" {
+		return errors.New("--ralph requires --prompt-file")
+	}
+	abs, err := filepath.Abs(o.PromptFile)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || fi.IsDir() {
+		return fmt.Errorf("prompt file not found: %s", o.PromptFile)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return fmt.Errorf("cannot read prompt file: %s", o.PromptFile)
+	}
+	f.Close()
+	o.PromptFile = abs
 	return nil
 }
 

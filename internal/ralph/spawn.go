@@ -38,38 +38,13 @@ type SpawnResult struct {
 // If a step fails, what was made is removed again.
 func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 	name := o.Worker.Name
-	if err := state.ValidateName(name); err != nil {
-		return nil, err
-	}
-	if err := o.Loop.Validate(); err != nil {
-		return nil, err
-	}
-	if len(o.Worker.Command) == 0 {
-		return nil, errors.New("no command provided (use -- command...)")
-	}
-	if o.Loop.SameSession && o.Loop.PromptMode != ModeType {
-		return nil, errors.New("--same-session needs --prompt-mode type (the continuation is typed into the agent)")
-	}
-	if _, err := worker.ParseEnv(o.Worker.Env); err != nil {
+	if err := checkSpawn(&o); err != nil {
 		return nil, err
 	}
 	rs := m.Store.Ralph(name)
-	if o.Replace {
-		if err := replace(m, name, o.ForceDirty); err != nil {
-			return nil, err
-		}
-	} else if rs.Exists() {
-		if MonitorAlive(rs) {
-			return nil, fmt.Errorf("ralph loop '%s' is running (use --replace to start over)", name)
-		}
-		if _, err := m.Get(name); err == nil {
-			return nil, fmt.Errorf("worker '%s' already exists", name)
-		}
-		if o.CleanState {
-			rs.Remove()
-		}
+	if err := clearName(m, rs, o); err != nil {
+		return nil, err
 	}
-
 	o.Worker.Tmux = true
 	o.Worker.NoStart = true
 	o.Worker.Metadata = map[string]any{"ralph": true, "ralph_iteration": 0}
@@ -107,6 +82,47 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 	}
 	waitFirstIteration(rs, firstIterationWait)
 	return &SpawnResult{Worker: rec, MonitorPID: pid}, nil
+}
+
+// checkSpawn validates everything before anything is created.
+func checkSpawn(o *SpawnOptions) error {
+	if err := state.ValidateName(o.Worker.Name); err != nil {
+		return err
+	}
+	if err := o.Loop.Validate(); err != nil {
+		return err
+	}
+	if len(o.Worker.Command) == 0 {
+		return errors.New("no command provided (use -- command...)")
+	}
+	if o.Loop.SameSession && o.Loop.PromptMode != ModeType {
+		return errors.New("--same-session needs --prompt-mode type (the continuation is typed into the agent)")
+	}
+	_, err := worker.ParseEnv(o.Worker.Env)
+	return err
+}
+
+// clearName makes way for the new loop: --replace stops and removes an
+// old one; otherwise an existing loop or worker of the name is an error
+// (--clean-state removes leftover state of an ended loop).
+func clearName(m *worker.Manager, rs *state.RalphStore, o SpawnOptions) error {
+	name := o.Worker.Name
+	if o.Replace {
+		return replace(m, name, o.ForceDirty)
+	}
+	if !rs.Exists() {
+		return nil
+	}
+	if MonitorAlive(rs) {
+		return fmt.Errorf("ralph loop '%s' is running (use --replace to start over)", name)
+	}
+	if _, err := m.Get(name); err == nil {
+		return fmt.Errorf("worker '%s' already exists", name)
+	}
+	if o.CleanState {
+		return rs.Remove()
+	}
+	return nil
 }
 
 // waitFirstIteration returns once the monitor has started iteration 1 (or

@@ -4,13 +4,13 @@ import "time"
 
 // Timings and thresholds of the loop, each with the reason for its value.
 const (
-	// DefaultPoll paces the watch of an agent (seed 004: "capture the pane
-	// every 2 seconds"); SWARM_POLL_INTERVAL shortens it for tests.
+	// DefaultPoll paces the watch of an agent (docs/ralph.md: the pane is
+	// captured every 2 s); SWARM_POLL_INTERVAL shortens it for tests.
 	DefaultPoll = 2 * time.Second
-	// MaxReadyPoll paces ready detection (SPEC §6: every 0.5 s).
+	// MaxReadyPoll paces ready detection (docs/ralph.md: every 0.5 s).
 	MaxReadyPoll = 500 * time.Millisecond
 	// DefaultStopGrace is the agent's time between SIGTERM and SIGKILL
-	// when an iteration ends (SPEC §4.2 step 6: 10 s grace).
+	// when an iteration ends (docs/ralph.md: 10 s grace).
 	DefaultStopGrace = 10 * time.Second
 	// paneDeadWait bounds the wait for tmux to mark a stopped agent's
 	// pane dead after the signals: the next respawn must not race it.
@@ -26,10 +26,10 @@ const (
 	exitStatusGap   = 25 * time.Millisecond
 	// preflightWindow: a setup screen seen this soon after the first
 	// prompt is a first-run problem, so the loop fails fast instead of
-	// burning iterations (SPEC §4.2: within 10 s).
+	// burning iterations (docs/ralph.md: within 10 s).
 	preflightWindow = 10 * time.Second
 	// contextRestartMargin: at --max-context P the agent is asked to wrap
-	// up; at P+15 it is restarted (SPEC §4.2).
+	// up; at P+15 it is restarted (docs/ralph.md).
 	contextRestartMargin = 15
 	// screenChangePersist: the last screen change is written to state at
 	// most this often (ralph status shows it; a write per poll is waste).
@@ -51,13 +51,17 @@ const (
 	// monitorLockWait: a liveness probe holds the monitor lock for an
 	// instant; a starting monitor retries this long before giving up.
 	monitorLockWait = 2 * time.Second
+	// monitorExitAfterUnlock bounds the wait for a monitor's process to
+	// end once it gave up its lock (its last act): kill returns with the
+	// monitor gone, not merely leaving.
+	monitorExitAfterUnlock = 2 * time.Second
 	// replaceWait bounds the wait for an old monitor to exit on --replace.
 	replaceWait = 30 * time.Second
 	// deadMonitorLooks: ralph wait reports a dead monitor only after this
 	// many looks, because a monitor being restarted is briefly absent.
 	deadMonitorLooks = 3
 	// quietShowsOutput: ralph status prints the last lines of a screen
-	// unchanged for longer than this (SPEC §4.5: over 60 s).
+	// unchanged for longer than this (docs/ralph.md: over 60 s).
 	quietShowsOutput = 60 * time.Second
 	// lastOutputLines is how many lines ralph status prints then.
 	lastOutputLines = 5
@@ -68,13 +72,13 @@ const (
 	// checkKillGrace is a timed-out check's time between SIGTERM and
 	// SIGKILL.
 	checkKillGrace = 2 * time.Second
-	// DefaultCheckTimeout and DefaultReadyTimeout (SPEC §4.3, §4.2).
+	// DefaultCheckTimeout and DefaultReadyTimeout (docs/completion.md, docs/ralph.md).
 	DefaultCheckTimeout = 120 * time.Second
 	DefaultReadyTimeout = 120 * time.Second
 	// noBudget stands for "no --max-time": a wait is never cut short.
 	noBudget = 24 * time.Hour
-	// maxBackoff caps the wait after consecutive failures (seed 004:
-	// "up to 5 min max").
+	// maxBackoff caps the wait after consecutive failures (docs/ralph.md:
+	// at most 5 minutes).
 	maxBackoff = 300 * time.Second
 )
 

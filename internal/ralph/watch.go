@@ -237,7 +237,7 @@ func (e *Engine) feedFile(det *Detector, path string, off int64) int64 {
 }
 
 // screenHash is the inactivity fingerprint: MD5 of the ANSI-stripped last
-// 20 lines of the screen (seed 004).
+// 20 lines of the screen (docs/ralph.md).
 func screenHash(screen string) [16]byte {
 	lines := strings.Split(stripansi.Strip(screen), "\n")
 	if len(lines) > 20 {

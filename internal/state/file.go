@@ -24,8 +24,11 @@ func withLock(lockPath string, fn func() error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), LockTimeout)
 	defer cancel()
 	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
-	if err != nil || !ok {
-		return fmt.Errorf("cannot lock %s: another swarm process holds it (%v)", lockPath, err)
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("cannot lock %s: %w", lockPath, err)
+	}
+	if !ok {
+		return fmt.Errorf("cannot lock %s: another swarm process has held it for %s", lockPath, LockTimeout)
 	}
 	defer fl.Unlock()
 	return fn()

@@ -276,7 +276,7 @@ func (r *RalphStore) read() (*Ralph, error) {
 	}
 	st := &Ralph{}
 	if err := json.Unmarshal(data, st); err != nil {
-		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
+		return nil, fmt.Errorf("%w: %w", errCorrupt, err)
 	}
 	return st, nil
 }
@@ -293,7 +293,7 @@ func (r *RalphStore) readRepair() (*Ralph, error) {
 		return nil, err
 	}
 	if berr := backupCorrupt(r.StatePath()); berr != nil {
-		return nil, fmt.Errorf("corrupt ralph state %s, and backing it up failed: %v", r.StatePath(), berr)
+		return nil, fmt.Errorf("corrupt ralph state %s, and backing it up failed: %w", r.StatePath(), berr)
 	}
 	if r.Warn != nil {
 		r.Warn(fmt.Sprintf("corrupt ralph state for '%s', resetting", r.Name))

@@ -200,10 +200,10 @@ func decodeRegistry(data []byte) (*Registry, error) {
 	}
 	if data[0] == '[' {
 		if err := json.Unmarshal(data, &reg.Workers); err != nil {
-			return nil, fmt.Errorf("%w: %v", errCorrupt, err)
+			return nil, fmt.Errorf("%w: %w", errCorrupt, err)
 		}
 	} else if err := json.Unmarshal(data, reg); err != nil {
-		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
+		return nil, fmt.Errorf("%w: %w", errCorrupt, err)
 	}
 	for i := range reg.Workers {
 		if reg.Workers[i].Name == "" {
@@ -219,7 +219,7 @@ func (s *Store) readRepair() (*Registry, error) {
 	reg, err := s.read()
 	if errors.Is(err, errCorrupt) {
 		if berr := backupCorrupt(s.statePath()); berr != nil {
-			return nil, fmt.Errorf("corrupt state file %s, and backing it up failed: %v", s.statePath(), berr)
+			return nil, fmt.Errorf("corrupt state file %s, and backing it up failed: %w", s.statePath(), berr)
 		}
 		s.warn("corrupt state file, resetting")
 		return &Registry{}, nil

@@ -38,30 +38,15 @@ func (c *Client) Capture(target string, o CaptureOptions) (string, error) {
 
 // PaneStatus is what one poll learns about a pane.
 type PaneStatus struct {
-	Dead      bool
-	Exit      int
-	HasExit   bool
-	Signal    int
-	HasSignal bool
-	PID       int
-	History   int
-	CursorY   int
-	Height    int
-	Width     int
+	Liveness
+	PID     int
+	History int
+	CursorY int
+	Height  int
+	Width   int
 }
 
-// ExitKnown reports whether a dead pane's exit status or signal is known.
-func (s PaneStatus) ExitKnown() bool { return s.HasExit || s.HasSignal }
-
-// ExitCode is the status, or 128+signal.
-func (s PaneStatus) ExitCode() int {
-	if s.HasSignal {
-		return 128 + s.Signal
-	}
-	return s.Exit
-}
-
-const statusFormat = "#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}"
+const statusFormat = livenessFormat + "\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}"
 
 // Poll returns the pane's liveness and its visible screen in one tmux
 // process (display-message and capture-pane chained).
@@ -79,14 +64,7 @@ func (c *Client) Poll(target string) (PaneStatus, string, error) {
 		return PaneStatus{}, "", fmt.Errorf("unexpected tmux output %q", first)
 	}
 	var s PaneStatus
-	s.Dead = f[0] == "1"
-	if n, err := strconv.Atoi(f[1]); err == nil && s.Dead {
-		s.Exit, s.HasExit = n, true
-	}
-	if n, err := strconv.Atoi(f[2]); err == nil && s.Dead && n > 0 {
-		s.Signal, s.HasSignal = n, true
-	}
-	s.PID, _ = strconv.Atoi(f[3])
+	s.Liveness, s.PID = parseLiveness(f)
 	s.History, _ = strconv.Atoi(f[4])
 	s.CursorY, _ = strconv.Atoi(f[5])
 	s.Height, _ = strconv.Atoi(f[6])

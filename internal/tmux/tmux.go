@@ -134,14 +134,9 @@ func Chain(cmds ...[]string) []string {
 	return args
 }
 
-// Pane is one pane as listed by list-panes -a.
-type Pane struct {
-	Session    string
-	WindowName string
-	WindowID   string
-	PaneID     string
-	PID        int
-	Dead       bool
+// Liveness is whether a pane's process has exited and how.
+type Liveness struct {
+	Dead bool
 	// Exit holds the exit status of a dead pane's process when tmux knows
 	// it; Signal is non-zero when the process was killed by a signal.
 	Exit      int
@@ -152,31 +147,52 @@ type Pane struct {
 
 // ExitKnown reports whether a dead pane's end (status or signal) is known;
 // tmux may mark a pane dead a moment before it reaps the process.
-func (p Pane) ExitKnown() bool { return p.HasExit || p.HasSignal }
+func (l Liveness) ExitKnown() bool { return l.HasExit || l.HasSignal }
 
 // ExitCode is the shell-style code: the status, or 128+signal.
-func (p Pane) ExitCode() int {
-	if p.HasSignal {
-		return 128 + p.Signal
+func (l Liveness) ExitCode() int {
+	if l.HasSignal {
+		return 128 + l.Signal
 	}
-	return p.Exit
+	return l.Exit
 }
 
-const paneFormat = "#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}\t#{window_id}\t#{pane_id}\t#{session_name}\t#{window_name}"
+// livenessFormat is the start of every pane format swarm reads: dead,
+// exit status, exit signal and pid, tab-separated.
+const livenessFormat = "#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}"
+
+// parseLiveness reads the four fields of livenessFormat.
+func parseLiveness(f []string) (Liveness, int) {
+	l := Liveness{Dead: f[0] == "1"}
+	if n, err := strconv.Atoi(f[1]); err == nil && l.Dead {
+		l.Exit, l.HasExit = n, true
+	}
+	if n, err := strconv.Atoi(f[2]); err == nil && l.Dead && n > 0 {
+		l.Signal, l.HasSignal = n, true
+	}
+	pid, _ := strconv.Atoi(f[3])
+	return l, pid
+}
+
+// Pane is one pane as listed by list-panes -a.
+type Pane struct {
+	Liveness
+	Session    string
+	WindowName string
+	WindowID   string
+	PaneID     string
+	PID        int
+}
+
+const paneFormat = livenessFormat + "\t#{window_id}\t#{pane_id}\t#{session_name}\t#{window_name}"
 
 func parsePane(line string) (Pane, bool) {
 	f := strings.SplitN(line, "\t", 8)
 	if len(f) != 8 {
 		return Pane{}, false
 	}
-	p := Pane{Dead: f[0] == "1", WindowID: f[4], PaneID: f[5], Session: f[6], WindowName: f[7]}
-	p.PID, _ = strconv.Atoi(f[3])
-	if n, err := strconv.Atoi(f[1]); err == nil && p.Dead {
-		p.Exit, p.HasExit = n, true
-	}
-	if n, err := strconv.Atoi(f[2]); err == nil && p.Dead && n > 0 {
-		p.Signal, p.HasSignal = n, true
-	}
+	p := Pane{WindowID: f[4], PaneID: f[5], Session: f[6], WindowName: f[7]}
+	p.Liveness, p.PID = parseLiveness(f)
 	return p, true
 }
 

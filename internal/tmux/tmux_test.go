@@ -44,7 +44,7 @@ func TestChainQuoteWindows(t *testing.T) {
 	}
 	ws := Windows([]Pane{
 		{Session: "s", WindowName: "foobar", WindowID: "@1"},
-		{Session: "s", WindowName: "foo", WindowID: "@2", Dead: true},
+		{Session: "s", WindowName: "foo", WindowID: "@2", Liveness: Liveness{Dead: true}},
 		{Session: "s", WindowName: "foo", WindowID: "@2"},
 	})
 	if len(ws) != 2 || ws[1].Panes != 2 || ws[1].AllDead {

@@ -79,7 +79,7 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 		lastSession = err
 		time.Sleep(time.Duration(5+rand.IntN(20+min(attempt, 20)*5)) * time.Millisecond)
 	}
-	return "", fmt.Errorf("cannot create window in session %s: new-window: %v; new-session: %v", spec.Session, lastWindow, lastSession)
+	return "", fmt.Errorf("cannot create window in session %s: new-window: %w; new-session: %w", spec.Session, lastWindow, lastSession)
 }
 
 // RespawnSpec describes the command a pane is restarted with.

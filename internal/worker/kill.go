@@ -213,9 +213,9 @@ func (m *Manager) Respawn(name string, o RespawnOptions) (*SpawnResult, error) {
 			if err := worktree.Remove(WorktreeOf(w), o.ForceDirty); err != nil {
 				var dirty *worktree.DirtyError
 				if errors.As(err, &dirty) {
-					return nil, fmt.Errorf("cannot remove worktree for '%s': %v (use --force-dirty to discard it)", name, err)
+					return nil, fmt.Errorf("cannot remove worktree for '%s': %w (use --force-dirty to discard it)", name, err)
 				}
-				return nil, fmt.Errorf("cannot remove worktree for '%s': %v", name, err)
+				return nil, fmt.Errorf("cannot remove worktree for '%s': %w", name, err)
 			}
 		}
 	}

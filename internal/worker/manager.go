@@ -51,7 +51,7 @@ type Hooks interface {
 // Default timings.
 const (
 	// DefaultKillGrace is the time between SIGTERM and SIGKILL on kill
-	// (SPEC §3: "SIGKILL after 5 s").
+	// (docs/commands.md: "SIGKILL after 5 s").
 	DefaultKillGrace = 5 * time.Second
 )
 

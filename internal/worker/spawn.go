@@ -365,7 +365,7 @@ func (m *Manager) stderrLog(name string) string {
 	return filepath.Join(m.Store.LogsDir(), name+".stderr.log")
 }
 
-// ReadyPoll paces ready detection (SPEC §6: every 0.5 s): a banner is
+// ReadyPoll paces ready detection (docs/commands.md: every 0.5 s): a banner is
 // seen within half a second, at one tmux process per look.
 const ReadyPoll = 500 * time.Millisecond
 

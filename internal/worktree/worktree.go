@@ -194,7 +194,7 @@ func Remove(info Info, force bool) error {
 	if !force {
 		n, err := Changes(info.Path)
 		if err != nil {
-			return fmt.Errorf("cannot check %s for uncommitted changes: %v", info.Path, err)
+			return fmt.Errorf("cannot check %s for uncommitted changes: %w", info.Path, err)
 		}
 		if n > 0 {
 			return &DirtyError{Path: info.Path, Changes: n}

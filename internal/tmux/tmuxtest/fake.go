@@ -126,7 +126,7 @@ func (s *Server) ListPanes() ([]tmux.Pane, error) {
 		}
 		p.mu.Lock()
 		out = append(out, tmux.Pane{Session: p.Session, WindowName: p.Name, WindowID: p.ID, PaneID: "%" + p.ID[1:],
-			Dead: p.dead, Exit: p.exit, HasExit: p.hasExit && p.dead})
+			Liveness: p.liveness()})
 		p.mu.Unlock()
 	}
 	return out, nil
@@ -193,7 +193,7 @@ func (s *Server) Poll(target string) (tmux.PaneStatus, string, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := tmux.PaneStatus{Dead: p.dead, Exit: p.exit, HasExit: p.hasExit && p.dead, Height: 24, Width: 80}
+	st := tmux.PaneStatus{Liveness: p.liveness(), Height: 24, Width: 80}
 	return st, p.screen, nil
 }
 
@@ -281,6 +281,11 @@ func (p *Pane) input(text string, keys []string) {
 	if prog != nil && !dead {
 		prog.Input(p, text, keys)
 	}
+}
+
+// liveness reports the pane's state; call with p.mu held.
+func (p *Pane) liveness() tmux.Liveness {
+	return tmux.Liveness{Dead: p.dead, Exit: p.exit, HasExit: p.hasExit && p.dead}
 }
 
 // SetScreen replaces what the pane shows.
