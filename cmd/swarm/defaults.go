@@ -10,18 +10,21 @@ const (
 	// that loads plugins and checks for updates.
 	defaultReadyTimeout = 120 * time.Second
 
-	// ralphMaxIterations is swarm ralph spawn's --max-iterations (swarm.py);
-	// spawn --ralph has no default (seed 004: the cap must be chosen).
+	// ralphMaxIterations is swarm ralph spawn's --max-iterations (swarm.py).
+	// spawn --ralph has none: seed 004 makes the flag required there, so a
+	// loop never runs without a cap someone chose.
 	ralphMaxIterations = 50
-	// highIterations is the iteration count above which spawning a loop
-	// warns that it may consume significant resources (swarm.py).
+	// highIterations is the count above which spawning a loop warns that
+	// it "may consume significant resources" (seed 004): every iteration
+	// is a fresh agent session, paid for in tokens.
 	highIterations = 50
 
 	// ralphInactivity is swarm ralph spawn's --inactivity-timeout
 	// (swarm.py): an agent can think for minutes without redrawing.
 	ralphInactivity = 180 * time.Second
 	// spawnRalphInactivity is spawn --ralph's --inactivity-timeout (seed
-	// 004, which starts shorter, interactive-style loops this way).
+	// 004's default): its loops are expected to restart a stalled agent
+	// within a minute.
 	spawnRalphInactivity = 60 * time.Second
 	// minInactivity is the shortest --inactivity-timeout: below a second
 	// every poll of the screen would restart the agent.

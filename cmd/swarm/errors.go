@@ -48,17 +48,19 @@ func fail(code int, format string, args ...any) error {
 func exitCode(code int) error { return &exitError{code: code} }
 
 // usageError is a bad command line (exit 2). It prints as
-// "swarm: error: <msg> (see: swarm CMD --help)", then detail (cobra's
+// "swarm: error: <err> (see: swarm CMD --help)", then detail (cobra's
 // "Did you mean this?") on the lines after.
 type usageError struct {
-	msg    string
+	err    error
 	detail string
 }
 
-func (e *usageError) Error() string { return e.msg }
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
 
+// usagef makes a usage error; use %w to wrap an error.
 func usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
+	return &usageError{err: fmt.Errorf(format, args...)}
 }
 
 // workerError maps a worker error to its exit code: not found is
@@ -76,7 +78,7 @@ func workerError(err error, notFoundCode int) error {
 // unknownCommand is cobra's "unknown command" error for a command group,
 // with its suggestions.
 func unknownCommand(group *cobra.Command, name string) error {
-	e := &usageError{msg: fmt.Sprintf("unknown command %q for %q", name, group.CommandPath())}
+	e := &usageError{err: fmt.Errorf("unknown command %q for %q", name, group.CommandPath())}
 	if group.SuggestionsMinimumDistance <= 0 {
 		group.SuggestionsMinimumDistance = 2 // cobra's default, set lazily by cobra itself
 	}
@@ -96,7 +98,7 @@ func cobraUsage(err error) *usageError {
 	if detail != "" {
 		detail = "\n" + detail
 	}
-	return &usageError{msg: msg, detail: detail}
+	return &usageError{err: errors.New(msg), detail: detail}
 }
 
 // report prints err the way swarm does and returns the exit code:
@@ -113,7 +115,7 @@ func report(w io.Writer, cmd *cobra.Command, err error) int {
 		if cmd != nil {
 			path = cmd.CommandPath()
 		}
-		fmt.Fprintf(w, "swarm: error: %s (see: %s --help)\n%s", ue.msg, path, ue.detail)
+		fmt.Fprintf(w, "swarm: error: %v (see: %s --help)\n%s", ue.err, path, ue.detail)
 		return exitUsage
 	}
 	code := exitFail

@@ -137,15 +137,15 @@ func durationVar(fs *pflag.FlagSet, p *time.Duration, name string, def, min time
 func flagError(err error) error {
 	var inv *pflag.InvalidValueError
 	if !errors.As(err, &inv) {
-		return usagef("%v", err)
+		return usagef("%w", err)
 	}
 	name := "--" + inv.GetFlag().Name
 	var fix *fixError
 	if errors.As(err, &fix) {
-		return usagef("invalid %s '%s' (%v)", name, inv.GetValue(), fix)
+		return usagef("invalid %s '%s' (%w)", name, inv.GetValue(), fix)
 	}
 	if inv.GetFlag().Value.Type() == "bool" {
 		return usagef("invalid %s '%s' (use true or false)", name, inv.GetValue())
 	}
-	return usagef("invalid %s '%s': %v", name, inv.GetValue(), errors.Unwrap(err))
+	return usagef("invalid %s '%s': %w", name, inv.GetValue(), errors.Unwrap(err))
 }

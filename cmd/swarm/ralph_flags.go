@@ -61,7 +61,7 @@ func (lf *loopFlags) finish() error {
 	l.Promise = !lf.noPromise
 	if l.DonePattern != "" {
 		if _, err := regexp.Compile(l.DonePattern); err != nil {
-			return usagef("invalid --done-pattern: %v", err)
+			return usagef("invalid --done-pattern: %w", err)
 		}
 	}
 	if !completionWord.MatchString(l.CompletionPromise) {
