@@ -72,9 +72,7 @@ State lives in $SWARM_HOME (else $SWARM_DIR, else ~/.swarm).`,
 	)
 	cmd.InitDefaultCompletionCmd()
 	for _, c := range cmd.Commands() {
-		if c.HasSubCommands() {
-			requireSubcommands(c)
-		}
+		requireSubcommands(c)
 	}
 	return cmd
 }
