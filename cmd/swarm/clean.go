@@ -8,58 +8,66 @@ import (
 )
 
 type cleanOptions struct {
-	all          bool
-	noRmWorktree bool
-	opts         worker.CleanOptions
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name  string // "" with All
+	All   bool
+	Clean worker.CleanOptions // --rm-worktree (default) / --no-rm-worktree, --force-dirty
 }
 
-func newCleanCmd(e *env) *cobra.Command {
-	o := &cleanOptions{}
+func newCmdClean(f *factory, runF func(*cleanOptions) error) *cobra.Command {
+	opts := &cleanOptions{IO: f.IO, Manager: f.Manager}
+	var noRmWorktree bool
 	cmd := &cobra.Command{
 		Use:   "clean [NAME]",
 		Short: "Remove stopped workers' records, logs and clean worktrees",
 		Example: `  swarm clean fixer
   swarm clean --all --no-rm-worktree`,
 		Args: argsRange(0, 1, "a worker name, or --all"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runClean(e, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if opts.Name, err = nameOrAll(args, opts.All); err != nil {
+				return err
+			}
+			opts.Clean.RmWorktree = opts.Clean.RmWorktree && !noRmWorktree
+			if runF != nil {
+				return runF(opts)
+			}
+			return runClean(opts)
+		},
 	}
-	cmd.Flags().BoolVar(&o.all, "all", false, "clean every stopped worker")
-	cmd.Flags().BoolVar(&o.opts.RmWorktree, "rm-worktree", true, "remove the worker's worktree (default)")
-	cmd.Flags().BoolVar(&o.noRmWorktree, "no-rm-worktree", false, "keep the worktree")
-	cmd.Flags().BoolVar(&o.opts.ForceDirty, "force-dirty", false, "remove worktrees even with uncommitted changes")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "clean every stopped worker")
+	cmd.Flags().BoolVar(&opts.Clean.RmWorktree, "rm-worktree", true, "remove the worker's worktree")
+	cmd.Flags().BoolVar(&noRmWorktree, "no-rm-worktree", false, "keep the worktree")
+	cmd.Flags().BoolVar(&opts.Clean.ForceDirty, "force-dirty", false, "remove worktrees even with uncommitted changes")
 	return cmd
 }
 
-func runClean(e *env, o *cleanOptions, args []string) error {
-	if o.noRmWorktree {
-		o.opts.RmWorktree = false
-	}
-	m := e.manager()
-	if o.all {
-		if len(args) > 0 {
-			return usagef("give a worker name or --all, not both")
-		}
-		cleaned, kept, err := m.CleanAll(o.opts)
-		for _, n := range cleaned {
-			printKept(e, n, kept[n])
-			fmt.Fprintf(e.io.Out, "cleaned %s\n", n)
-		}
-		return workerError(err, 1)
-	}
-	if len(args) == 0 {
-		return usagef("give a worker name or --all (see: swarm clean --help)")
-	}
-	kept, err := m.Clean(args[0], o.opts)
+func runClean(opts *cleanOptions) error {
+	m, err := opts.Manager()
 	if err != nil {
-		return workerError(err, 1)
+		return err
 	}
-	printKept(e, args[0], kept)
-	fmt.Fprintf(e.io.Out, "cleaned %s\n", args[0])
+	if opts.All {
+		cleaned, kept, err := m.CleanAll(opts.Clean)
+		for _, n := range cleaned {
+			printKept(opts.IO, n, kept[n])
+			fmt.Fprintf(opts.IO.Out, "cleaned %s\n", n)
+		}
+		return workerError(err, exitFail)
+	}
+	kept, err := m.Clean(opts.Name, opts.Clean)
+	if err != nil {
+		return workerError(err, exitFail)
+	}
+	printKept(opts.IO, opts.Name, kept)
+	fmt.Fprintf(opts.IO.Out, "cleaned %s\n", opts.Name)
 	return nil
 }
 
-func printKept(e *env, name, path string) {
+func printKept(io *IO, name, path string) {
 	if path != "" {
-		fmt.Fprintf(e.io.Out, "kept worktree of %s with uncommitted changes: %s\n", name, path)
+		fmt.Fprintf(io.Out, "kept worktree of %s with uncommitted changes: %s\n", name, path)
 	}
 }

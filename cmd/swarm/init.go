@@ -11,69 +11,75 @@ import (
 )
 
 type initOptions struct {
-	dryRun bool
-	file   string
-	force  bool
+	IO *IO
+
+	DryRun bool
+	File   string // "": AGENTS.md, or CLAUDE.md if only that exists
+	Force  bool
 }
 
-func newInitCmd(e *env) *cobra.Command {
-	o := &initOptions{}
+func newCmdInit(f *factory, runF func(*initOptions) error) *cobra.Command {
+	opts := &initOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Teach agents in this project to use swarm (adds a section to AGENTS.md or CLAUDE.md)",
 		Example: `  swarm init
   swarm init --file CLAUDE.md --dry-run`,
 		Args: argsRange(0, 0, "no arguments"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runInit(e, o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if b := filepath.Base(opts.File); opts.File != "" && b != "AGENTS.md" && b != "CLAUDE.md" {
+				return usagef("invalid --file '%s' (use AGENTS.md or CLAUDE.md)", opts.File)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runInit(opts)
+		},
 	}
-	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print what would change, change nothing")
-	cmd.Flags().StringVar(&o.file, "file", "", "instructions file (default: AGENTS.md, or CLAUDE.md if only that exists)")
-	cmd.Flags().BoolVar(&o.force, "force", false, "replace an existing swarm section")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what would change, change nothing")
+	cmd.Flags().StringVar(&opts.File, "file", "", "instructions file (default: AGENTS.md, or CLAUDE.md if only that exists)")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace an existing swarm section")
 	return cmd
 }
 
-func runInit(e *env, o *initOptions) error {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return fail(1, "%v", err)
-	}
-	path := o.file
+func runInit(opts *initOptions) error {
+	path, name := opts.File, opts.File
 	if path == "" {
+		cwd, err := os.Getwd()
+		if err != nil {
+			return &exitError{code: exitFail, err: err}
+		}
 		path = instructions.DefaultFile(cwd)
-	} else if b := filepath.Base(path); b != "AGENTS.md" && b != "CLAUDE.md" {
-		return usagef("invalid --file '%s' (use AGENTS.md or CLAUDE.md)", o.file)
-	}
-	name := filepath.Base(path)
-	if o.file != "" {
-		name = o.file
+		name = filepath.Base(path)
 	}
 	section := templates.AgentsSection()
 	var outcome instructions.Outcome
-	if o.dryRun {
-		outcome, _, err = instructions.Plan(path, section, o.force)
+	var err error
+	if opts.DryRun {
+		outcome, _, err = instructions.Plan(path, section, opts.Force)
 	} else {
-		outcome, err = instructions.Apply(path, section, o.force)
+		outcome, err = instructions.Apply(path, section, opts.Force)
 	}
 	if err != nil {
-		return fail(1, "cannot update %s: %v", name, err)
+		return fail(exitFail, "cannot update %s: %w", name, err)
 	}
 	prefix := ""
-	if o.dryRun {
+	if opts.DryRun {
 		prefix = "would: "
 	}
 	switch outcome {
 	case instructions.Created:
-		fmt.Fprintf(e.io.Out, "%sCreated %s\n", prefix, name)
+		fmt.Fprintf(opts.IO.Out, "%sCreated %s\n", prefix, name)
 	case instructions.Added:
-		fmt.Fprintf(e.io.Out, "%sAdded swarm instructions to %s\n", prefix, name)
+		fmt.Fprintf(opts.IO.Out, "%sAdded swarm instructions to %s\n", prefix, name)
 	case instructions.Updated:
-		fmt.Fprintf(e.io.Out, "%sUpdated swarm instructions in %s\n", prefix, name)
+		fmt.Fprintf(opts.IO.Out, "%sUpdated swarm instructions in %s\n", prefix, name)
 	case instructions.Present:
-		fmt.Fprintf(e.io.Err, "swarm: %s already contains swarm instructions\n", name)
+		fmt.Fprintf(opts.IO.Err, "swarm: %s already contains swarm instructions\n", name)
 		return nil
 	}
-	if o.dryRun {
-		fmt.Fprint(e.io.Out, "\n"+section)
+	if opts.DryRun {
+		fmt.Fprint(opts.IO.Out, "\n"+section)
 	}
 	return nil
 }

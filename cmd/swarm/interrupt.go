@@ -4,10 +4,19 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/swarmtools/swarm/internal/worker"
 )
 
-func newInterruptCmd(e *env) *cobra.Command {
-	var all bool
+type interruptOptions struct {
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name string // "" with All
+	All  bool
+}
+
+func newCmdInterrupt(f *factory, runF func(*interruptOptions) error) *cobra.Command {
+	opts := &interruptOptions{IO: f.IO, Manager: f.Manager}
 	cmd := &cobra.Command{
 		Use:   "interrupt [NAME]",
 		Short: "Send Ctrl-C to a worker",
@@ -15,48 +24,77 @@ func newInterruptCmd(e *env) *cobra.Command {
   swarm interrupt --all`,
 		Args: argsRange(0, 1, "a worker name, or --all"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m := e.manager()
-			if all {
-				if len(args) > 0 {
-					return usagef("give a worker name or --all, not both")
-				}
-				names, err := runningTmux(m)
-				if err != nil {
-					return fail(1, "%v", err)
-				}
-				for _, n := range names {
-					if err := m.Interrupt(n); err == nil {
-						fmt.Fprintf(e.io.Out, "interrupted %s\n", n)
-					}
-				}
-				return nil
+			var err error
+			if opts.Name, err = nameOrAll(args, opts.All); err != nil {
+				return err
 			}
-			if len(args) == 0 {
-				return usagef("give a worker name or --all (see: swarm interrupt --help)")
+			if runF != nil {
+				return runF(opts)
 			}
-			if err := m.Interrupt(args[0]); err != nil {
-				return workerError(err, 1)
-			}
-			fmt.Fprintf(e.io.Out, "interrupted %s\n", args[0])
-			return nil
+			return runInterrupt(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "every running tmux worker")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "every running tmux worker")
 	return cmd
 }
 
-func newEOFCmd(e *env) *cobra.Command {
+func runInterrupt(opts *interruptOptions) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
+	}
+	if !opts.All {
+		if err := m.Interrupt(opts.Name); err != nil {
+			return workerError(err, exitFail)
+		}
+		fmt.Fprintf(opts.IO.Out, "interrupted %s\n", opts.Name)
+		return nil
+	}
+	names, err := runningTmux(m)
+	if err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
+	for _, n := range names {
+		// A worker that stopped meanwhile is not an error of --all.
+		if err := m.Interrupt(n); err == nil {
+			fmt.Fprintf(opts.IO.Out, "interrupted %s\n", n)
+		}
+	}
+	return nil
+}
+
+type eofOptions struct {
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name string
+}
+
+func newCmdEOF(f *factory, runF func(*eofOptions) error) *cobra.Command {
+	opts := &eofOptions{IO: f.IO, Manager: f.Manager}
 	return &cobra.Command{
 		Use:     "eof NAME",
 		Short:   "Send Ctrl-D (end of input) to a worker",
 		Example: `  swarm eof repl`,
 		Args:    argsRange(1, 1, "one worker name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := e.manager().EOF(args[0]); err != nil {
-				return workerError(err, 1)
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			fmt.Fprintf(e.io.Out, "sent eof to %s\n", args[0])
-			return nil
+			return runEOF(opts)
 		},
 	}
+}
+
+func runEOF(opts *eofOptions) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
+	}
+	if err := m.EOF(opts.Name); err != nil {
+		return workerError(err, exitFail)
+	}
+	fmt.Fprintf(opts.IO.Out, "sent eof to %s\n", opts.Name)
+	return nil
 }

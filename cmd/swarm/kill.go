@@ -8,12 +8,16 @@ import (
 )
 
 type killOptions struct {
-	all  bool
-	opts worker.KillOptions
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name string // "" with All
+	All  bool
+	Kill worker.KillOptions // --rm-worktree, --force-dirty
 }
 
-func newKillCmd(e *env) *cobra.Command {
-	o := &killOptions{}
+func newCmdKill(f *factory, runF func(*killOptions) error) *cobra.Command {
+	opts := &killOptions{IO: f.IO, Manager: f.Manager}
 	cmd := &cobra.Command{
 		Use:   "kill [NAME]",
 		Short: "Stop a worker (and its ralph loop, for good)",
@@ -25,32 +29,38 @@ unless --force-dirty.`,
   swarm kill fixer --rm-worktree
   swarm kill --all`,
 		Args: argsRange(0, 1, "a worker name, or --all"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runKill(e, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if opts.Name, err = nameOrAll(args, opts.All); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runKill(opts)
+		},
 	}
-	cmd.Flags().BoolVar(&o.all, "all", false, "kill every running worker")
-	cmd.Flags().BoolVar(&o.opts.RmWorktree, "rm-worktree", false, "also remove the worker's worktree")
-	cmd.Flags().BoolVar(&o.opts.ForceDirty, "force-dirty", false, "remove the worktree even with uncommitted changes")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "kill every running worker")
+	cmd.Flags().BoolVar(&opts.Kill.RmWorktree, "rm-worktree", false, "also remove the worker's worktree")
+	cmd.Flags().BoolVar(&opts.Kill.ForceDirty, "force-dirty", false, "remove the worktree even with uncommitted changes")
 	return cmd
 }
 
-func runKill(e *env, o *killOptions, args []string) error {
-	m := e.manager()
-	if o.all {
-		if len(args) > 0 {
-			return usagef("give a worker name or --all, not both")
-		}
-		killed, err := m.KillAll(o.opts)
+func runKill(opts *killOptions) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
+	}
+	if opts.All {
+		killed, err := m.KillAll(opts.Kill)
 		for _, n := range killed {
-			fmt.Fprintf(e.io.Out, "killed %s\n", n)
+			fmt.Fprintf(opts.IO.Out, "killed %s\n", n)
 		}
-		return workerError(err, 1)
+		return workerError(err, exitFail)
 	}
-	if len(args) == 0 {
-		return usagef("give a worker name or --all (see: swarm kill --help)")
+	if err := m.Kill(opts.Name, opts.Kill); err != nil {
+		return workerError(err, exitFail)
 	}
-	if err := m.Kill(args[0], o.opts); err != nil {
-		return workerError(err, 1)
-	}
-	fmt.Fprintf(e.io.Out, "killed %s\n", args[0])
+	fmt.Fprintf(opts.IO.Out, "killed %s\n", opts.Name)
 	return nil
 }

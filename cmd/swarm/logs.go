@@ -12,38 +12,50 @@ import (
 )
 
 type logsOptions struct {
-	history bool
-	lines   int
-	follow  bool
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name   string
+	Logs   worker.LogsOptions // --history, --lines
+	Follow bool
 }
 
-func newLogsCmd(e *env) *cobra.Command {
-	o := &logsOptions{}
+func newCmdLogs(f *factory, runF func(*logsOptions) error) *cobra.Command {
+	opts := &logsOptions{IO: f.IO, Manager: f.Manager}
 	cmd := &cobra.Command{
 		Use:   "logs NAME",
 		Short: "Print a worker's output (its tmux pane, or its stdout log)",
 		Example: `  swarm logs fixer --history
   swarm logs api -f`,
 		Args: argsRange(1, 1, "one worker name"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runLogs(e, o, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runLogs(opts)
+		},
 	}
-	cmd.Flags().BoolVar(&o.history, "history", false, "include tmux scrollback")
-	cmd.Flags().IntVar(&o.lines, "lines", 1000, "at most this many lines")
-	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "keep printing new output until Ctrl-C or the worker stops")
+	cmd.Flags().BoolVar(&opts.Logs.History, "history", false, "include tmux scrollback")
+	intVar(cmd.Flags(), &opts.Logs.Lines, "lines", defaultLogsLines, 1, noMax, "at most this many lines")
+	cmd.Flags().BoolVarP(&opts.Follow, "follow", "f", false, "keep printing new output until Ctrl-C or the worker stops")
 	return cmd
 }
 
-func runLogs(e *env, o *logsOptions, name string) error {
-	m := e.manager()
-	if o.follow {
+func runLogs(opts *logsOptions) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
+	}
+	if opts.Follow {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		return workerError(m.Follow(ctx, name, e.io.Out), 1)
+		return workerError(m.Follow(ctx, opts.Name, opts.IO.Out), exitFail)
 	}
-	text, err := m.Logs(name, worker.LogsOptions{History: o.history, Lines: o.lines})
+	text, err := m.Logs(opts.Name, opts.Logs)
 	if err != nil {
-		return workerError(err, 1)
+		return workerError(err, exitFail)
 	}
-	fmt.Fprint(e.io.Out, text)
+	fmt.Fprint(opts.IO.Out, text)
 	return nil
 }

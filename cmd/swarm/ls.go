@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,13 +16,16 @@ import (
 )
 
 type lsOptions struct {
-	format string
-	status string
-	tag    string
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Format string // table, json or names
+	Status string // running, stopped or all
+	Tag    string // "": any
 }
 
-func newLsCmd(e *env) *cobra.Command {
-	o := &lsOptions{}
+func newCmdLs(f *factory, runF func(*lsOptions) error) *cobra.Command {
+	opts := &lsOptions{IO: f.IO, Manager: f.Manager}
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
@@ -29,52 +34,59 @@ func newLsCmd(e *env) *cobra.Command {
   swarm ls --status running --format names
   swarm ls --format json | jq '.[] | select(.metadata.ralph == true)'`,
 		Args: argsRange(0, 0, "no arguments"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runLs(e, o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return runLs(opts)
+		},
 	}
-	cmd.Flags().StringVar(&o.format, "format", "table", "output format: table, json or names")
-	cmd.Flags().StringVar(&o.status, "status", "all", "show only running, stopped or all workers")
-	cmd.Flags().StringVar(&o.tag, "tag", "", "show only workers with this tag")
+	enumVar(cmd.Flags(), &opts.Format, "format", "table", []string{"table", "json", "names"}, "output format: table, json or names")
+	enumVar(cmd.Flags(), &opts.Status, "status", "all", []string{"running", "stopped", "all"}, "show only running, stopped or all workers")
+	cmd.Flags().StringVar(&opts.Tag, "tag", "", "show only workers with this tag")
 	return cmd
 }
 
-func runLs(e *env, o *lsOptions) error {
-	if err := oneOf("--format", o.format, "table", "json", "names"); err != nil {
-		return err
-	}
-	if err := oneOf("--status", o.status, "running", "stopped", "all"); err != nil {
-		return err
-	}
-	live, err := e.manager().List()
+func runLs(opts *lsOptions) error {
+	m, err := opts.Manager()
 	if err != nil {
-		return fail(1, "%v", err)
+		return err
+	}
+	live, err := m.List()
+	if err != nil {
+		return &exitError{code: exitFail, err: err}
 	}
 	var shown []worker.Live
 	for _, l := range live {
-		if o.status != "all" && l.Status != o.status {
+		if opts.Status != "all" && l.Status != opts.Status {
 			continue
 		}
-		if o.tag != "" && !contains(l.Tags, o.tag) {
+		if opts.Tag != "" && !slices.Contains(l.Tags, opts.Tag) {
 			continue
 		}
 		shown = append(shown, l)
 	}
-	switch o.format {
+	switch opts.Format {
 	case "json":
 		records := make([]state.Worker, 0, len(shown))
 		for _, l := range shown {
 			records = append(records, l.Worker)
 		}
-		return printJSON(e, records)
+		return printJSON(opts.IO, records)
 	case "names":
 		for _, l := range shown {
-			fmt.Fprintln(e.io.Out, l.Name)
+			fmt.Fprintln(opts.IO.Out, l.Name)
 		}
 		return nil
 	}
+	return printWorkerTable(opts.IO.Out, shown)
+}
+
+func printWorkerTable(w io.Writer, shown []worker.Live) error {
 	if len(shown) == 0 {
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATUS\tPID/WINDOW\tSTARTED\tWORKTREE\tTAG")
 	for _, l := range shown {
 		where := "-"
@@ -103,29 +115,11 @@ func age(t state.Timestamp) string {
 	return duration.Age(time.Since(t.Time))
 }
 
-func printJSON(e *env, v any) error {
+func printJSON(io *IO, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fail(1, "%v", err)
+		return &exitError{code: exitFail, err: err}
 	}
-	fmt.Fprintln(e.io.Out, string(data))
+	fmt.Fprintln(io.Out, string(data))
 	return nil
-}
-
-func oneOf(flag, value string, allowed ...string) error {
-	for _, a := range allowed {
-		if value == a {
-			return nil
-		}
-	}
-	return usagef("invalid %s '%s' (use %s)", flag, value, strings.Join(allowed, ", "))
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

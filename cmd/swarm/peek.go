@@ -4,15 +4,20 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/swarmtools/swarm/internal/worker"
 )
 
 type peekOptions struct {
-	lines int
-	all   bool
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name  string // "" with All
+	All   bool
+	Lines int
 }
 
-func newPeekCmd(e *env) *cobra.Command {
-	o := &peekOptions{}
+func newCmdPeek(f *factory, runF func(*peekOptions) error) *cobra.Command {
+	opts := &peekOptions{IO: f.IO, Manager: f.Manager}
 	cmd := &cobra.Command{
 		Use:   "peek [NAME]",
 		Short: "Print the last lines of a worker's screen",
@@ -20,38 +25,42 @@ func newPeekCmd(e *env) *cobra.Command {
   swarm peek fixer -n 100
   swarm peek --all`,
 		Args: argsRange(0, 1, "a worker name, or --all"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runPeek(e, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if opts.Name, err = nameOrAll(args, opts.All); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runPeek(opts)
+		},
 	}
-	cmd.Flags().IntVarP(&o.lines, "lines", "n", 30, "number of lines")
-	cmd.Flags().BoolVar(&o.all, "all", false, "every running tmux worker")
+	intVarP(cmd.Flags(), &opts.Lines, "lines", "n", defaultPeekLines, 1, noMax, "number of lines")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "every running tmux worker")
 	return cmd
 }
 
-func runPeek(e *env, o *peekOptions, args []string) error {
-	if o.lines <= 0 {
-		return usagef("-n must be a positive number of lines")
+func runPeek(opts *peekOptions) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
 	}
-	m := e.manager()
-	if o.all {
-		if len(args) > 0 {
-			return usagef("give a worker name or --all, not both")
-		}
-		results, err := m.PeekAll(o.lines)
+	if opts.All {
+		results, err := m.PeekAll(opts.Lines)
 		if err != nil {
-			return fail(1, "%v", err)
+			return &exitError{code: exitFail, err: err}
 		}
 		for _, r := range results {
-			fmt.Fprintf(e.io.Out, "=== %s ===\n%s", r.Name, r.Text)
+			fmt.Fprintf(opts.IO.Out, "=== %s ===\n%s", r.Name, r.Text)
 		}
 		return nil
 	}
-	if len(args) == 0 {
-		return usagef("give a worker name or --all (see: swarm peek --help)")
-	}
-	text, err := m.Peek(args[0], o.lines)
+	text, err := m.Peek(opts.Name, opts.Lines)
 	if err != nil {
-		return workerError(err, 2)
+		// SPEC §3: peek of an unknown worker exits 2, as status.
+		return workerError(err, exitNotFound)
 	}
-	fmt.Fprint(e.io.Out, text)
+	fmt.Fprint(opts.IO.Out, text)
 	return nil
 }

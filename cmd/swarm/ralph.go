@@ -11,9 +11,18 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/worker"
 )
 
-func newRalphCmd(e *env) *cobra.Command {
+// Exit codes of ralph wait beyond the loop's own (SPEC §4.6).
+const (
+	exitTimeout     = 124 // --timeout passed, as timeout(1)
+	exitInterrupted = 130 // Ctrl-C: 128 + SIGINT
+)
+
+// newCmdRalph is the ralph command group; run alone or with an unknown
+// subcommand it is a usage error (requireSubcommands).
+func newCmdRalph(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ralph",
 		Short: "Run and control ralph loops (agents restarted with a fresh context until done)",
@@ -23,24 +32,35 @@ func newRalphCmd(e *env) *cobra.Command {
   swarm ralph wait builder; echo "loop exit $?"`,
 	}
 	cmd.AddCommand(
-		newRalphSpawnCmd(e), newRalphRunCmd(e), newRalphPauseCmd(e), newRalphResumeCmd(e),
-		newRalphStopCmd(e), newRalphStatusCmd(e), newRalphListCmd(e), newRalphLogsCmd(e),
-		newRalphCleanCmd(e), newRalphWaitCmd(e), newRalphInitCmd(e), newRalphTemplateCmd(e),
+		newCmdRalphSpawn(f, nil), newCmdRalphRun(f, nil),
+		newCmdRalphPause(f, nil), newCmdRalphResume(f, nil), newCmdRalphStop(f, nil),
+		newCmdRalphStatus(f, nil), newCmdRalphList(f, nil), newCmdRalphLogs(f, nil),
+		newCmdRalphClean(f, nil), newCmdRalphWait(f, nil), newCmdRalphInit(f, nil), newCmdRalphTemplate(f, nil),
 	)
 	return cmd
 }
 
 // ralphError maps loop errors: warnings print as warnings and exit 0.
-func ralphError(e *env, err error) error {
+func ralphError(io *IO, err error) error {
 	var w *ralph.ErrWarning
 	if errors.As(err, &w) {
-		e.io.Warn(w.Msg)
+		io.Warn(w.Msg)
 		return nil
 	}
-	return workerError(err, 1)
+	return workerError(err, exitFail)
 }
 
-func newRalphRunCmd(e *env) *cobra.Command {
+// loopOptions is the options of the ralph commands that take one loop
+// name and nothing else (run, pause, resume, stop).
+type loopOptions struct {
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name string
+}
+
+func newCmdRalphRun(f *factory, runF func(*loopOptions) error) *cobra.Command {
+	opts := &loopOptions{IO: f.IO, Manager: f.Manager}
 	return &cobra.Command{
 		Use:   "run NAME",
 		Short: "Run a loop in this terminal (after spawn --no-run, or to take over a loop) and exit with its code",
@@ -51,65 +71,90 @@ A paused loop is resumed. Only one monitor runs a loop at a time.`,
   swarm ralph run job`,
 		Args: argsRange(1, 1, "one loop name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m := e.manager()
-			if !ralph.IsBackgroundMonitor() {
-				ralph.UnpauseForRun(m, args[0])
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			return runEngine(e, m, args[0])
+			return runRalphRun(opts)
 		},
 	}
 }
 
-func newRalphPauseCmd(e *env) *cobra.Command {
+func runRalphRun(opts *loopOptions) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
+	}
+	if !ralph.IsBackgroundMonitor() {
+		ralph.UnpauseForRun(m, opts.Name)
+	}
+	return runEngine(opts.IO, m, opts.Name)
+}
+
+// loopControl is what ralph pause, resume or stop does.
+type loopControl struct {
+	verb, short string
+	done        string // printed on success, %s is the name
+	call        func(*worker.Manager, string) error
+}
+
+func newCmdRalphPause(f *factory, runF func(*loopOptions) error) *cobra.Command {
+	return newCmdLoopControl(f, runF, loopControl{"pause",
+		"Pause a loop: the running agent continues, no new iteration starts",
+		"paused ralph loop for %s", ralph.PauseLoop})
+}
+
+func newCmdRalphResume(f *factory, runF func(*loopOptions) error) *cobra.Command {
+	return newCmdLoopControl(f, runF, loopControl{"resume",
+		"Resume a loop from its current iteration (also recovers a loop whose monitor died)",
+		"resumed ralph loop for %s", ralph.ResumeLoop})
+}
+
+func newCmdRalphStop(f *factory, runF func(*loopOptions) error) *cobra.Command {
+	return newCmdLoopControl(f, runF, loopControl{"stop",
+		"Stop a loop for good and its agent (same as swarm kill)",
+		"killed %s", ralph.StopLoop})
+}
+
+func newCmdLoopControl(f *factory, runF func(*loopOptions) error, c loopControl) *cobra.Command {
+	opts := &loopOptions{IO: f.IO, Manager: f.Manager}
 	return &cobra.Command{
-		Use:     "pause NAME",
-		Short:   "Pause a loop: the running agent continues, no new iteration starts",
-		Example: `  swarm ralph pause builder`,
+		Use:     c.verb + " NAME",
+		Short:   c.short,
+		Example: "  swarm ralph " + c.verb + " builder",
 		Args:    argsRange(1, 1, "one loop name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := ralph.PauseLoop(e.manager(), args[0]); err != nil {
-				return ralphError(e, err)
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			fmt.Fprintf(e.io.Out, "paused ralph loop for %s\n", args[0])
-			return nil
+			return runLoopControl(opts, c)
 		},
 	}
 }
 
-func newRalphResumeCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:     "resume NAME",
-		Short:   "Resume a loop from its current iteration (also recovers a loop whose monitor died)",
-		Example: `  swarm ralph resume builder`,
-		Args:    argsRange(1, 1, "one loop name"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := ralph.ResumeLoop(e.manager(), args[0]); err != nil {
-				return ralphError(e, err)
-			}
-			fmt.Fprintf(e.io.Out, "resumed ralph loop for %s\n", args[0])
-			return nil
-		},
+func runLoopControl(opts *loopOptions, c loopControl) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
 	}
+	if err := c.call(m, opts.Name); err != nil {
+		return ralphError(opts.IO, err)
+	}
+	fmt.Fprintf(opts.IO.Out, "%s\n", fmt.Sprintf(c.done, opts.Name))
+	return nil
 }
 
-func newRalphStopCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:     "stop NAME",
-		Short:   "Stop a loop for good and its agent (same as swarm kill)",
-		Example: `  swarm ralph stop builder`,
-		Args:    argsRange(1, 1, "one loop name"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := ralph.StopLoop(e.manager(), args[0]); err != nil {
-				return ralphError(e, err)
-			}
-			fmt.Fprintf(e.io.Out, "killed %s\n", args[0])
-			return nil
-		},
-	}
+type ralphCleanOptions struct {
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name string // "" with All
+	All  bool
 }
 
-func newRalphCleanCmd(e *env) *cobra.Command {
-	var all bool
+func newCmdRalphClean(f *factory, runF func(*ralphCleanOptions) error) *cobra.Command {
+	opts := &ralphCleanOptions{IO: f.IO, Manager: f.Manager}
 	cmd := &cobra.Command{
 		Use:   "clean [NAME]",
 		Short: "Remove the ralph state of loops that are not running",
@@ -117,33 +162,50 @@ func newRalphCleanCmd(e *env) *cobra.Command {
   swarm ralph clean --all`,
 		Args: argsRange(0, 1, "a loop name, or --all"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m := e.manager()
-			if all {
-				if len(args) > 0 {
-					return usagef("give a loop name or --all, not both")
-				}
-				names, err := ralph.CleanAllLoops(m)
-				for _, n := range names {
-					fmt.Fprintf(e.io.Out, "cleaned ralph state for %s\n", n)
-				}
-				return workerError(err, 1)
+			var err error
+			if opts.Name, err = nameOrAll(args, opts.All); err != nil {
+				return err
 			}
-			if len(args) == 0 {
-				return usagef("give a loop name or --all (see: swarm ralph clean --help)")
+			if runF != nil {
+				return runF(opts)
 			}
-			if err := ralph.CleanLoop(m, args[0]); err != nil {
-				return fail(1, "%v", err)
-			}
-			fmt.Fprintf(e.io.Out, "cleaned ralph state for %s\n", args[0])
-			return nil
+			return runRalphClean(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "every loop without a running monitor")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "every loop without a running monitor")
 	return cmd
 }
 
-func newRalphWaitCmd(e *env) *cobra.Command {
-	var timeout int
+func runRalphClean(opts *ralphCleanOptions) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
+	}
+	if opts.All {
+		names, err := ralph.CleanAllLoops(m)
+		for _, n := range names {
+			fmt.Fprintf(opts.IO.Out, "cleaned ralph state for %s\n", n)
+		}
+		return workerError(err, exitFail)
+	}
+	if err := ralph.CleanLoop(m, opts.Name); err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
+	fmt.Fprintf(opts.IO.Out, "cleaned ralph state for %s\n", opts.Name)
+	return nil
+}
+
+type ralphWaitOptions struct {
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name    string
+	Timeout time.Duration // 0: never
+}
+
+func newCmdRalphWait(f *factory, runF func(*ralphWaitOptions) error) *cobra.Command {
+	opts := &ralphWaitOptions{IO: f.IO, Manager: f.Manager}
+	var secs int
 	cmd := &cobra.Command{
 		Use:   "wait NAME",
 		Short: "Wait until a loop ends and exit with its code (0 done, 1 failed/killed, 2 blocked, 3 decide)",
@@ -155,32 +217,41 @@ it prints "NAME: still running (timeout)" and exits 124.`,
   case $? in 0) echo done;; 2) echo blocked;; 3) echo decide;; *) echo failed;; esac`,
 		Args: argsRange(1, 1, "one loop name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if timeout < 0 {
-				return usagef("--timeout must not be negative")
+			opts.Name = args[0]
+			opts.Timeout = time.Duration(secs) * time.Second
+			if runF != nil {
+				return runF(opts)
 			}
-			name := args[0]
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
-			res, err := ralph.WaitLoop(ctx, e.manager(), name, time.Duration(timeout)*time.Second)
-			if err != nil {
-				if ctx.Err() != nil {
-					return exitCode(130)
-				}
-				return workerError(err, 1)
-			}
-			if res.TimedOut {
-				fmt.Fprintf(e.io.Out, "%s: still running (timeout)\n", name)
-				return exitCode(124)
-			}
-			fmt.Fprintf(e.io.Out, "%s: %s\n", name, endSummary(res.State))
-			if res.Code != 0 {
-				return exitCode(res.Code)
-			}
-			return nil
+			return runRalphWait(opts)
 		},
 	}
-	cmd.Flags().IntVar(&timeout, "timeout", 0, "give up after this many seconds (0: never)")
+	intVar(cmd.Flags(), &secs, "timeout", 0, 0, noMax, "give up after this many seconds (0: never)")
 	return cmd
+}
+
+func runRalphWait(opts *ralphWaitOptions) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := ralph.WaitLoop(ctx, m, opts.Name, opts.Timeout)
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitCode(exitInterrupted)
+		}
+		return workerError(err, exitFail)
+	}
+	if res.TimedOut {
+		fmt.Fprintf(opts.IO.Out, "%s: still running (timeout)\n", opts.Name)
+		return exitCode(exitTimeout)
+	}
+	fmt.Fprintf(opts.IO.Out, "%s: %s\n", opts.Name, endSummary(res.State))
+	if res.Code != exitOK {
+		return exitCode(res.Code)
+	}
+	return nil
 }
 
 // endSummary says how a loop ended: "complete after 2 iterations",

@@ -1,97 +1,74 @@
 package main
 
 import (
+	"regexp"
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/ralph"
 )
 
-// loopFlags are the ralph loop flags shared by spawn --ralph and ralph spawn.
+// loopFlags registers the ralph loop flags shared by spawn --ralph and
+// ralph spawn, parsing them straight into o (a bad duration, number or
+// mode is a usage error while the command line is parsed).
 type loopFlags struct {
-	promptFile          string
-	maxIterations       int
-	inactivityTimeout   string
-	donePattern         string
-	noCheckContinuous   bool
-	checkDoneContinuous bool
-	promptMode          string
-	noPromise           bool
-	completionPromise   string
-	doneFile            string
-	checks              []string
-	checkTimeout        string
-	requireChange       bool
-	maxTime             string
-	sameSession         bool
-	restartDelay        string
-	onExit              string
-	maxContext          int
-	foreground          bool
-	noRun               bool
-	replace             bool
-	cleanState          bool
-	forceDirty          bool
+	o                 *ralph.SpawnOptions
+	noCheckContinuous bool
+	noPromise         bool
 }
 
-func (f *loopFlags) register(fs *pflag.FlagSet, maxIterations int, inactivity string) {
-	fs.StringVar(&f.promptFile, "prompt-file", "", "prompt file, re-read from disk every iteration")
-	fs.IntVar(&f.maxIterations, "max-iterations", maxIterations, "stop after this many iterations")
-	fs.StringVar(&f.inactivityTimeout, "inactivity-timeout", inactivity, "restart the agent after its screen is unchanged this long (seconds, or 90s, 5m)")
-	fs.StringVar(&f.donePattern, "done-pattern", "", "stop the loop when the agent prints a match of this regexp (RE2)")
-	fs.BoolVar(&f.checkDoneContinuous, "check-done-continuous", true, "act on completion signals while the agent runs")
-	fs.BoolVar(&f.noCheckContinuous, "no-check-done-continuous", false, "look for completion signals only when an iteration ends")
-	fs.StringVar(&f.promptMode, "prompt-mode", "type", "how the prompt reaches the agent: type, stdin or arg")
-	fs.BoolVar(&f.noPromise, "no-promise", false, "ignore <promise> tags")
-	fs.StringVar(&f.completionPromise, "completion-promise", "COMPLETE", "the word of <promise>WORD</promise> that completes the loop")
-	fs.StringVar(&f.doneFile, "done-file", "", "stop the loop when this file exists (relative to the worker's directory)")
-	fs.StringArrayVar(&f.checks, "check", nil, "command that must exit 0 before a completion signal is accepted (repeatable)")
-	fs.StringVar(&f.checkTimeout, "check-timeout", "120", "time limit of each --check (seconds, or 2m)")
-	fs.BoolVar(&f.requireChange, "require-change", false, "reject a completion signal from an iteration that changed nothing in git")
-	fs.StringVar(&f.maxTime, "max-time", "", "total time budget of the loop (e.g. 4h, 90m)")
-	fs.BoolVar(&f.sameSession, "same-session", false, "when the agent goes quiet, type a continuation instead of restarting it")
-	fs.StringVar(&f.restartDelay, "restart-delay", "1", "pause between iterations (seconds, or 500ms)")
-	fs.StringVar(&f.onExit, "on-exit", "", "shell command run once when the loop ends (gets SWARM_EXIT_REASON, SWARM_EXIT_CODE, ...)")
-	fs.IntVar(&f.maxContext, "max-context", 0, "at this context usage %, ask the agent to commit and exit; at +15% restart it")
-	fs.BoolVar(&f.foreground, "foreground", false, "run the loop in this terminal and exit with its exit code")
-	fs.BoolVar(&f.noRun, "no-run", false, "create the worker and loop state only; start later with swarm ralph run")
-	fs.BoolVar(&f.replace, "replace", false, "stop and replace an existing loop of the same name")
-	fs.BoolVar(&f.cleanState, "clean-state", false, "remove old ralph state of this name first")
-	fs.BoolVar(&f.forceDirty, "force-dirty", false, "with --replace, remove the old worktree even with uncommitted changes")
+func registerLoopFlags(fs *pflag.FlagSet, o *ralph.SpawnOptions, maxIterations int, inactivity time.Duration) *loopFlags {
+	lf := &loopFlags{o: o}
+	l := &o.Loop
+	l.Promise = true
+	fs.StringVar(&l.PromptFile, "prompt-file", "", "prompt file, re-read from disk every iteration")
+	intVar(fs, &l.MaxIterations, "max-iterations", maxIterations, 1, noMax, "stop after this many iterations")
+	durationVar(fs, &l.InactivityTimeout, "inactivity-timeout", inactivity, minInactivity, "restart the agent after its screen is unchanged this long (seconds, or 90s, 5m)")
+	fs.StringVar(&l.DonePattern, "done-pattern", "", "stop the loop when the agent prints a match of this regexp (RE2)")
+	fs.BoolVar(&l.CheckDoneContinuous, "check-done-continuous", true, "act on completion signals while the agent runs")
+	fs.BoolVar(&lf.noCheckContinuous, "no-check-done-continuous", false, "look for completion signals only when an iteration ends")
+	enumVar(fs, &l.PromptMode, "prompt-mode", ralph.ModeType, []string{ralph.ModeType, ralph.ModeStdin, ralph.ModeArg}, "how the prompt reaches the agent: type, stdin or arg")
+	fs.BoolVar(&lf.noPromise, "no-promise", false, "ignore <promise> tags")
+	fs.StringVar(&l.CompletionPromise, "completion-promise", defaultCompletionPromise, "the word of <promise>WORD</promise> that completes the loop")
+	fs.StringVar(&l.DoneFile, "done-file", "", "stop the loop when this file exists (relative to the worker's directory)")
+	fs.StringArrayVar(&l.Checks, "check", nil, "command that must exit 0 before a completion signal is accepted (repeatable)")
+	durationVar(fs, &l.CheckTimeout, "check-timeout", defaultCheckTimeout, time.Second, "time limit of each --check (seconds, or 2m)")
+	fs.BoolVar(&l.RequireChange, "require-change", false, "reject a completion signal from an iteration that changed nothing in git")
+	durationVar(fs, &l.MaxTime, "max-time", 0, 0, "total time budget of the loop (e.g. 4h, 90m; 0: none)")
+	fs.BoolVar(&l.SameSession, "same-session", false, "when the agent goes quiet, type a continuation instead of restarting it")
+	durationVar(fs, &l.RestartDelay, "restart-delay", defaultRestartDelay, 0, "pause between iterations (seconds, or 500ms)")
+	fs.StringVar(&l.OnExit, "on-exit", "", "shell command run once when the loop ends (gets SWARM_EXIT_REASON, SWARM_EXIT_CODE, ...)")
+	intVar(fs, &l.MaxContext, "max-context", 0, 0, maxContextPercent, "at this context usage %, ask the agent to commit and exit; at +15% restart it (0: off)")
+	fs.BoolVar(&o.Foreground, "foreground", false, "run the loop in this terminal and exit with its exit code")
+	fs.BoolVar(&o.NoRun, "no-run", false, "create the worker and loop state only; start later with swarm ralph run")
+	fs.BoolVar(&o.Replace, "replace", false, "stop and replace an existing loop of the same name")
+	fs.BoolVar(&o.CleanState, "clean-state", false, "remove old ralph state of this name first")
+	fs.BoolVar(&o.ForceDirty, "force-dirty", false, "with --replace, remove the old worktree even with uncommitted changes")
+	return lf
 }
 
-// options turns the flags into loop options, parsing durations.
-func (f *loopFlags) options() (ralph.Options, error) {
-	o := ralph.Options{
-		PromptFile:          f.promptFile,
-		MaxIterations:       f.maxIterations,
-		DonePattern:         f.donePattern,
-		CheckDoneContinuous: f.checkDoneContinuous && !f.noCheckContinuous,
-		PromptMode:          f.promptMode,
-		Promise:             !f.noPromise,
-		CompletionPromise:   f.completionPromise,
-		DoneFile:            f.doneFile,
-		Checks:              f.checks,
-		RequireChange:       f.requireChange,
-		SameSession:         f.sameSession,
-		OnExit:              f.onExit,
-		MaxContext:          f.maxContext,
-	}
-	var err error
-	parse := func(flag, v string, dst *time.Duration) {
-		if err != nil || v == "" {
-			return
+// completionWord is what internal/ralph accepts as a --completion-promise
+// (it is matched inside <promise>...</promise>).
+var completionWord = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// finish applies the negative flags and checks the values that depend on
+// each other or need more than a type: all usage errors (exit 2), found
+// before anything is created. Whether the prompt file exists is checked
+// by internal/ralph (exit 1, as swarm.py).
+func (lf *loopFlags) finish() error {
+	l := &lf.o.Loop
+	l.CheckDoneContinuous = l.CheckDoneContinuous && !lf.noCheckContinuous
+	l.Promise = !lf.noPromise
+	if l.DonePattern != "" {
+		if _, err := regexp.Compile(l.DonePattern); err != nil {
+			return usagef("invalid --done-pattern: %w", err)
 		}
-		d, perr := duration.Parse(v)
-		if perr != nil {
-			err = perr
-		}
-		*dst = d
 	}
-	parse("--inactivity-timeout", f.inactivityTimeout, &o.InactivityTimeout)
-	parse("--check-timeout", f.checkTimeout, &o.CheckTimeout)
-	parse("--max-time", f.maxTime, &o.MaxTime)
-	parse("--restart-delay", f.restartDelay, &o.RestartDelay)
-	return o, err
+	if !completionWord.MatchString(l.CompletionPromise) {
+		return usagef("invalid --completion-promise '%s' (use letters, digits, '.', '_', '-')", l.CompletionPromise)
+	}
+	if l.SameSession && l.PromptMode != ralph.ModeType {
+		return usagef("--same-session needs --prompt-mode type (the continuation is typed into the agent)")
+	}
+	return nil
 }

@@ -9,9 +9,18 @@ import (
 	"github.com/swarmtools/swarm/templates"
 )
 
-func newRalphInitCmd(e *env) *cobra.Command {
-	var force bool
-	var name string
+// promptFile is what ralph init writes, in the current directory.
+const promptFile = "PROMPT.md"
+
+type ralphInitOptions struct {
+	IO *IO
+
+	Template string
+	Force    bool
+}
+
+func newCmdRalphInit(f *factory, runF func(*ralphInitOptions) error) *cobra.Command {
+	opts := &ralphInitOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Write a starter PROMPT.md in the current directory",
@@ -19,34 +28,50 @@ func newRalphInitCmd(e *env) *cobra.Command {
   swarm ralph init --template promise --force`,
 		Args: argsRange(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			text, err := templates.Ralph(name)
-			if err != nil {
-				return fail(1, "%v", err)
+			if runF != nil {
+				return runF(opts)
 			}
-			_, statErr := os.Stat("PROMPT.md")
-			exists := statErr == nil
-			if exists && !force {
-				return fail(1, "PROMPT.md already exists (use --force to overwrite)")
-			}
-			if err := state.WriteFileAtomic("PROMPT.md", []byte(text)); err != nil {
-				return fail(1, "cannot write PROMPT.md: %v", err)
-			}
-			os.Chmod("PROMPT.md", 0o644)
-			if exists {
-				fmt.Fprintln(e.io.Out, "created PROMPT.md (overwritten)")
-			} else {
-				fmt.Fprintln(e.io.Out, "created PROMPT.md")
-			}
-			return nil
+			return runRalphInit(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&force, "force", false, "overwrite an existing PROMPT.md")
-	cmd.Flags().StringVar(&name, "template", templates.DefaultRalph, "template to use (see: swarm ralph template --list)")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "overwrite an existing PROMPT.md")
+	enumVar(cmd.Flags(), &opts.Template, "template", templates.DefaultRalph, templates.RalphNames(),
+		"template to use (see: swarm ralph template --list)")
 	return cmd
 }
 
-func newRalphTemplateCmd(e *env) *cobra.Command {
-	var list bool
+func runRalphInit(opts *ralphInitOptions) error {
+	text, err := templates.Ralph(opts.Template)
+	if err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
+	_, statErr := os.Stat(promptFile)
+	exists := statErr == nil
+	if exists && !opts.Force {
+		return fail(exitFail, "%s already exists (use --force to overwrite)", promptFile)
+	}
+	if err := state.WriteFileAtomic(promptFile, []byte(text)); err != nil {
+		return fail(exitFail, "cannot write %s: %w", promptFile, err)
+	}
+	// WriteFileAtomic makes state files private; a prompt is project text.
+	os.Chmod(promptFile, 0o644)
+	if exists {
+		fmt.Fprintf(opts.IO.Out, "created %s (overwritten)\n", promptFile)
+	} else {
+		fmt.Fprintf(opts.IO.Out, "created %s\n", promptFile)
+	}
+	return nil
+}
+
+type ralphTemplateOptions struct {
+	IO *IO
+
+	Name string // "": the default template
+	List bool
+}
+
+func newCmdRalphTemplate(f *factory, runF func(*ralphTemplateOptions) error) *cobra.Command {
+	opts := &ralphTemplateOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "template [NAME]",
 		Short: "Print a prompt template (default: the minimal one)",
@@ -55,24 +80,30 @@ func newRalphTemplateCmd(e *env) *cobra.Command {
   swarm ralph template --list`,
 		Args: argsRange(0, 1, "at most one template name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if list {
-				for _, n := range templates.RalphNames() {
-					fmt.Fprintln(e.io.Out, n)
-				}
-				return nil
-			}
-			name := ""
 			if len(args) == 1 {
-				name = args[0]
+				opts.Name = args[0]
 			}
-			text, err := templates.Ralph(name)
-			if err != nil {
-				return fail(1, "%v", err)
+			if runF != nil {
+				return runF(opts)
 			}
-			fmt.Fprint(e.io.Out, text)
-			return nil
+			return runRalphTemplate(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&list, "list", false, "list the template names")
+	cmd.Flags().BoolVar(&opts.List, "list", false, "list the template names")
 	return cmd
+}
+
+func runRalphTemplate(opts *ralphTemplateOptions) error {
+	if opts.List {
+		for _, n := range templates.RalphNames() {
+			fmt.Fprintln(opts.IO.Out, n)
+		}
+		return nil
+	}
+	text, err := templates.Ralph(opts.Name)
+	if err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
+	fmt.Fprint(opts.IO.Out, text)
+	return nil
 }

@@ -14,15 +14,21 @@ import (
 )
 
 type ralphSpawnOptions struct {
-	worker       worker.SpawnOptions
-	loop         loopFlags
-	noWorktree   bool
-	tmux         bool
-	readyTimeout int
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	// Spawn is the loop to start; Spawn.Worker holds --name, --env, ...,
+	// the worktree choice and the command after "--".
+	Spawn ralph.SpawnOptions
+	// Tmux is set when --tmux was given (accepted; prints a note).
+	Tmux bool
 }
 
-func newRalphSpawnCmd(e *env) *cobra.Command {
-	o := &ralphSpawnOptions{}
+func newCmdRalphSpawn(f *factory, runF func(*ralphSpawnOptions) error) *cobra.Command {
+	opts := &ralphSpawnOptions{IO: f.IO, Manager: f.Manager}
+	var noWorktree bool
+	var readySecs int
+	var lf *loopFlags
 	cmd := &cobra.Command{
 		Use:   "spawn --name NAME --prompt-file FILE [flags] -- COMMAND [ARGS...]",
 		Short: "Start a ralph loop (worktree on, 50 iterations, 180 s inactivity by default)",
@@ -38,59 +44,72 @@ each gated by --check commands and --require-change when given.`,
   swarm ralph spawn --name fix --prompt-file PROMPT.md --no-worktree --check 'go test ./...' -- claude
   swarm ralph spawn --name ci --prompt-file PROMPT.md --foreground --max-time 2h -- claude; echo "exit $?"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.worker.Command = args
-			if o.tmux {
-				fmt.Fprintln(e.io.Err, "swarm: note: Ralph workers always use tmux (--tmux flag has no effect)")
+			w := &opts.Spawn.Worker
+			w.Command = args
+			w.Worktree = w.Worktree && !noWorktree
+			opts.Spawn.Loop.ReadyTimeout = time.Duration(readySecs) * time.Second
+			if w.Name == "" {
+				return usagef("--name is required")
 			}
-			if o.worker.Name == "" {
-				return usagef("--name is required (see: swarm ralph spawn --help)")
+			if opts.Spawn.Loop.PromptFile == "" {
+				return usagef("--prompt-file is required")
 			}
-			if o.loop.promptFile == "" {
-				return usagef("--prompt-file is required (see: swarm ralph spawn --help)")
+			if err := lf.finish(); err != nil {
+				return err
 			}
-			o.worker.Worktree = !o.noWorktree
-			return runRalphSpawn(e, o.worker, &o.loop, o.readyTimeout)
+			if len(args) == 0 {
+				return fail(exitFail, "no command provided (use -- command...)")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runRalphSpawn(opts)
 		},
 	}
-	f := cmd.Flags()
-	f.SetInterspersed(false)
-	addWorkerSpawnFlags(f, &o.worker)
-	f.BoolVar(&o.worker.Worktree, "worktree", true, "run in a git worktree on branch NAME (default)")
-	f.BoolVar(&o.noWorktree, "no-worktree", false, "run in the current directory instead of a worktree")
-	f.BoolVar(&o.tmux, "tmux", false, "accepted for compatibility: ralph workers always use tmux")
-	f.IntVar(&o.readyTimeout, "ready-timeout", 120, "seconds to wait for the agent to look ready before typing the prompt")
-	o.loop.register(f, 50, "180")
+	fs := cmd.Flags()
+	fs.SetInterspersed(false)
+	addWorkerSpawnFlags(fs, &opts.Spawn.Worker)
+	fs.BoolVar(&opts.Spawn.Worker.Worktree, "worktree", true, "run in a git worktree on branch NAME")
+	fs.BoolVar(&noWorktree, "no-worktree", false, "run in the current directory instead of a worktree")
+	fs.BoolVar(&opts.Tmux, "tmux", false, "accepted for compatibility: ralph workers always use tmux")
+	intVar(fs, &readySecs, "ready-timeout", int(defaultReadyTimeout/time.Second), 0, noMax,
+		"seconds to wait for the agent to look ready before typing the prompt")
+	lf = registerLoopFlags(fs, &opts.Spawn, ralphMaxIterations, ralphInactivity)
 	return cmd
 }
 
-// runRalphSpawn starts a loop for spawn --ralph and ralph spawn.
-func runRalphSpawn(e *env, wo worker.SpawnOptions, lf *loopFlags, readyTimeout int) error {
-	opts, err := lf.options()
-	if err != nil {
-		return fail(1, "%v", err)
+func runRalphSpawn(opts *ralphSpawnOptions) error {
+	if opts.Tmux {
+		fmt.Fprintln(opts.IO.Err, "swarm: note: Ralph workers always use tmux (--tmux flag has no effect)")
 	}
-	opts.ReadyTimeout = time.Duration(readyTimeout) * time.Second
-	if opts.MaxIterations > 50 {
-		e.io.Warn("high iteration count (>50) may consume significant resources")
+	return startLoop(opts.IO, opts.Manager, opts.Spawn)
+}
+
+// startLoop starts a loop for spawn --ralph and ralph spawn: in the
+// background (printing how to watch it), in this process (--foreground),
+// or not at all (--no-run).
+func startLoop(io *IO, manager func() (*worker.Manager, error), so ralph.SpawnOptions) error {
+	if so.Loop.MaxIterations > highIterations {
+		io.Warn(fmt.Sprintf("high iteration count (>%d) may consume significant resources", highIterations))
 	}
-	m := e.manager()
-	res, err := ralph.Spawn(m, ralph.SpawnOptions{
-		Worker: wo, Loop: opts, Foreground: lf.foreground, NoRun: lf.noRun,
-		Replace: lf.replace, CleanState: lf.cleanState, ForceDirty: lf.forceDirty,
-	})
+	m, err := manager()
 	if err != nil {
-		return workerError(err, 1)
+		return err
+	}
+	res, err := ralph.Spawn(m, so)
+	if err != nil {
+		return workerError(err, exitFail)
 	}
 	w := res.Worker
-	fmt.Fprintf(e.io.Out, "spawned %s (tmux: %s:%s) [ralph mode: iteration 1/%d]\n", w.Name, w.Tmux.Session, w.Tmux.Window, opts.MaxIterations)
+	printSpawned(io, "spawned", w, fmt.Sprintf(" [ralph mode: iteration 1/%d]", so.Loop.MaxIterations))
 	switch {
-	case lf.noRun:
-		fmt.Fprintf(e.io.Out, "not started (--no-run); start it with: swarm ralph run %s\n", w.Name)
+	case so.NoRun:
+		fmt.Fprintf(io.Out, "not started (--no-run); start it with: swarm ralph run %s\n", w.Name)
 		return nil
-	case lf.foreground:
-		return runEngine(e, m, w.Name)
+	case so.Foreground:
+		return runEngine(io, m, w.Name)
 	}
-	fmt.Fprintf(e.io.Out, `Monitor:
+	fmt.Fprintf(io.Out, `Monitor:
   swarm ralph status %[1]s   loop progress
   swarm peek %[1]s           the agent's screen
   swarm ralph logs %[1]s     iteration events
@@ -103,10 +122,10 @@ func runRalphSpawn(e *env, wo worker.SpawnOptions, lf *loopFlags, readyTimeout i
 // runEngine runs a loop in this process until it ends and exits with the
 // loop's code. Ctrl-C ends it as interrupted (130); SIGTERM pauses it
 // after the current iteration and returns.
-func runEngine(e *env, m *worker.Manager, name string) error {
+func runEngine(io *IO, m *worker.Manager, name string) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	eng := ralph.NewEngine(m, name, e.io.Out)
+	eng := ralph.NewEngine(m, name, io.Out)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -121,9 +140,9 @@ func runEngine(e *env, m *worker.Manager, name string) error {
 	}()
 	code, err := eng.Run(ctx)
 	if err != nil {
-		return fail(code, "%v", err)
+		return &exitError{code: code, err: err}
 	}
-	if code != 0 {
+	if code != exitOK {
 		return exitCode(code)
 	}
 	return nil

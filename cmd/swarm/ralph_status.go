@@ -15,10 +15,19 @@ import (
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/worker"
 )
 
-func newRalphStatusCmd(e *env) *cobra.Command {
-	var format string
+type ralphStatusOptions struct {
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name   string
+	Format string // text or json
+}
+
+func newCmdRalphStatus(f *factory, runF func(*ralphStatusOptions) error) *cobra.Command {
+	opts := &ralphStatusOptions{IO: f.IO, Manager: f.Manager}
 	cmd := &cobra.Command{
 		Use:   "status NAME",
 		Short: "Show a loop's progress, whether its monitor runs, and how it ended",
@@ -26,22 +35,31 @@ func newRalphStatusCmd(e *env) *cobra.Command {
   swarm ralph status builder --format json | jq .exit_reason`,
 		Args: argsRange(1, 1, "one loop name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := oneOf("--format", format, "text", "json"); err != nil {
-				return err
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			info, err := ralph.LoopStatus(e.manager(), args[0])
-			if err != nil {
-				return workerError(err, 1)
-			}
-			if format == "json" {
-				return printJSON(e, flatten(info))
-			}
-			printStatus(e.io.Out, info)
-			return nil
+			return runRalphStatus(opts)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "text or json")
+	enumVar(cmd.Flags(), &opts.Format, "format", "text", []string{"text", "json"}, "text or json")
 	return cmd
+}
+
+func runRalphStatus(opts *ralphStatusOptions) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
+	}
+	info, err := ralph.LoopStatus(m, opts.Name)
+	if err != nil {
+		return workerError(err, exitFail)
+	}
+	if opts.Format == "json" {
+		return printJSON(opts.IO, flatten(info))
+	}
+	printStatus(opts.IO.Out, info)
+	return nil
 }
 
 // flatten renders a loop's status as its state.json object plus the live
@@ -65,9 +83,16 @@ func flatten(info *ralph.Info) map[string]any {
 	return m
 }
 
+// printStatus prints ralph status's text: progress, then the loop's
+// settings and how it ended.
 func printStatus(w io.Writer, info *ralph.Info) {
-	st := info.State
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	printProgress(p, info)
+	printEnd(p, info)
+}
+
+func printProgress(p func(string, ...any), info *ralph.Info) {
+	st := info.State
 	p("Ralph Loop: %s", st.WorkerName)
 	p("Status: %s", st.Status)
 	switch {
@@ -105,6 +130,10 @@ func printStatus(w io.Writer, info *ralph.Info) {
 	if st.MaxTime > 0 {
 		p("Time budget: %s", duration.Words(time.Duration(st.MaxTime*float64(time.Second))))
 	}
+}
+
+func printEnd(p func(string, ...any), info *ralph.Info) {
+	st := info.State
 	if st.Status == state.RalphPaused && st.PauseReason != "" {
 		p("Paused: %s", st.PauseReason)
 	}
@@ -136,8 +165,16 @@ func printStatus(w io.Writer, info *ralph.Info) {
 	}
 }
 
-func newRalphListCmd(e *env) *cobra.Command {
-	var format, status string
+type ralphListOptions struct {
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Format string // table, json or names
+	Status string // running, paused, stopped, failed or all
+}
+
+func newCmdRalphList(f *factory, runF func(*ralphListOptions) error) *cobra.Command {
+	opts := &ralphListOptions{IO: f.IO, Manager: f.Manager}
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
@@ -146,63 +183,80 @@ func newRalphListCmd(e *env) *cobra.Command {
   swarm ralph list --status running --format names`,
 		Args: argsRange(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := oneOf("--format", format, "table", "json", "names"); err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			if err := oneOf("--status", status, "running", "paused", "stopped", "failed", "all"); err != nil {
-				return err
-			}
-			infos, err := ralph.ListLoops(e.manager())
-			if err != nil {
-				return fail(1, "%v", err)
-			}
-			var shown []*ralph.Info
-			for _, i := range infos {
-				if status == "all" || i.State.Status == status {
-					shown = append(shown, i)
-				}
-			}
-			switch format {
-			case "json":
-				out := make([]map[string]any, 0, len(shown))
-				for _, i := range shown {
-					out = append(out, flatten(i))
-				}
-				return printJSON(e, out)
-			case "names":
-				for _, i := range shown {
-					fmt.Fprintln(e.io.Out, i.State.WorkerName)
-				}
-				return nil
-			}
-			if len(shown) == 0 {
-				return nil
-			}
-			tw := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSTATUS\tITERATION\tFAILURES\tMONITOR\tREASON")
-			for _, i := range shown {
-				st := i.State
-				mon := "-"
-				if i.MonitorAlive {
-					mon = fmt.Sprint(st.MonitorPID)
-				}
-				reason := "-"
-				if st.ExitReason != "" {
-					reason = string(st.ExitReason)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%s\t%s\n", st.WorkerName, st.Status, st.CurrentIteration, st.MaxIterations, st.TotalFailures, mon, reason)
-			}
-			return tw.Flush()
+			return runRalphList(opts)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "table", "table, json or names")
-	cmd.Flags().StringVar(&status, "status", "all", "running, paused, stopped, failed or all")
+	enumVar(cmd.Flags(), &opts.Format, "format", "table", []string{"table", "json", "names"}, "table, json or names")
+	enumVar(cmd.Flags(), &opts.Status, "status", "all", []string{"running", "paused", "stopped", "failed", "all"}, "running, paused, stopped, failed or all")
 	return cmd
 }
 
-func newRalphLogsCmd(e *env) *cobra.Command {
-	var live bool
-	var lines int
+func runRalphList(opts *ralphListOptions) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
+	}
+	infos, err := ralph.ListLoops(m)
+	if err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
+	var shown []*ralph.Info
+	for _, i := range infos {
+		if opts.Status == "all" || i.State.Status == opts.Status {
+			shown = append(shown, i)
+		}
+	}
+	switch opts.Format {
+	case "json":
+		out := make([]map[string]any, 0, len(shown))
+		for _, i := range shown {
+			out = append(out, flatten(i))
+		}
+		return printJSON(opts.IO, out)
+	case "names":
+		for _, i := range shown {
+			fmt.Fprintln(opts.IO.Out, i.State.WorkerName)
+		}
+		return nil
+	}
+	return printLoopTable(opts.IO.Out, shown)
+}
+
+func printLoopTable(w io.Writer, shown []*ralph.Info) error {
+	if len(shown) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATUS\tITERATION\tFAILURES\tMONITOR\tREASON")
+	for _, i := range shown {
+		st := i.State
+		mon := "-"
+		if i.MonitorAlive {
+			mon = fmt.Sprint(st.MonitorPID)
+		}
+		reason := "-"
+		if st.ExitReason != "" {
+			reason = string(st.ExitReason)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%s\t%s\n", st.WorkerName, st.Status, st.CurrentIteration, st.MaxIterations, st.TotalFailures, mon, reason)
+	}
+	return tw.Flush()
+}
+
+type ralphLogsOptions struct {
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name  string
+	Live  bool
+	Lines int // 0: all
+}
+
+func newCmdRalphLogs(f *factory, runF func(*ralphLogsOptions) error) *cobra.Command {
+	opts := &ralphLogsOptions{IO: f.IO, Manager: f.Manager}
 	cmd := &cobra.Command{
 		Use:   "logs NAME",
 		Short: "Print a loop's iteration events (START, END, FAIL, TIMEOUT, REJECT, DONE ...)",
@@ -210,23 +264,34 @@ func newRalphLogsCmd(e *env) *cobra.Command {
   swarm ralph logs builder --live`,
 		Args: argsRange(1, 1, "one loop name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m := e.manager()
-			rs := m.Store.Ralph(args[0])
-			if !rs.Exists() {
-				if _, err := m.Get(args[0]); err != nil {
-					return workerError(err, 1)
-				}
-				return fail(1, "worker '%s' is not a ralph worker", args[0])
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
-			if err := ralph.Events(ctx, rs, lines, live, e.io.Out); err != nil {
-				return fail(1, "%v", err)
-			}
-			return nil
+			return runRalphLogs(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&live, "live", false, "keep printing new events until Ctrl-C or the loop ends")
-	cmd.Flags().IntVar(&lines, "lines", 50, "print at most this many of the latest events")
+	cmd.Flags().BoolVar(&opts.Live, "live", false, "keep printing new events until Ctrl-C or the loop ends")
+	intVar(cmd.Flags(), &opts.Lines, "lines", defaultRalphLogsLines, 0, noMax, "print at most this many of the latest events (0: all)")
 	return cmd
+}
+
+func runRalphLogs(opts *ralphLogsOptions) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
+	}
+	rs := m.Store.Ralph(opts.Name)
+	if !rs.Exists() {
+		if _, err := m.Get(opts.Name); err != nil {
+			return workerError(err, exitFail)
+		}
+		return fail(exitFail, "worker '%s' is not a ralph worker", opts.Name)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := ralph.Events(ctx, rs, opts.Lines, opts.Live, opts.IO.Out); err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
+	return nil
 }

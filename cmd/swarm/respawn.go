@@ -5,8 +5,16 @@ import (
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
-func newRespawnCmd(e *env) *cobra.Command {
-	o := worker.RespawnOptions{}
+type respawnOptions struct {
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name    string
+	Respawn worker.RespawnOptions // --clean-first, --force-dirty
+}
+
+func newCmdRespawn(f *factory, runF func(*respawnOptions) error) *cobra.Command {
+	opts := &respawnOptions{IO: f.IO, Manager: f.Manager}
 	cmd := &cobra.Command{
 		Use:   "respawn NAME",
 		Short: "Restart a worker with the same command, env, tags, directory and worktree",
@@ -14,20 +22,27 @@ func newRespawnCmd(e *env) *cobra.Command {
   swarm respawn fixer --clean-first`,
 		Args: argsRange(1, 1, "one worker name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := e.manager().Respawn(args[0], o)
-			if err != nil {
-				return workerError(err, 1)
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			w := res.Worker
-			if w.Tmux != nil {
-				cmd.Printf("respawned %s (tmux: %s:%s)\n", w.Name, w.Tmux.Session, w.Tmux.Window)
-			} else if w.PID != nil {
-				cmd.Printf("respawned %s (pid: %d)\n", w.Name, *w.PID)
-			}
-			return nil
+			return runRespawn(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&o.CleanFirst, "clean-first", false, "remove the worktree first and start from a fresh one")
-	cmd.Flags().BoolVar(&o.ForceDirty, "force-dirty", false, "with --clean-first, discard uncommitted changes")
+	cmd.Flags().BoolVar(&opts.Respawn.CleanFirst, "clean-first", false, "remove the worktree first and start from a fresh one")
+	cmd.Flags().BoolVar(&opts.Respawn.ForceDirty, "force-dirty", false, "with --clean-first, discard uncommitted changes")
 	return cmd
+}
+
+func runRespawn(opts *respawnOptions) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
+	}
+	res, err := m.Respawn(opts.Name, opts.Respawn)
+	if err != nil {
+		return workerError(err, exitFail)
+	}
+	printSpawned(opts.IO, "respawned", res.Worker, "")
+	return nil
 }

@@ -1,118 +1,38 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/swarmtools/swarm/internal/ralph"
-	"github.com/swarmtools/swarm/internal/state"
-	"github.com/swarmtools/swarm/internal/worker"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-// IO holds the streams commands read and write, injected so tests can run
-// commands in-process.
-type IO struct {
-	In  io.Reader
-	Out io.Writer
-	Err io.Writer
-}
-
-// DefaultIO is the process's own stdio.
-func DefaultIO() *IO { return &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr} }
-
-// Warn prints "swarm: warning: msg" on stderr.
-func (s *IO) Warn(msg string) { fmt.Fprintf(s.Err, "swarm: warning: %s\n", msg) }
-
-// exitError carries a command's exit code and its message (printed as
-// "swarm: error: msg" unless empty).
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
-
-func fail(code int, format string, args ...any) error {
-	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
-}
-
-// exitCode ends a command with a code and no message.
-func exitCode(code int) error { return &exitError{code: code} }
-
-// usageError marks bad command lines (exit 2).
-type usageError struct{ err error }
-
-func (e *usageError) Error() string { return e.err.Error() }
-
-func usagef(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
-}
-
-// env is what every command needs: streams, and the state root resolved
-// once (SPEC: made absolute once at start).
-type env struct {
-	io   *IO
-	root string
-}
-
-func (e *env) manager() *worker.Manager {
-	m := worker.New(e.root, e.io.Warn)
-	m.Hooks = ralph.NewHooks(m)
-	return m
-}
-
-// Main runs swarm with args and returns the process exit code.
+// Main runs swarm with args and returns the process exit code. The state
+// root comes from the environment ($SWARM_HOME, $SWARM_DIR, ~/.swarm).
 func Main(args []string, streams *IO) int {
-	root, err := state.Root()
-	if err != nil {
-		fmt.Fprintf(streams.Err, "swarm: error: %v\n", err)
-		return 1
-	}
-	e := &env{io: streams, root: root}
-	cmd := newRootCmd(e)
+	return execute(newFactory(streams, ""), args)
+}
+
+// execute runs the command line args with the commands built from f.
+func execute(f *factory, args []string) int {
+	return runCommand(f.IO, newCmdRoot(f), args)
+}
+
+// runCommand executes cmd with args, reports its error on streams and
+// returns the exit code.
+func runCommand(streams *IO, cmd *cobra.Command, args []string) int {
 	cmd.SetArgs(args)
-	cmd.SetIn(streams.In)
-	cmd.SetOut(streams.Out)
-	cmd.SetErr(streams.Err)
-	err = cmd.Execute()
+	failed, err := cmd.ExecuteC()
 	if err == nil {
-		return 0
+		return exitOK
 	}
-	var ee *exitError
-	var ue *usageError
-	switch {
-	case errors.As(err, &ee):
-		if ee.msg != "" {
-			fmt.Fprintf(streams.Err, "swarm: error: %s\n", ee.msg)
-		}
-		return ee.code
-	case errors.As(err, &ue):
-		fmt.Fprintf(streams.Err, "swarm: error: %s\n", ue.err)
-		return 2
-	case isCobraUsage(err):
-		fmt.Fprintf(streams.Err, "swarm: error: %s (see: swarm --help)\n", err)
-		return 2
-	default:
-		fmt.Fprintf(streams.Err, "swarm: error: %s\n", err)
-		return 1
-	}
+	return report(streams.Err, failed, err)
 }
 
-// isCobraUsage recognises the usage errors cobra reports itself (flag
-// errors already arrive as usageError through SetFlagErrorFunc).
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "required flag")
-}
-
-func newRootCmd(e *env) *cobra.Command {
+func newCmdRoot(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "swarm",
 		Short: "Run AI coding agents as workers in tmux, and drive them in ralph loops",
@@ -130,49 +50,114 @@ State lives in $SWARM_HOME (else $SWARM_DIR, else ~/.swarm).`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	// Streams first: the completion command captures its output stream
+	// when it is created.
+	cmd.SetIn(f.IO.In)
+	cmd.SetOut(f.IO.Out)
+	cmd.SetErr(f.IO.Err)
 	cmd.SetVersionTemplate("swarm {{.Version}}\n")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &usageError{fmt.Errorf("%v (see: %s --help)", err, c.CommandPath())}
+		// "swarm ralph stauts --name x" fails on --name while parsing the
+		// group's flags; the real mistake is the command.
+		if c.HasSubCommands() && c.Flags().NArg() > 0 {
+			return unknownCommand(c, c.Flags().Arg(0))
+		}
+		return flagError(err)
 	})
 	cmd.AddCommand(
-		newSpawnCmd(e), newLsCmd(e), newStatusCmd(e), newPeekCmd(e), newLogsCmd(e),
-		newAttachCmd(e), newSendCmd(e), newInterruptCmd(e), newEOFCmd(e), newWaitCmd(e),
-		newKillCmd(e), newCleanCmd(e), newRespawnCmd(e), newInitCmd(e), newVersionCmd(),
-		newRalphCmd(e),
+		newCmdSpawn(f, nil), newCmdLs(f, nil), newCmdStatus(f, nil), newCmdPeek(f, nil),
+		newCmdLogs(f, nil), newCmdAttach(f, nil), newCmdSend(f, nil), newCmdInterrupt(f, nil),
+		newCmdEOF(f, nil), newCmdWait(f, nil), newCmdKill(f, nil), newCmdClean(f, nil),
+		newCmdRespawn(f, nil), newCmdInit(f, nil), newCmdVersion(f, nil), newCmdRalph(f),
 	)
+	cmd.InitDefaultCompletionCmd()
+	for _, c := range cmd.Commands() {
+		requireSubcommands(c)
+	}
 	return cmd
+}
+
+// requireSubcommands makes every command group under c (a command with
+// subcommands and nothing to run itself) fail as a usage error when called
+// bare or with an unknown subcommand. cobra checks that only at the top
+// level; below it a group prints its help and exits 0.
+func requireSubcommands(c *cobra.Command) {
+	if !c.HasSubCommands() {
+		return
+	}
+	// A usage template is inherited: the group's own one (below) must not
+	// reach its subcommands, so they get the one they had.
+	inherited := c.UsageTemplate()
+	for _, sub := range c.Commands() {
+		if sub.HasSubCommands() {
+			requireSubcommands(sub)
+		} else {
+			sub.SetUsageTemplate(inherited)
+		}
+	}
+	if c.Runnable() {
+		return
+	}
+	// Runnable now, the group's help would list "swarm ralph [flags]" as a
+	// usage: drop that line from cobra's template.
+	c.SetUsageTemplate(strings.Replace(inherited, "{{if .Runnable}}\n  {{.UseLine}}{{end}}", "", 1))
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return unknownCommand(cmd, args[0])
+		}
+		return usagef("missing command for %q", cmd.CommandPath())
+	}
 }
 
 // argsRange validates the number of positional arguments as a usage error.
 func argsRange(min, max int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < min || (max >= 0 && len(args) > max) {
-			return usagef("%s expects %s (see: %s --help)", cmd.CommandPath(), what, cmd.CommandPath())
+			return usagef("%s expects %s", cmd.CommandPath(), what)
 		}
 		return nil
 	}
 }
 
-// workerError maps a worker error to its exit code: not found is notFound
-// (2 for status and peek, 1 elsewhere), anything else 1.
-func workerError(err error, notFoundCode int) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, worker.ErrNotFound) {
-		return fail(notFoundCode, "%v", err)
-	}
-	return fail(1, "%v", err)
+type versionOptions struct {
+	IO *IO
 }
 
-func newVersionCmd() *cobra.Command {
+func newCmdVersion(f *factory, runF func(*versionOptions) error) *cobra.Command {
+	opts := &versionOptions{IO: f.IO}
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the swarm version",
-		Args:  argsRange(0, 0, "no arguments"),
+		Use:     "version",
+		Short:   "Print the swarm version",
+		Example: `  swarm version`,
+		Args:    argsRange(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "swarm %s\n", version)
-			return nil
+			if runF != nil {
+				return runF(opts)
+			}
+			return runVersion(opts)
 		},
 	}
+}
+
+func runVersion(opts *versionOptions) error {
+	fmt.Fprintf(opts.IO.Out, "swarm %s\n", version)
+	return nil
+}
+
+// nameOrAll resolves the "NAME or --all" choice of kill, clean, peek,
+// interrupt, wait, send and ralph clean: the name, or "" for --all.
+func nameOrAll(args []string, all bool) (string, error) {
+	switch {
+	case all && len(args) > 0:
+		return "", usagef("give a worker name or --all, not both")
+	case all:
+		return "", nil
+	case len(args) == 0:
+		// Neither: swarm.py exits 1 (not 2) with "must specify ..." here,
+		// and scripts may test for 1, so this one usage mistake keeps
+		// exit 1.
+		return "", fail(exitFail, "must specify a worker name or --all")
+	}
+	return args[0], nil
 }

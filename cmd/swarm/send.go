@@ -8,12 +8,17 @@ import (
 )
 
 type sendOptions struct {
-	all  bool
-	opts worker.SendOptions
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name string // "" with All
+	All  bool
+	Text string
+	Send worker.SendOptions // --no-enter, --raw
 }
 
-func newSendCmd(e *env) *cobra.Command {
-	o := &sendOptions{}
+func newCmdSend(f *factory, runF func(*sendOptions) error) *cobra.Command {
+	opts := &sendOptions{IO: f.IO, Manager: f.Manager}
 	cmd := &cobra.Command{
 		Use:   "send [NAME] TEXT",
 		Short: "Type text into a worker, then press Enter",
@@ -24,40 +29,53 @@ bracketed paste, so the agent receives it as one message.`,
   swarm send fixer -- "-n starts with a dash"
   swarm send --all "commit your work now"`,
 		Args: argsRange(1, 2, "NAME TEXT, or --all TEXT"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runSend(e, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			names, text := args[:len(args)-1], args[len(args)-1]
+			if !opts.All && len(names) == 0 {
+				// "send w": the text is missing (a usage error, unlike
+				// kill with neither a name nor --all).
+				return usagef("give a worker name and the text")
+			}
+			var err error
+			if opts.Name, err = nameOrAll(names, opts.All); err != nil {
+				return err
+			}
+			opts.Text = text
+			if runF != nil {
+				return runF(opts)
+			}
+			return runSend(opts)
+		},
 	}
-	cmd.Flags().BoolVar(&o.all, "all", false, "send to every running tmux worker")
-	cmd.Flags().BoolVar(&o.opts.NoEnter, "no-enter", false, "do not press Enter")
-	cmd.Flags().BoolVar(&o.opts.Raw, "raw", false, "do not clear pending input first")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "send to every running tmux worker")
+	cmd.Flags().BoolVar(&opts.Send.NoEnter, "no-enter", false, "do not press Enter")
+	cmd.Flags().BoolVar(&opts.Send.Raw, "raw", false, "do not clear pending input first")
 	return cmd
 }
 
-func runSend(e *env, o *sendOptions, args []string) error {
-	m := e.manager()
-	if o.all {
-		if len(args) != 1 {
-			return usagef("with --all give only the text")
+func runSend(opts *sendOptions) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
+	}
+	if !opts.All {
+		if err := m.Send(opts.Name, opts.Text, opts.Send); err != nil {
+			return workerError(err, exitFail)
 		}
-		names, err := runningTmux(m)
-		if err != nil {
-			return fail(1, "%v", err)
-		}
-		for _, n := range names {
-			if err := m.Send(n, args[0], o.opts); err != nil {
-				e.io.Warn(err.Error())
-				continue
-			}
-			fmt.Fprintf(e.io.Out, "sent to %s\n", n)
-		}
+		fmt.Fprintf(opts.IO.Out, "sent to %s\n", opts.Name)
 		return nil
 	}
-	if len(args) != 2 {
-		return usagef("give a worker name and the text (see: swarm send --help)")
+	names, err := runningTmux(m)
+	if err != nil {
+		return &exitError{code: exitFail, err: err}
 	}
-	if err := m.Send(args[0], args[1], o.opts); err != nil {
-		return workerError(err, 1)
+	for _, n := range names {
+		if err := m.Send(n, opts.Text, opts.Send); err != nil {
+			opts.IO.Warn(err.Error())
+			continue
+		}
+		fmt.Fprintf(opts.IO.Out, "sent to %s\n", n)
 	}
-	fmt.Fprintf(e.io.Out, "sent to %s\n", args[0])
 	return nil
 }
 

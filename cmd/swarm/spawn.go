@@ -2,23 +2,33 @@ package main
 
 import (
 	"fmt"
-	"github.com/spf13/pflag"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/swarmtools/swarm/internal/ralph"
+	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
 type spawnOptions struct {
-	worker       worker.SpawnOptions
-	readyTimeout int
-	ralph        bool
-	loop         loopFlags
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	// Worker is the worker to start: --name, --tmux, --env, --tag, ... and
+	// Command, everything after "--" (or from the first word that is not a
+	// flag on).
+	Worker worker.SpawnOptions
+	// Ralph (--ralph) runs a loop on the worker with Loop's options.
+	Ralph bool
+	Loop  ralph.SpawnOptions
 }
 
-func newSpawnCmd(e *env) *cobra.Command {
-	o := &spawnOptions{}
+func newCmdSpawn(f *factory, runF func(*spawnOptions) error) *cobra.Command {
+	opts := &spawnOptions{IO: f.IO, Manager: f.Manager}
+	var readySecs int
+	var lf *loopFlags
 	cmd := &cobra.Command{
 		Use:   "spawn --name NAME [flags] -- COMMAND [ARGS...]",
 		Short: "Start a worker",
@@ -29,77 +39,98 @@ process whose output goes to $SWARM_HOME/logs/NAME.stdout.log.`,
   swarm spawn --name fixer --tmux --worktree --ready-wait -- claude
   swarm spawn --name job --env 'TOKEN=a b' --tag batch -- ./run.sh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.worker.Command = args
-			return runSpawn(e, o)
+			opts.Worker.Command = args
+			opts.Worker.ReadyTimeout = time.Duration(readySecs) * time.Second
+			opts.Loop.Loop.ReadyTimeout = opts.Worker.ReadyTimeout
+			if err := opts.check(lf); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runSpawn(opts)
 		},
 	}
-	f := cmd.Flags()
+	fs := cmd.Flags()
 	// Everything after the command's first word belongs to the command.
-	f.SetInterspersed(false)
-	addWorkerSpawnFlags(f, &o.worker)
-	f.BoolVar(&o.worker.Tmux, "tmux", false, "run in a tmux window")
-	f.BoolVar(&o.worker.Worktree, "worktree", false, "run in a new git worktree on branch NAME")
-	f.BoolVar(&o.worker.ReadyWait, "ready-wait", false, "wait until the agent looks ready for input")
-	f.IntVar(&o.readyTimeout, "ready-timeout", 120, "seconds --ready-wait waits (and a ralph loop waits before typing)")
-	f.BoolVar(&o.ralph, "ralph", false, "run a ralph loop (needs --prompt-file and --max-iterations; implies --tmux)")
-	o.loop.register(f, 0, "60")
+	fs.SetInterspersed(false)
+	addWorkerSpawnFlags(fs, &opts.Worker)
+	intVar(fs, &readySecs, "ready-timeout", int(defaultReadyTimeout/time.Second), 0, noMax,
+		"seconds --ready-wait waits (and a ralph loop waits before typing)")
+	fs.BoolVar(&opts.Worker.Tmux, "tmux", false, "run in a tmux window")
+	fs.BoolVar(&opts.Worker.Worktree, "worktree", false, "run in a new git worktree on branch NAME")
+	fs.BoolVar(&opts.Worker.ReadyWait, "ready-wait", false, "wait until the agent looks ready for input")
+	fs.BoolVar(&opts.Ralph, "ralph", false, "run a ralph loop (needs --prompt-file and --max-iterations; implies --tmux)")
+	// No default cap: seed 004 makes spawn --ralph name one (0: not given).
+	lf = registerLoopFlags(fs, &opts.Loop, 0, spawnRalphInactivity)
 	return cmd
 }
 
 // addWorkerSpawnFlags registers the flags spawn and ralph spawn share.
-func addWorkerSpawnFlags(f *pflag.FlagSet, w *worker.SpawnOptions) {
-	f.StringVar(&w.Name, "name", "", "worker name (letters, digits, '.', '_', '-'; max 64)")
-	f.StringVar(&w.Session, "session", "", "tmux session (default swarm-<hash of state root>)")
-	f.StringVar(&w.Socket, "tmux-socket", os.Getenv("SWARM_TMUX_SOCKET"), "tmux socket name (tmux -L; default $SWARM_TMUX_SOCKET)")
-	f.StringVar(&w.Branch, "branch", "", "worktree branch (default: the name)")
-	f.StringVar(&w.WorktreeDir, "worktree-dir", "", "directory to create worktrees in (default <repo>-worktrees)")
-	f.StringArrayVar(&w.Tags, "tag", nil, "tag the worker (repeatable)")
-	f.StringArrayVar(&w.Env, "env", nil, "set KEY=VAL in the command's environment (repeatable)")
-	f.StringVar(&w.Cwd, "cwd", "", "working directory (default: current)")
+func addWorkerSpawnFlags(fs *pflag.FlagSet, w *worker.SpawnOptions) {
+	fs.StringVar(&w.Name, "name", "", "worker name (letters, digits, '.', '_', '-'; max 64)")
+	fs.StringVar(&w.Session, "session", "", "tmux session (default swarm-<hash of state root>)")
+	fs.StringVar(&w.Socket, "tmux-socket", os.Getenv("SWARM_TMUX_SOCKET"), "tmux socket name (tmux -L; default $SWARM_TMUX_SOCKET)")
+	fs.StringVar(&w.Branch, "branch", "", "worktree branch (default: the name)")
+	fs.StringVar(&w.WorktreeDir, "worktree-dir", "", "directory to create worktrees in (default <repo>-worktrees)")
+	fs.StringArrayVar(&w.Tags, "tag", nil, "tag the worker (repeatable)")
+	fs.StringArrayVar(&w.Env, "env", nil, "set KEY=VAL in the command's environment (repeatable)")
+	fs.StringVar(&w.Cwd, "cwd", "", "working directory (default: current)")
 }
 
-func runSpawn(e *env, o *spawnOptions) error {
-	if o.worker.Name == "" {
-		return usagef("--name is required (see: swarm spawn --help)")
+// check validates the command line before anything runs: usage errors
+// (exit 2) first, then the swarm.py messages that exit 1.
+func (o *spawnOptions) check(lf *loopFlags) error {
+	if o.Worker.Name == "" {
+		return usagef("--name is required")
 	}
-	if o.ralph {
-		if o.loop.promptFile == "" {
-			return fail(1, "--ralph requires --prompt-file")
+	if err := lf.finish(); err != nil {
+		return err
+	}
+	if o.Ralph {
+		if o.Loop.Loop.PromptFile == "" {
+			return fail(exitFail, "--ralph requires --prompt-file")
 		}
-		if o.loop.maxIterations <= 0 {
-			return fail(1, "--ralph requires --max-iterations")
+		if o.Loop.Loop.MaxIterations == 0 {
+			return fail(exitFail, "--ralph requires --max-iterations")
 		}
-		if len(o.worker.Command) == 0 {
-			return fail(1, "no command provided (use -- command...)")
-		}
-		return runRalphSpawn(e, o.worker, &o.loop, o.readyTimeout)
 	}
-	if len(o.worker.Command) == 0 {
-		return fail(1, "no command provided (use -- command...)")
-	}
-	if o.readyTimeout < 0 {
-		return fail(1, "--ready-timeout must not be negative")
-	}
-	o.worker.ReadyTimeout = time.Duration(o.readyTimeout) * time.Second
-	m := e.manager()
-	res, err := m.Spawn(o.worker)
-	if err != nil {
-		return fail(1, "%v", err)
-	}
-	printSpawned(e, res.Worker.Name, res, "")
-	if res.NotReady {
-		e.io.Warn(fmt.Sprintf("agent '%s' did not become ready within %ds", o.worker.Name, o.readyTimeout))
+	if len(o.Worker.Command) == 0 {
+		return fail(exitFail, "no command provided (use -- command...)")
 	}
 	return nil
 }
 
-func printSpawned(e *env, name string, res *worker.SpawnResult, suffix string) {
-	w := res.Worker
-	if w.Tmux != nil {
-		fmt.Fprintf(e.io.Out, "spawned %s (tmux: %s:%s)%s\n", name, w.Tmux.Session, w.Tmux.Window, suffix)
-	} else if w.PID != nil {
-		fmt.Fprintf(e.io.Out, "spawned %s (pid: %d)%s\n", name, *w.PID, suffix)
-	} else {
-		fmt.Fprintf(e.io.Out, "spawned %s%s\n", name, suffix)
+func runSpawn(opts *spawnOptions) error {
+	if opts.Ralph {
+		so := opts.Loop
+		so.Worker = opts.Worker
+		return startLoop(opts.IO, opts.Manager, so)
+	}
+	m, err := opts.Manager()
+	if err != nil {
+		return err
+	}
+	res, err := m.Spawn(opts.Worker)
+	if err != nil {
+		return workerError(err, exitFail)
+	}
+	printSpawned(opts.IO, "spawned", res.Worker, "")
+	if res.NotReady {
+		opts.IO.Warn(fmt.Sprintf("agent '%s' did not become ready within %ds", opts.Worker.Name, opts.Worker.ReadyTimeout/time.Second))
+	}
+	return nil
+}
+
+// printSpawned prints "spawned N (tmux: S:W)" or "spawned N (pid: P)"
+// (verb "respawned" for respawn), then suffix.
+func printSpawned(io *IO, verb string, w *state.Worker, suffix string) {
+	switch {
+	case w.Tmux != nil:
+		fmt.Fprintf(io.Out, "%s %s (tmux: %s:%s)%s\n", verb, w.Name, w.Tmux.Session, w.Tmux.Window, suffix)
+	case w.PID != nil:
+		fmt.Fprintf(io.Out, "%s %s (pid: %d)%s\n", verb, w.Name, *w.PID, suffix)
+	default:
+		fmt.Fprintf(io.Out, "%s %s%s\n", verb, w.Name, suffix)
 	}
 }

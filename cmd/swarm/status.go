@@ -5,23 +5,42 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/swarmtools/swarm/internal/worker"
 )
 
-func newStatusCmd(e *env) *cobra.Command {
+type statusOptions struct {
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name string
+}
+
+func newCmdStatus(f *factory, runF func(*statusOptions) error) *cobra.Command {
+	opts := &statusOptions{IO: f.IO, Manager: f.Manager}
 	return &cobra.Command{
 		Use:   "status NAME",
 		Short: "Show whether a worker runs (exit 0 running, 1 stopped, 2 not found)",
 		Example: `  swarm status api && echo up
   swarm status api; echo $?   # 0 running, 1 stopped, 2 unknown`,
 		Args: argsRange(1, 1, "one worker name"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runStatus(e, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runStatus(opts)
+		},
 	}
 }
 
-func runStatus(e *env, name string) error {
-	l, err := e.manager().Status(name)
+func runStatus(opts *statusOptions) error {
+	m, err := opts.Manager()
 	if err != nil {
-		return workerError(err, 2)
+		return err
+	}
+	l, err := m.Status(opts.Name)
+	if err != nil {
+		return workerError(err, exitNotFound)
 	}
 	var parts []string
 	if l.Tmux != nil {
@@ -33,9 +52,9 @@ func runStatus(e *env, name string) error {
 		parts = append(parts, "worktree "+l.Worktree.Path)
 	}
 	parts = append(parts, "uptime "+age(l.Started))
-	fmt.Fprintf(e.io.Out, "%s: %s (%s)\n", name, l.Status, strings.Join(parts, ", "))
+	fmt.Fprintf(opts.IO.Out, "%s: %s (%s)\n", opts.Name, l.Status, strings.Join(parts, ", "))
 	if !l.Running() {
-		return exitCode(1)
+		return exitCode(exitFail)
 	}
 	return nil
 }

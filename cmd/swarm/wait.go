@@ -8,68 +8,86 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/swarmtools/swarm/internal/worker"
 )
 
 type waitOptions struct {
-	all     bool
-	timeout int
+	IO      *IO
+	Manager func() (*worker.Manager, error)
+
+	Name    string // "" with All
+	All     bool
+	Timeout time.Duration // 0: never
 }
 
-func newWaitCmd(e *env) *cobra.Command {
-	o := &waitOptions{}
+func newCmdWait(f *factory, runF func(*waitOptions) error) *cobra.Command {
+	opts := &waitOptions{IO: f.IO, Manager: f.Manager}
+	var secs int
 	cmd := &cobra.Command{
 		Use:   "wait [NAME]",
 		Short: "Wait until workers stop (exit 1 on timeout)",
 		Example: `  swarm wait build --timeout 600
   swarm wait --all`,
 		Args: argsRange(0, 1, "a worker name, or --all"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runWait(e, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if opts.Name, err = nameOrAll(args, opts.All); err != nil {
+				return err
+			}
+			opts.Timeout = time.Duration(secs) * time.Second
+			if runF != nil {
+				return runF(opts)
+			}
+			return runWait(opts)
+		},
 	}
-	cmd.Flags().BoolVar(&o.all, "all", false, "wait for every running worker")
-	cmd.Flags().IntVar(&o.timeout, "timeout", 0, "give up after this many seconds (0: never)")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "wait for every running worker")
+	intVar(cmd.Flags(), &secs, "timeout", 0, 0, noMax, "give up after this many seconds (0: never)")
 	return cmd
 }
 
-func runWait(e *env, o *waitOptions, args []string) error {
-	if o.timeout < 0 {
-		return usagef("--timeout must not be negative")
+func runWait(opts *waitOptions) error {
+	m, err := opts.Manager()
+	if err != nil {
+		return err
 	}
-	m := e.manager()
-	var names []string
-	switch {
-	case o.all && len(args) > 0:
-		return usagef("give a worker name or --all, not both")
-	case o.all:
-		live, err := m.List()
-		if err != nil {
-			return fail(1, "%v", err)
+	names := []string{opts.Name}
+	if opts.All {
+		if names, err = runningNames(m); err != nil {
+			return err
 		}
-		for _, l := range live {
-			if l.Running() {
-				names = append(names, l.Name)
-			}
-		}
-	case len(args) == 1:
-		names = args
-	default:
-		return usagef("give a worker name or --all (see: swarm wait --help)")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	left, err := m.Wait(ctx, names, time.Duration(o.timeout)*time.Second, func(n string) {
-		fmt.Fprintf(e.io.Out, "%s: exited\n", n)
+	left, err := m.Wait(ctx, names, opts.Timeout, func(n string) {
+		fmt.Fprintf(opts.IO.Out, "%s: exited\n", n)
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return exitCode(130)
+			return exitCode(exitInterrupted)
 		}
-		return workerError(err, 1)
+		return workerError(err, exitFail)
 	}
 	for _, n := range left {
-		fmt.Fprintf(e.io.Out, "%s: still running (timeout)\n", n)
+		fmt.Fprintf(opts.IO.Out, "%s: still running (timeout)\n", n)
 	}
 	if len(left) > 0 {
-		return exitCode(1)
+		return exitCode(exitFail)
 	}
 	return nil
+}
+
+// runningNames lists the workers that run now.
+func runningNames(m *worker.Manager) ([]string, error) {
+	live, err := m.List()
+	if err != nil {
+		return nil, &exitError{code: exitFail, err: err}
+	}
+	var names []string
+	for _, l := range live {
+		if l.Running() {
+			names = append(names, l.Name)
+		}
+	}
+	return names, nil
 }

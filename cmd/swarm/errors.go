@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/swarmtools/swarm/internal/hint"
+	"github.com/swarmtools/swarm/internal/worker"
+)
+
+// Exit codes (SPEC §1): usage errors exit 2, other failures 1; commands
+// with codes of their own (status, peek, waits) define them where used.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+	// exitNotFound is status's and peek's code for an unknown worker
+	// (swarm.py), distinct from stopped (1).
+	exitNotFound = 2
+)
+
+// exitError ends a command with a code. err, when set, is printed as
+// "swarm: error: <err>"; it stays in the chain so hint.Of still finds the
+// fix that internal packages attached.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// fail ends a command with code and a message; use %w to wrap an error.
+func fail(code int, format string, args ...any) error {
+	return &exitError{code: code, err: fmt.Errorf(format, args...)}
+}
+
+// exitCode ends a command with a code and no message.
+func exitCode(code int) error { return &exitError{code: code} }
+
+// usageError is a bad command line (exit 2). It prints as
+// "swarm: error: <err> (see: swarm CMD --help)", then detail (cobra's
+// "Did you mean this?") on the lines after.
+type usageError struct {
+	err    error
+	detail string
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usagef makes a usage error; use %w to wrap an error.
+func usagef(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
+}
+
+// workerError maps a worker error to its exit code: not found is
+// notFoundCode (2 for status and peek, 1 elsewhere), anything else 1.
+func workerError(err error, notFoundCode int) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, worker.ErrNotFound) {
+		return &exitError{code: notFoundCode, err: err}
+	}
+	return &exitError{code: exitFail, err: err}
+}
+
+// unknownCommand is cobra's "unknown command" error for a command group,
+// with its suggestions.
+func unknownCommand(group *cobra.Command, name string) error {
+	e := &usageError{err: fmt.Errorf("unknown command %q for %q", name, group.CommandPath())}
+	if group.SuggestionsMinimumDistance <= 0 {
+		group.SuggestionsMinimumDistance = 2 // cobra's default, set lazily by cobra itself
+	}
+	if s := group.SuggestionsFor(name); len(s) > 0 {
+		e.detail = "\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
+	}
+	return e
+}
+
+// cobraUsage recognises the usage errors cobra makes itself, as text: an
+// unknown command at the top level (its suggestions after a blank line).
+func cobraUsage(err error) *usageError {
+	msg, detail, _ := strings.Cut(err.Error(), "\n\n")
+	if !strings.HasPrefix(msg, "unknown command ") {
+		return nil
+	}
+	if detail != "" {
+		detail = "\n" + detail
+	}
+	return &usageError{err: errors.New(msg), detail: detail}
+}
+
+// report prints err the way swarm does and returns the exit code:
+// "swarm: error: <what>", and "hint: <fix>" when the error carries one.
+// cmd is the command that failed (for the "see: ... --help" of usage
+// errors).
+func report(w io.Writer, cmd *cobra.Command, err error) int {
+	var ue *usageError
+	if !errors.As(err, &ue) {
+		ue = cobraUsage(err)
+	}
+	if ue != nil {
+		path := "swarm"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(w, "swarm: error: %v (see: %s --help)\n%s", ue.err, path, ue.detail)
+		return exitUsage
+	}
+	code := exitFail
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+		if ee.err == nil {
+			return code
+		}
+	}
+	fmt.Fprintf(w, "swarm: error: %s\n", err)
+	if h := hint.Of(err); h != "" {
+		fmt.Fprintf(w, "hint: %s\n", h)
+	}
+	return code
+}

@@ -1,0 +1,151 @@
+package main
+
+// Flag values that validate themselves while the command line is parsed, so
+// a bad value is a usage error (exit 2) that names the flag, before any
+// command runs or touches the state root.
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/swarmtools/swarm/internal/duration"
+)
+
+// fixError is a flag value error whose text says which values to use; it
+// prints as "invalid --flag 'value' (use ...)".
+type fixError struct{ use string }
+
+func (e *fixError) Error() string { return "use " + e.use }
+
+// orList joins words as "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// enumValue is a string flag that takes one of a fixed set of words.
+type enumValue struct {
+	p       *string
+	allowed []string
+}
+
+func (v *enumValue) String() string { return *v.p }
+func (v *enumValue) Type() string   { return "string" }
+
+func (v *enumValue) Set(s string) error {
+	for _, a := range v.allowed {
+		if s == a {
+			*v.p = s
+			return nil
+		}
+	}
+	return &fixError{use: orList(v.allowed)}
+}
+
+// enumVar registers a flag that takes one of allowed; def is its default.
+func enumVar(fs *pflag.FlagSet, p *string, name, def string, allowed []string, usage string) {
+	*p = def
+	fs.Var(&enumValue{p: p, allowed: allowed}, name, usage)
+}
+
+// noMax marks an intValue without an upper bound.
+const noMax = -1
+
+// intValue is an int flag with a range.
+type intValue struct {
+	p        *int
+	min, max int // max noMax: unbounded
+}
+
+func (v *intValue) String() string { return strconv.Itoa(*v.p) }
+func (v *intValue) Type() string   { return "int" }
+
+func (v *intValue) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < v.min || (v.max != noMax && n > v.max) {
+		if v.max == noMax {
+			return &fixError{use: fmt.Sprintf("a whole number, at least %d", v.min)}
+		}
+		return &fixError{use: fmt.Sprintf("a whole number from %d to %d", v.min, v.max)}
+	}
+	*v.p = n
+	return nil
+}
+
+// intVar registers an int flag that accepts min..max (max noMax: no limit).
+func intVar(fs *pflag.FlagSet, p *int, name string, def, min, max int, usage string) {
+	*p = def
+	fs.Var(&intValue{p: p, min: min, max: max}, name, usage)
+}
+
+// intVarP is intVar with a one-letter shorthand.
+func intVarP(fs *pflag.FlagSet, p *int, name, short string, def, min, max int, usage string) {
+	*p = def
+	fs.VarP(&intValue{p: p, min: min, max: max}, name, short, usage)
+}
+
+// durationValue is a duration flag as swarm accepts it: "90" (seconds),
+// "90s", "30m", "1h30m", "500ms" (internal/duration), at least min.
+type durationValue struct {
+	p   *time.Duration
+	min time.Duration
+}
+
+func (v *durationValue) Type() string { return "duration" }
+
+// String shows the value the way a user would type it: "3m", "1s", "0".
+func (v *durationValue) String() string {
+	d := *v.p
+	switch {
+	case d == 0:
+		return "0"
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return d.String()
+}
+
+func (v *durationValue) Set(s string) error {
+	d, err := duration.Parse(s)
+	if err != nil {
+		return err
+	}
+	if d < v.min {
+		return &fixError{use: "at least " + (&durationValue{p: &v.min}).String()}
+	}
+	*v.p = d
+	return nil
+}
+
+// durationVar registers a duration flag of at least min.
+func durationVar(fs *pflag.FlagSet, p *time.Duration, name string, def, min time.Duration, usage string) {
+	*p = def
+	fs.Var(&durationValue{p: p, min: min}, name, usage)
+}
+
+// flagError turns pflag's parse errors into swarm's usage errors: a bad
+// value names the flag and the value, "invalid --prompt-mode 'pipe' (use
+// type, stdin or arg)" or "invalid --max-time '5x': invalid duration '5x'".
+func flagError(err error) error {
+	var inv *pflag.InvalidValueError
+	if !errors.As(err, &inv) {
+		return usagef("%w", err)
+	}
+	name := "--" + inv.GetFlag().Name
+	var fix *fixError
+	if errors.As(err, &fix) {
+		return usagef("invalid %s '%s' (%w)", name, inv.GetValue(), fix)
+	}
+	if inv.GetFlag().Value.Type() == "bool" {
+		return usagef("invalid %s '%s' (use true or false)", name, inv.GetValue())
+	}
+	return usagef("invalid %s '%s': %w", name, inv.GetValue(), errors.Unwrap(err))
+}
