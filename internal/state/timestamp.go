@@ -7,13 +7,29 @@ import (
 	"time"
 )
 
-// Timestamp is a point in time stored as RFC 3339 with zone. It also reads
-// the zone-less ISO 8601 that Python's datetime.isoformat() writes (taken as
-// local time), so records written by swarm.py load unchanged.
+// Timestamp is a point in time stored the way swarm.py stores worker and loop
+// times (datetime.now().isoformat()): local wall-clock time without a zone,
+// "2026-11-26T02:08:33.809004", or without the fraction when the microseconds
+// are zero. swarm.py subtracts these from the naive datetime.now(), so a zone
+// suffix would make it raise TypeError. Reading also accepts RFC 3339, which
+// earlier swarm versions wrote.
+//
+// A zone-less value is ambiguous in the hour a DST change repeats; swarm.py
+// has the same limit, and compatibility with its files matters more.
 type Timestamp struct{ time.Time }
+
+// UTCTimestamp is a point in time stored the way swarm.py stores
+// last_screen_change and heartbeat times (datetime.now(timezone.utc)
+// .isoformat()): UTC with "+00:00", "2026-11-26T01:08:33.809004+00:00".
+// swarm.py reads a zone-less value in those fields as UTC, which is wrong by
+// the local offset, so these fields must carry the zone.
+type UTCTimestamp struct{ time.Time }
 
 // Now returns the current time as a Timestamp.
 func Now() Timestamp { return Timestamp{time.Now()} }
+
+// NowUTC returns the current time as a UTCTimestamp.
+func NowUTC() UTCTimestamp { return UTCTimestamp{time.Now()} }
 
 var pythonLayouts = []string{
 	time.RFC3339Nano,
@@ -23,7 +39,8 @@ var pythonLayouts = []string{
 	"2006-01-02 15:04:05",
 }
 
-// ParseTimestamp parses any of the layouts swarm and swarm.py write.
+// ParseTimestamp parses any of the layouts swarm and swarm.py write. A value
+// without a zone is local time.
 func ParseTimestamp(s string) (Timestamp, error) {
 	for _, layout := range pythonLayouts {
 		var t time.Time
@@ -40,48 +57,90 @@ func ParseTimestamp(s string) (Timestamp, error) {
 	return Timestamp{}, fmt.Errorf("invalid timestamp %q", s)
 }
 
-// MarshalJSON writes RFC 3339 with zone, or null for the zero time.
+// isoformat renders t as Python's datetime.isoformat() does for a datetime
+// in t's location: microseconds (truncated, as Python keeps only
+// microseconds), and no fraction at all when they are zero. Older Pythons'
+// fromisoformat (before 3.11) accept only exactly these forms.
+func isoformat(t time.Time) string {
+	s := t.Format("2006-01-02T15:04:05")
+	if us := t.Nanosecond() / 1000; us != 0 {
+		s += fmt.Sprintf(".%06d", us)
+	}
+	return s
+}
+
+// PythonLocal renders t as swarm.py writes worker and loop times: local
+// time, no zone.
+func PythonLocal(t time.Time) string { return isoformat(t.Local()) }
+
+// PythonUTC renders t as swarm.py writes last_screen_change and heartbeat
+// times: UTC with "+00:00".
+func PythonUTC(t time.Time) string { return isoformat(t.UTC()) + "+00:00" }
+
+// MarshalJSON writes local time without zone, or null for the zero time.
 func (t Timestamp) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil
 	}
-	return json.Marshal(t.Format(time.RFC3339Nano))
+	return json.Marshal(PythonLocal(t.Time))
 }
 
 // UnmarshalJSON accepts null, RFC 3339, Python isoformat, or a Unix number.
 func (t *Timestamp) UnmarshalJSON(b []byte) error {
+	v, err := unmarshalTime(b)
+	*t = Timestamp{v}
+	return err
+}
+
+// MarshalJSON writes UTC with "+00:00", or null for the zero time.
+func (t UTCTimestamp) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	return json.Marshal(PythonUTC(t.Time))
+}
+
+// UnmarshalJSON accepts what Timestamp accepts; a value without a zone is
+// taken as local time (what swarm writes elsewhere), not as UTC.
+func (t *UTCTimestamp) UnmarshalJSON(b []byte) error {
+	v, err := unmarshalTime(b)
+	*t = UTCTimestamp{v}
+	return err
+}
+
+// unmarshalTime decodes null or "" (the zero time), a Unix number, or a
+// string in one of the layouts of ParseTimestamp.
+func unmarshalTime(b []byte) (time.Time, error) {
 	b = bytes.TrimSpace(b)
 	if bytes.Equal(b, []byte("null")) || len(b) == 0 {
-		*t = Timestamp{}
-		return nil
+		return time.Time{}, nil
 	}
 	if b[0] != '"' {
 		var f float64
 		if err := json.Unmarshal(b, &f); err != nil {
-			return err
+			return time.Time{}, err
 		}
 		sec := int64(f)
-		*t = Timestamp{time.Unix(sec, int64((f-float64(sec))*1e9))}
-		return nil
+		return time.Unix(sec, int64((f-float64(sec))*1e9)), nil
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return err
+		return time.Time{}, err
 	}
 	if s == "" {
-		*t = Timestamp{}
-		return nil
+		return time.Time{}, nil
 	}
 	p, err := ParseTimestamp(s)
-	if err != nil {
-		return err
-	}
-	*t = p
-	return nil
+	return p.Time, err
 }
 
 // Human renders local time as "YYYY-MM-DD HH:MM:SS", or "-" when unset.
-func (t Timestamp) Human() string {
+func (t Timestamp) Human() string { return human(t.Time) }
+
+// Human renders local time as "YYYY-MM-DD HH:MM:SS", or "-" when unset.
+func (t UTCTimestamp) Human() string { return human(t.Time) }
+
+func human(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
