@@ -144,7 +144,7 @@ func (e *Engine) claim(a *attempt) error {
 		s.Delivered = a.prompt
 		s.Feedback = ""
 		s.PauseReason = ""
-		s.LastScreenChange = state.Timestamp{Time: a.started}
+		s.LastScreenChange = state.UTCTimestamp{Time: a.started}
 		s.StartHead, s.StartTree = head, tree
 		// Logged with the count, so a monitor dying right after still
 		// leaves one START line per iteration.

@@ -135,7 +135,7 @@ func (o *Options) NewState(name, workDir string) *state.Ralph {
 		DonePattern:         state.NullString(o.DonePattern),
 		InactivityTimeout:   int(o.InactivityTimeout / time.Second),
 		CheckDoneContinuous: o.CheckDoneContinuous,
-		MaxContext:          o.MaxContext,
+		MaxContext:          state.NullInt(o.MaxContext),
 		PromptMode:          o.PromptMode,
 		ReadyTimeout:        int(o.ReadyTimeout / time.Second),
 		Promise:             o.Promise,

@@ -90,7 +90,7 @@ func TestStatusShowsLastOutputWhenQuiet(t *testing.T) {
 	l.Eventually("agent output", 10*time.Second, func() bool { return strings.Contains(l.Screen("quiet"), "waiting for input") })
 	// Wait until the monitor has recorded the final screen change.
 	l.Eventually("screen change recorded", 10*time.Second, func() bool {
-		ts, err := time.Parse(time.RFC3339Nano, l.str("last_screen_change"))
+		ts, err := time.Parse("2006-01-02T15:04:05.999999-07:00", l.str("last_screen_change"))
 		return err == nil && time.Since(ts) > 1500*time.Millisecond
 	})
 	// Pretend the screen last changed two minutes ago: the monitor only
@@ -99,7 +99,7 @@ func TestStatusShowsLastOutputWhenQuiet(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	var st map[string]any
 	json.Unmarshal(data, &st)
-	st["last_screen_change"] = time.Now().Add(-2 * time.Minute).Format(time.RFC3339Nano)
+	st["last_screen_change"] = time.Now().UTC().Add(-2 * time.Minute).Format("2006-01-02T15:04:05.999999-07:00")
 	data, _ = json.Marshal(st)
 	os.WriteFile(path, data, 0o600)
 	r := l.MustRun("ralph", "status", "quiet")

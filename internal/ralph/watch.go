@@ -138,7 +138,7 @@ func (e *Engine) overBudget(a *attempt) (Outcome, bool) {
 // judge acts on the screen's verdict (JudgeScreen): setup screens a human
 // must pass, a compaction, the context gauge.
 func (e *Engine) judge(a *attempt, screen string) (Outcome, bool) {
-	v := JudgeScreen(screen, a.prompt, a.st.MaxContext)
+	v := JudgeScreen(screen, a.prompt, int(a.st.MaxContext))
 	if v.Stuck != "" && !a.warned[v.Stuck] {
 		a.warned[v.Stuck] = true
 		e.warnStuck(a.iter, v.Stuck)
@@ -274,7 +274,7 @@ func (e *Engine) persistScreenChange(t time.Time) {
 	}
 	e.lastPersist, e.persisted = time.Now(), t
 	e.update(func(s *state.Ralph) error {
-		s.LastScreenChange = state.Timestamp{Time: t}
+		s.LastScreenChange = state.UTCTimestamp{Time: t}
 		return nil
 	})
 }

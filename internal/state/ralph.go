@@ -24,26 +24,26 @@ const (
 // values make sense), so the file stays readable and hand-editable (the seed
 // documents editing max_iterations in place).
 type Ralph struct {
-	WorkerName          string     `json:"worker_name"`
-	PromptFile          string     `json:"prompt_file"`
-	MaxIterations       int        `json:"max_iterations"`
-	CurrentIteration    int        `json:"current_iteration"`
-	Status              string     `json:"status"`
-	Started             Timestamp  `json:"started"`
-	LastIterationStart  Timestamp  `json:"last_iteration_started"`
-	LastIterationEnd    Timestamp  `json:"last_iteration_ended"`
-	IterationDurations  []float64  `json:"iteration_durations"`
-	ConsecutiveFailures int        `json:"consecutive_failures"`
-	TotalFailures       int        `json:"total_failures"`
-	DonePattern         NullString `json:"done_pattern"`
-	InactivityTimeout   int        `json:"inactivity_timeout"`
-	CheckDoneContinuous bool       `json:"check_done_continuous"`
-	ExitReason          NullString `json:"exit_reason"`
-	ExitDetail          NullString `json:"exit_detail"`
-	LastExitCode        *int       `json:"last_exit_code"`
-	LastScreenChange    Timestamp  `json:"last_screen_change"`
-	MonitorPID          int        `json:"monitor_pid"`
-	MaxContext          int        `json:"max_context"`
+	WorkerName          string       `json:"worker_name"`
+	PromptFile          string       `json:"prompt_file"`
+	MaxIterations       int          `json:"max_iterations"`
+	CurrentIteration    int          `json:"current_iteration"`
+	Status              string       `json:"status"`
+	Started             Timestamp    `json:"started"`
+	LastIterationStart  Timestamp    `json:"last_iteration_started"`
+	LastIterationEnd    Timestamp    `json:"last_iteration_ended"`
+	IterationDurations  []float64    `json:"iteration_durations"`
+	ConsecutiveFailures int          `json:"consecutive_failures"`
+	TotalFailures       int          `json:"total_failures"`
+	DonePattern         NullString   `json:"done_pattern"`
+	InactivityTimeout   int          `json:"inactivity_timeout"`
+	CheckDoneContinuous bool         `json:"check_done_continuous"`
+	ExitReason          NullString   `json:"exit_reason"`
+	ExitDetail          NullString   `json:"exit_detail"`
+	LastExitCode        *int         `json:"last_exit_code"`
+	LastScreenChange    UTCTimestamp `json:"last_screen_change"`
+	MonitorPID          int          `json:"monitor_pid"`
+	MaxContext          NullInt      `json:"max_context"`
 
 	// Options of the completion contract.
 	PromptMode        string     `json:"prompt_mode"`
@@ -340,8 +340,12 @@ func (r *RalphStore) write(st *Ralph) error {
 	return WriteFileAtomic(r.StatePath(), append(data, '\n'))
 }
 
+// LogTimeLayout is the time of an iterations.log line, as swarm.py writes
+// it: local time to the second, no zone.
+const LogTimeLayout = "2006-01-02T15:04:05"
+
 // Log appends one event line to iterations.log:
-// "<RFC 3339 time> [EVENT] text". One write per line with O_APPEND, so lines
+// "<local time> [EVENT] text". One write per line with O_APPEND, so lines
 // from concurrent writers never interleave.
 func (r *RalphStore) Log(event, text string) error {
 	if r.err != nil {
@@ -355,7 +359,7 @@ func (r *RalphStore) Log(event, text string) error {
 		return err
 	}
 	defer f.Close()
-	line := fmt.Sprintf("%s [%s] %s\n", time.Now().Format(time.RFC3339), event, strings.ReplaceAll(text, "\n", " "))
+	line := fmt.Sprintf("%s [%s] %s\n", time.Now().Format(LogTimeLayout), event, strings.ReplaceAll(text, "\n", " "))
 	_, err = f.WriteString(line)
 	return err
 }

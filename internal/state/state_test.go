@@ -219,7 +219,7 @@ func TestRalphStoreUpdateAndLog(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(lines[0], " [START] iteration 1/3") {
 		t.Errorf("log = %q", lines)
 	}
-	if _, err := time.Parse(time.RFC3339, strings.Fields(lines[0])[0]); err != nil {
+	if _, err := time.ParseInLocation(LogTimeLayout, strings.Fields(lines[0])[0], time.Local); err != nil {
 		t.Errorf("log timestamp: %v", err)
 	}
 	// Corruption: rebuilt from the fallback, with a warning.

@@ -70,6 +70,32 @@ func (s *NullString) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// NullInt is an int stored as JSON null when zero: swarm.py tests such
+// fields with "is not None", so 0 would mean a value of 0, not "unset".
+type NullInt int
+
+// MarshalJSON writes null for 0.
+func (n NullInt) MarshalJSON() ([]byte, error) {
+	if n == 0 {
+		return []byte("null"), nil
+	}
+	return json.Marshal(int(n))
+}
+
+// UnmarshalJSON reads null as 0.
+func (n *NullInt) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		*n = 0
+		return nil
+	}
+	var v int
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*n = NullInt(v)
+	return nil
+}
+
 // IsRalph reports whether the worker runs a ralph loop.
 func (w *Worker) IsRalph() bool {
 	v, _ := w.Metadata["ralph"].(bool)
