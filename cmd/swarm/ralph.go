@@ -57,6 +57,8 @@ type loopOptions struct {
 	Manager func() (*worker.Manager, error)
 
 	Name string
+	// Kill holds ralph stop's --rm-worktree and --force-dirty (as kill).
+	Kill worker.KillOptions
 }
 
 func newCmdRalphRun(f *factory, runF func(*loopOptions) error) *cobra.Command {
@@ -111,13 +113,25 @@ func newCmdRalphResume(f *factory, runF func(*loopOptions) error) *cobra.Command
 }
 
 func newCmdRalphStop(f *factory, runF func(*loopOptions) error) *cobra.Command {
-	return newCmdLoopControl(f, runF, loopControl{"stop",
-		"Stop a loop for good and its agent (same as swarm kill)",
-		"killed %s", ralph.StopLoop})
+	cmd, opts := loopControlCmd(f, runF, loopControl{"stop",
+		"Stop a loop for good and its agent (same as swarm kill)", "killed %s", nil})
+	cmd.Flags().BoolVar(&opts.Kill.RmWorktree, "rm-worktree", false, "also remove the worker's worktree")
+	cmd.Flags().BoolVar(&opts.Kill.ForceDirty, "force-dirty", false, "remove the worktree even with uncommitted changes")
+	return cmd
 }
 
 func newCmdLoopControl(f *factory, runF func(*loopOptions) error, c loopControl) *cobra.Command {
+	cmd, _ := loopControlCmd(f, runF, c)
+	return cmd
+}
+
+// loopControlCmd builds a command that acts on one loop; c.call nil means
+// ralph stop (the kill options are in the loop options).
+func loopControlCmd(f *factory, runF func(*loopOptions) error, c loopControl) (*cobra.Command, *loopOptions) {
 	opts := &loopOptions{IO: f.IO, Manager: f.Manager}
+	if c.call == nil {
+		c.call = func(m *worker.Manager, name string) error { return ralph.StopLoop(m, name, opts.Kill) }
+	}
 	return &cobra.Command{
 		Use:     c.verb + " NAME",
 		Short:   c.short,
@@ -130,7 +144,7 @@ func newCmdLoopControl(f *factory, runF func(*loopOptions) error, c loopControl)
 			}
 			return runLoopControl(opts, c)
 		},
-	}
+	}, opts
 }
 
 func runLoopControl(opts *loopOptions, c loopControl) error {

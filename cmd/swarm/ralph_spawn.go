@@ -71,7 +71,10 @@ each gated by --check commands and --require-change when given.`,
 	addWorkerSpawnFlags(fs, &opts.Spawn.Worker)
 	fs.BoolVar(&opts.Spawn.Worker.Worktree, "worktree", true, "run in a git worktree on branch NAME")
 	fs.BoolVar(&noWorktree, "no-worktree", false, "run in the current directory instead of a worktree")
-	fs.BoolVar(&opts.Tmux, "tmux", false, "accepted for compatibility: ralph workers always use tmux")
+	fs.BoolVar(&opts.Tmux, "tmux", false, "accepted for consistency with swarm spawn: ralph workers always use tmux")
+	// swarm.py accepts --ready-wait; a loop always waits for the agent to
+	// look ready before typing the prompt, so it changes nothing.
+	fs.Bool("ready-wait", true, "accepted: the loop always waits until the agent looks ready before typing (see --ready-timeout)")
 	intVar(fs, &readySecs, "ready-timeout", int(defaultReadyTimeout/time.Second), 0, noMax,
 		"seconds to wait for the agent to look ready before typing the prompt")
 	lf = registerLoopFlags(fs, &opts.Spawn, ralphMaxIterations, ralphInactivity)

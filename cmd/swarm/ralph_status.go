@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -62,14 +63,18 @@ func runRalphStatus(opts *ralphStatusOptions) error {
 	return nil
 }
 
-// flatten renders a loop's status as its state.json object plus the live
-// fields, so scripts read one flat object.
+// flatten renders a loop's status as its state.json object plus the
+// computed figures, so scripts read one flat object; ralph status and
+// ralph ls --format json print the same keys.
 func flatten(info *ralph.Info) map[string]any {
 	data, _ := json.Marshal(info.State)
 	var m map[string]any
 	json.Unmarshal(data, &m)
 	delete(m, "delivered_prompt")
 	m["monitor_alive"] = info.MonitorAlive
+	m["monitor"] = info.MonitorState()
+	m["worker_status"] = info.WorkerStatus
+	m["elapsed_seconds"] = info.Elapsed
 	m["avg_iteration_seconds"] = info.AvgIteration
 	m["eta_seconds"] = info.ETA
 	m["quiet_seconds"] = info.QuietFor
@@ -83,44 +88,82 @@ func flatten(info *ralph.Info) map[string]any {
 	return m
 }
 
-// printStatus prints ralph status's text: progress, then the loop's
-// settings and how it ended.
+// printStatus prints ralph status's text: swarm.py's lines first, in its
+// order and wording, then the lines swarm adds.
 func printStatus(w io.Writer, info *ralph.Info) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-	printProgress(p, info)
-	printEnd(p, info)
+	printSwarmPyStatus(p, info)
+	printMore(p, info)
 }
 
-func printProgress(p func(string, ...any), info *ralph.Info) {
+// seconds renders a float number of seconds as a duration for humans.
+func seconds(f float64) string { return duration.Format(time.Duration(f * float64(time.Second))) }
+
+// printSwarmPyStatus prints the lines swarm.py's ralph status prints.
+func printSwarmPyStatus(p func(string, ...any), info *ralph.Info) {
 	st := info.State
-	p("Ralph Loop: %s", st.WorkerName)
-	p("Status: %s", st.Status)
-	switch {
-	case info.MonitorAlive:
-		p("Monitor: running (pid %d)", st.MonitorPID)
-	case st.Active():
-		p("Monitor: not running (resume with: swarm ralph resume %s)", st.WorkerName)
-	default:
-		p("Monitor: not running")
+	quiet := int(info.QuietFor)
+	status := "Status: " + st.Status
+	if info.QuietFor > 60 {
+		status += fmt.Sprintf(" (possibly stuck — no output change for %ds)", quiet)
 	}
-	p("Iteration: %d/%d", st.CurrentIteration, st.MaxIterations)
+	p("Ralph Loop: %s", st.WorkerName)
+	p("%s", status)
+	iteration := fmt.Sprintf("Iteration: %d/%d", st.CurrentIteration, st.MaxIterations)
 	if info.AvgIteration > 0 {
-		p("Average iteration: %s", duration.Format(time.Duration(info.AvgIteration*float64(time.Second))))
-		if st.Active() {
-			p("ETA: %s", duration.Format(time.Duration(info.ETA*float64(time.Second))))
+		if st.Status == state.RalphRunning && st.CurrentIteration < st.MaxIterations {
+			iteration += fmt.Sprintf(" (avg %s/iter, ~%s remaining)", seconds(info.AvgIteration), seconds(info.ETA))
+		} else {
+			iteration += fmt.Sprintf(" (avg %s/iter)", seconds(info.AvgIteration))
 		}
 	}
+	p("%s", iteration)
 	p("Started: %s", st.Started.Human())
 	p("Current iteration started: %s", st.LastIterationStart.Human())
+	if !st.Active() && !st.LastIterationEnd.IsZero() {
+		p("Last iteration ended: %s", st.LastIterationEnd.Human())
+	}
 	p("Consecutive failures: %d", st.ConsecutiveFailures)
 	p("Total failures: %d", st.TotalFailures)
 	p("Inactivity timeout: %ds", st.InactivityTimeout)
-	if !st.LastScreenChange.IsZero() && st.Active() {
-		p("Last screen change: %s ago", duration.Format(time.Since(st.LastScreenChange.Time)))
+	if st.IterationActive && !st.LastScreenChange.IsZero() {
+		p("Last screen change: %ds ago", quiet)
+	} else {
+		p("Last screen change: (none)")
 	}
 	if st.DonePattern != "" {
 		p("Done pattern: %s", st.DonePattern)
 	}
+	if len(info.LastOutput) > 0 {
+		p("Last output:")
+		for _, l := range info.LastOutput {
+			p("  %s", l)
+		}
+	}
+	if st.ExitReason != "" {
+		p("Exit reason: %s", st.ExitReason)
+	} else if st.Active() {
+		p("Exit reason: (none - still running)")
+	}
+}
+
+// printMore prints what swarm adds: the monitor, the exit code and
+// detail, the completion settings, tasks done.
+func printMore(p func(string, ...any), info *ralph.Info) {
+	st := info.State
+	switch {
+	case info.MonitorAlive:
+		p("Monitor: running (pid %d)", st.MonitorPID)
+	case st.Active():
+		p("Monitor: dead (resume with: swarm ralph resume %s)", st.WorkerName)
+	default:
+		p("Monitor: not running")
+	}
+	p("Elapsed: %s", seconds(info.Elapsed))
+	if !st.Active() {
+		p("Exit code: %d", ralph.ExitCode(string(st.ExitReason)))
+	}
+	printEnd(p, info)
 	if st.DoneFile != "" {
 		p("Done file: %s", st.DoneFile)
 	}
@@ -136,9 +179,6 @@ func printEnd(p func(string, ...any), info *ralph.Info) {
 	st := info.State
 	if st.Status == state.RalphPaused && st.PauseReason != "" {
 		p("Paused: %s", st.PauseReason)
-	}
-	if st.ExitReason != "" {
-		p("Exit reason: %s (exit code %d)", st.ExitReason, ralph.ExitCode(string(st.ExitReason)))
 	}
 	switch string(st.ExitReason) {
 	case ralph.ReasonBlocked:
@@ -156,12 +196,6 @@ func printEnd(p func(string, ...any), info *ralph.Info) {
 			tasks = append(tasks, fmt.Sprintf("%s (iteration %d)", t.ID, t.Iteration))
 		}
 		p("Tasks done: %s", strings.Join(tasks, ", "))
-	}
-	if len(info.LastOutput) > 0 {
-		p("Last output (quiet for %s):", duration.Format(time.Duration(info.QuietFor*float64(time.Second))))
-		for _, l := range info.LastOutput {
-			p("  %s", l)
-		}
 	}
 }
 
@@ -225,23 +259,28 @@ func runRalphList(opts *ralphListOptions) error {
 	return printLoopTable(opts.IO.Out, shown)
 }
 
+// printLoopTable prints swarm.py's ralph ls columns, then swarm's.
 func printLoopTable(w io.Writer, shown []*ralph.Info) error {
 	if len(shown) == 0 {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATUS\tITERATION\tFAILURES\tMONITOR\tREASON")
+	fmt.Fprintln(tw, "NAME\tRALPH_STATUS\tWORKER_STATUS\tITERATION\tFAILURES\tELAPSED\tETA\tLAST-CHANGE\tMONITOR\tREASON")
 	for _, i := range shown {
 		st := i.State
-		mon := "-"
-		if i.MonitorAlive {
-			mon = fmt.Sprint(st.MonitorPID)
+		eta, change, reason := "-", "-", "-"
+		if st.Active() && i.AvgIteration > 0 {
+			eta = seconds(i.ETA)
 		}
-		reason := "-"
+		if st.IterationActive && !st.LastScreenChange.IsZero() {
+			change = seconds(i.QuietFor) + " ago"
+		}
 		if st.ExitReason != "" {
 			reason = string(st.ExitReason)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%s\t%s\n", st.WorkerName, st.Status, st.CurrentIteration, st.MaxIterations, st.TotalFailures, mon, reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\n", st.WorkerName, st.Status, i.WorkerStatus,
+			st.CurrentIteration, st.MaxIterations, st.ConsecutiveFailures, st.TotalFailures,
+			seconds(i.Elapsed), eta, change, i.MonitorState(), reason)
 	}
 	return tw.Flush()
 }
@@ -282,11 +321,12 @@ func runRalphLogs(opts *ralphLogsOptions) error {
 		return err
 	}
 	rs := m.Store.Ralph(opts.Name)
+	if err := rs.Err(); err != nil {
+		return fail(exitFail, "%v", err)
+	}
 	if !rs.Exists() {
-		if _, err := m.Get(opts.Name); err != nil {
-			return workerError(err, exitFail)
-		}
-		return fail(exitFail, "worker '%s' is not a ralph worker", opts.Name)
+		return &exitError{code: exitFail, err: hint.Errorf("swarm ralph ls (the loops that have state)",
+			"no ralph state found for worker '%s'", opts.Name)}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

@@ -35,7 +35,7 @@ func TestBlockedAndDecideExitCodes(t *testing.T) {
 		t.Fatalf("wait: %s", r)
 	}
 	st := l.MustRun("ralph", "status", "blk")
-	if !strings.Contains(st.Stdout, "Exit reason: blocked (exit code 2)") || !strings.Contains(st.Stdout, "Blocked: Missing API credentials for payments") {
+	if !strings.Contains(st.Stdout, "\nExit reason: blocked\n") || !strings.Contains(st.Stdout, "\nExit code: 2\n") || !strings.Contains(st.Stdout, "Blocked: Missing API credentials for payments") {
 		t.Errorf("status: %s", st.Stdout)
 	}
 	if l.str("exit_detail") != "Missing API credentials for payments" {

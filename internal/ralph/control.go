@@ -147,12 +147,13 @@ func UnpauseForRun(m *worker.Manager, name string) {
 
 var errNoChange = errors.New("no change")
 
-// StopLoop ends a loop for good (swarm ralph stop = swarm kill).
-func StopLoop(m *worker.Manager, name string) error {
+// StopLoop ends a loop for good (swarm ralph stop = swarm kill, with its
+// worktree options).
+func StopLoop(m *worker.Manager, name string, o worker.KillOptions) error {
 	if _, _, err := loadLoop(m, name); err != nil {
 		return err
 	}
-	return m.Kill(name, worker.KillOptions{})
+	return m.Kill(name, o)
 }
 
 // markKilled ends an active loop with reason killed, so its monitor starts
@@ -218,13 +219,10 @@ func (h *Hooks) AfterKill(w *state.Worker) {
 	}
 }
 
-// AfterClean removes the loop's state with the worker's record.
-func (h *Hooks) AfterClean(name string) {
-	rs := h.m.Store.Ralph(name)
-	if rs.Exists() && !MonitorAlive(rs) {
-		rs.Remove()
-	}
-}
+// AfterClean keeps the loop's state: as with swarm.py, only ralph clean
+// (or ralph spawn --clean-state / --replace) removes it, so a loop's
+// history outlives its worker's record.
+func (h *Hooks) AfterClean(name string) {}
 
 // LoopActive reports whether the worker has a loop that has not ended (it
 // may be between iterations, or its monitor may be dead).
@@ -315,25 +313,49 @@ func WaitLoop(ctx context.Context, m *worker.Manager, name string, timeout time.
 	}
 }
 
-// Info is what ralph status shows.
+// Info is a loop's status as ralph status and ralph ls show it: its state
+// and the figures computed from it. One function (describe) computes them
+// for both commands, so the two always agree.
 type Info struct {
 	State        *state.Ralph `json:"state"`
 	MonitorAlive bool         `json:"monitor_alive"`
-	AvgIteration float64      `json:"avg_iteration_seconds"`
-	ETA          float64      `json:"eta_seconds"`
-	QuietFor     float64      `json:"quiet_seconds"`
-	LastOutput   []string     `json:"last_output,omitempty"`
+	// WorkerStatus is the worker's live status: running, stopped, or
+	// removed when its record is gone (swarm.py's ralph ls column).
+	WorkerStatus string `json:"worker_status"`
+	// Elapsed is the loop's wall time so far (to its last iteration's
+	// end once it has ended); AvgIteration the mean iteration duration;
+	// ETA an estimate of the time left at that pace (0 once ended).
+	Elapsed      float64 `json:"elapsed_seconds"`
+	AvgIteration float64 `json:"avg_iteration_seconds"`
+	ETA          float64 `json:"eta_seconds"`
+	// QuietFor is how long the agent's screen has not changed (0 when no
+	// iteration runs).
+	QuietFor   float64  `json:"quiet_seconds"`
+	LastOutput []string `json:"last_output,omitempty"`
 }
 
-// LoopStatus gathers a loop's status: its state, whether its monitor is alive,
-// average iteration time and ETA, and the last screen lines when the agent
-// has been quiet for over a minute.
-func LoopStatus(m *worker.Manager, name string) (*Info, error) {
-	rs, st, err := loadLoop(m, name)
-	if err != nil {
-		return nil, err
+// MonitorState is the monitor column: the pid of a live monitor, "dead"
+// for a loop that should have one and has none, "-" for an ended loop.
+func (i *Info) MonitorState() string {
+	switch {
+	case i.MonitorAlive:
+		return fmt.Sprint(i.State.MonitorPID)
+	case i.State.Active():
+		return "dead"
 	}
-	info := &Info{State: st, MonitorAlive: MonitorAlive(rs)}
+	return "-"
+}
+
+// describe computes a loop's figures at now.
+func describe(rs *state.RalphStore, st *state.Ralph, workerStatus string, now time.Time) *Info {
+	info := &Info{State: st, MonitorAlive: MonitorAlive(rs), WorkerStatus: workerStatus}
+	if !st.Started.IsZero() {
+		end := now
+		if !st.Active() && !st.LastIterationEnd.IsZero() {
+			end = st.LastIterationEnd.Time
+		}
+		info.Elapsed = max(0, end.Sub(st.Started.Time).Seconds())
+	}
 	if n := len(st.IterationDurations); n > 0 {
 		sum := 0.0
 		for _, d := range st.IterationDurations {
@@ -343,28 +365,53 @@ func LoopStatus(m *worker.Manager, name string) (*Info, error) {
 		if st.Active() {
 			left := float64(st.MaxIterations - st.CurrentIteration)
 			if st.IterationActive {
-				left += max(0, 1-time.Since(st.LastIterationStart.Time).Seconds()/info.AvgIteration)
+				left += max(0, 1-now.Sub(st.LastIterationStart.Time).Seconds()/info.AvgIteration)
 			}
 			info.ETA = max(0, left) * info.AvgIteration
 		}
 	}
 	if !st.LastScreenChange.IsZero() && st.IterationActive {
-		info.QuietFor = time.Since(st.LastScreenChange.Time).Seconds()
-		if info.QuietFor > quietShowsOutput.Seconds() {
-			if text, err := m.Peek(name, lastOutputLines); err == nil {
-				info.LastOutput = splitLines(text)
-			}
+		info.QuietFor = max(0, now.Sub(st.LastScreenChange.Time).Seconds())
+	}
+	return info
+}
+
+// LoopStatus gathers a loop's status, with the last screen lines when
+// the agent has been quiet for over a minute.
+func LoopStatus(m *worker.Manager, name string) (*Info, error) {
+	rs, st, err := loadLoop(m, name)
+	if err != nil {
+		return nil, err
+	}
+	ws := "removed"
+	if l, err := m.Status(name); err == nil {
+		ws = l.Status
+	}
+	info := describe(rs, st, ws, time.Now())
+	if info.QuietFor > quietShowsOutput.Seconds() {
+		if text, err := m.Peek(name, lastOutputLines); err == nil {
+			info.LastOutput = splitLines(text)
 		}
 	}
 	return info, nil
 }
 
-// ListLoops returns the status of every loop.
+// ListLoops returns the status of every loop, refreshing the workers'
+// status with one tmux listing for all of them.
 func ListLoops(m *worker.Manager) ([]*Info, error) {
 	names, err := m.Store.RalphNames()
 	if err != nil {
 		return nil, err
 	}
+	live, err := m.List()
+	if err != nil {
+		return nil, err
+	}
+	status := map[string]string{}
+	for _, l := range live {
+		status[l.Name] = l.Status
+	}
+	now := time.Now()
 	var out []*Info
 	for _, n := range names {
 		rs := m.Store.Ralph(n)
@@ -372,7 +419,11 @@ func ListLoops(m *worker.Manager) ([]*Info, error) {
 		if err != nil {
 			continue
 		}
-		out = append(out, &Info{State: st, MonitorAlive: MonitorAlive(rs)})
+		ws, ok := status[n]
+		if !ok {
+			ws = "removed"
+		}
+		out = append(out, describe(rs, st, ws, now))
 	}
 	return out, nil
 }

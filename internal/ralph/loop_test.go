@@ -340,7 +340,7 @@ func TestMonitorSIGKILLThenResumeRecovers(t *testing.T) {
 	syscall.Kill(mon, syscall.SIGKILL)
 	l.Eventually("monitor dead", 5*time.Second, func() bool { return !alive(mon) })
 	r := l.Run("ralph", "status", "crash")
-	if !strings.Contains(r.Stdout, "Monitor: not running (resume with: swarm ralph resume crash)") || !strings.Contains(r.Stdout, "Status: running") {
+	if !strings.Contains(r.Stdout, "Monitor: dead (resume with: swarm ralph resume crash)") || !strings.Contains(r.Stdout, "Status: running") {
 		t.Fatalf("status after SIGKILL: %s", r)
 	}
 	js := l.Run("ralph", "status", "crash", "--format", "json")

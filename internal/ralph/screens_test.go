@@ -103,7 +103,8 @@ func TestStatusShowsLastOutputWhenQuiet(t *testing.T) {
 	data, _ = json.Marshal(st)
 	os.WriteFile(path, data, 0o600)
 	r := l.MustRun("ralph", "status", "quiet")
-	if !regexp.MustCompile(`Last screen change: 2m \ds ago`).MatchString(r.Stdout) || !regexp.MustCompile(`Last output \(quiet for 2m \ds\):`).MatchString(r.Stdout) ||
+	if !regexp.MustCompile(`Last screen change: 12\ds ago`).MatchString(r.Stdout) || !strings.Contains(r.Stdout, "Status: running (possibly stuck — no output change for 12") ||
+		!strings.Contains(r.Stdout, "\nLast output:\n") ||
 		!strings.Contains(r.Stdout, "  waiting for input") {
 		t.Fatalf("%s", r.Stdout)
 	}
