@@ -46,7 +46,10 @@ func TestHelperProcess(t *testing.T) {
 			fmt.Println("lock:", err)
 			os.Exit(1)
 		}
-		os.WriteFile(filepath.Join(dir, fmt.Sprintf("report.%d", os.Getpid())), []byte(report), 0o600)
+		// Written then renamed: the test polls for the file.
+		final := filepath.Join(dir, fmt.Sprintf("report.%d", os.Getpid()))
+		os.WriteFile(final+".tmp", []byte(report), 0o600)
+		os.Rename(final+".tmp", final)
 		for end := time.Now().Add(helperLife); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 			if _, err := os.Stat(filepath.Join(dir, "stop")); err == nil {
 				break

@@ -83,6 +83,9 @@ func (b *beater) tick(now time.Time) (bool, error) {
 	case StatusActive:
 	case StatusPaused:
 		// No beats; the next one comes a full interval after resume.
+		if !b.paused {
+			b.logf("paused")
+		}
 		b.paused = true
 		b.nextBeat = now.Add(st.Interval())
 		return b.checkWorker(now), nil

@@ -19,6 +19,12 @@ const (
 	stopTimeout = 15 * time.Second
 	// killTimeout bounds the wait after the fallback SIGTERM.
 	killTimeout = 5 * time.Second
+	// exitTimeout bounds the wait, after the lock is released, for the
+	// process itself to be gone: it releases the lock as it returns, so
+	// this takes milliseconds.
+	exitTimeout = 2 * time.Second
+	// exitPoll is how often that wait looks.
+	exitPoll = 10 * time.Millisecond
 )
 
 // Marker is set to "1" in the environment of a heartbeat process.
@@ -192,6 +198,8 @@ func StopFor(root, name string) (stopped bool, err error) {
 // pid is confirmed: it holds the lock (the pid in the lock file is the
 // holder's) and its start time is the one it recorded.
 func (s *Store) stopLocked(name string) error {
+	lock := s.LockPath(name)
+	holder := daemon.Holder(lock)
 	st, err := s.Update(name, func(cur *State) (*State, error) {
 		if cur == nil || !cur.Live() {
 			return nil, nil
@@ -203,8 +211,8 @@ func (s *Store) stopLocked(name string) error {
 	if err != nil {
 		return err
 	}
-	lock := s.LockPath(name)
 	if daemon.WaitExit(lock, stopTimeout) {
+		waitGone(holder)
 		return nil
 	}
 	pid := daemon.Holder(lock)
@@ -212,11 +220,21 @@ func (s *Store) stopLocked(name string) error {
 		if started, ok := st.MonitorStarted.Time(); ok && proc.Same(pid, started) {
 			syscall.Kill(pid, syscall.SIGTERM)
 			if daemon.WaitExit(lock, killTimeout) {
+				waitGone(pid)
 				return nil
 			}
 		}
 	}
 	return fmt.Errorf("the heartbeat process for '%s' (pid %d) did not exit (see %s)", name, pid, s.LogPath(name))
+}
+
+// waitGone waits briefly for a process that has released its lock to be
+// gone too, so that a replacement never overlaps it even while it exits.
+// It only waits: a pid recycled meanwhile costs at most exitTimeout.
+func waitGone(pid int) {
+	for end := time.Now().Add(exitTimeout); pid > 0 && proc.Alive(pid) && time.Now().Before(end); {
+		time.Sleep(exitPoll)
+	}
 }
 
 // Pause stops beats without ending the heartbeat ("heartbeat pause W").
