@@ -272,3 +272,31 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestStartWaitsForReady(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := spec(t, dir, "hold")
+	calls := 0
+	s.Ready = func(pid int) bool {
+		calls++
+		if Holder(s.LockPath) != pid {
+			t.Errorf("Ready(%d) called before the child holds the lock", pid)
+		}
+		return calls >= 3
+	}
+	pid, err := Start(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, _ := proc.StartTime(pid)
+	t.Cleanup(func() {
+		os.WriteFile(filepath.Join(dir, "stop"), nil, 0o600)
+		if !WaitExit(s.LockPath, 5*time.Second) && proc.Same(pid, started) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	if calls != 3 {
+		t.Fatalf("Ready called %d times, want Start to wait for it (3)", calls)
+	}
+}

@@ -33,6 +33,9 @@ type Spec struct {
 	// Timeout bounds the wait for the child to hold its lock
 	// (DefaultStartTimeout when zero).
 	Timeout time.Duration
+	// Ready, when set, must also hold before Start returns, once the child
+	// holds its lock (say, the child has recorded itself in a state file).
+	Ready func(pid int) bool
 }
 
 // Start runs the daemon detached: in a new session (it survives the
@@ -40,9 +43,9 @@ type Spec struct {
 // (it never holds a directory busy or depends on the caller's), with stdin
 // from /dev/null and stdout/stderr appended to LogPath. It returns the
 // child's pid once the child holds LockPath (the pid in the lock file is
-// the child's, not an older holder's), so a daemon that cannot start is an
-// error now, not a silent death. A child that exits first gives an
-// *ExitedError.
+// the child's, not an older holder's) and Ready holds, so a daemon that
+// cannot start is an error now, not a silent death. A child that exits
+// first gives an *ExitedError.
 func Start(s Spec) (int, error) {
 	if s.What == "" {
 		s.What = "background process"
@@ -110,7 +113,7 @@ func waitHeld(s Spec, p *os.Process, exited <-chan struct{}) (int, error) {
 			return 0, &ExitedError{What: s.What, LogPath: s.LogPath}
 		default:
 		}
-		if Alive(s.LockPath) && lockPID(s.LockPath) == p.Pid {
+		if Alive(s.LockPath) && lockPID(s.LockPath) == p.Pid && (s.Ready == nil || s.Ready(p.Pid)) {
 			return p.Pid, nil
 		}
 		time.Sleep(waitPoll)

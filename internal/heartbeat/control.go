@@ -52,6 +52,12 @@ func (o StartOptions) spec(s *Store, name string) daemon.Spec {
 		Marker:   Marker,
 		LockPath: s.LockPath(name),
 		LogPath:  s.LogPath(name),
+		// Return once the process has recorded itself, so the state a
+		// caller reads next names it.
+		Ready: func(pid int) bool {
+			st, err := s.Load(name)
+			return err == nil && st != nil && st.MonitorPID != nil && *st.MonitorPID == pid
+		},
 	}
 	if len(o.Command) > 0 {
 		sp.Exe, sp.Args = o.Command[0], append(append([]string{}, o.Command[1:]...), name)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,7 +72,7 @@ func (h *hbEnv) cleanup() {
 	for _, st := range states {
 		StopFor(h.Home, st.WorkerName)
 	}
-	for _, pid := range h.procs() {
+	for _, pid := range append(h.procs(), h.procsOf(h.Swarm)...) {
 		if start, ok := proc.StartTime(pid); ok && proc.Same(pid, start) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -126,6 +127,11 @@ func (h *hbEnv) procs() []int {
 	if err != nil {
 		h.T.Fatal(err)
 	}
+	return h.procsOf(self)
+}
+
+// procsOf lists the live heartbeat processes of this env running exe.
+func (h *hbEnv) procsOf(self string) []int {
 	entries, _ := os.ReadDir("/proc")
 	var out []int
 	for _, ent := range entries {
@@ -150,7 +156,30 @@ func (h *hbEnv) procs() []int {
 			out = append(out, pid)
 		}
 	}
-	return out
+	// A heartbeat process starting tmux is, for an instant between fork
+	// and exec, two processes with its program and environment: leave out
+	// children of the others.
+	var procs []int
+	for _, pid := range out {
+		if !slices.Contains(out, parentPID(pid)) {
+			procs = append(procs, pid)
+		}
+	}
+	return procs
+}
+
+func parentPID(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 func (h *hbEnv) log(name string) string {
@@ -349,28 +378,52 @@ func TestPauseResume(t *testing.T) {
 func TestResumeRecoversDeadProcess(t *testing.T) {
 	h := newHBEnv(t)
 	h.MustRun("spawn", "--name", "w", "--tmux", "--", "cat")
-	st := h.mustStart("w", "1h", "")
-	pid := *st.MonitorPID
-	started, ok := proc.StartTime(pid)
-	if !ok || daemon.Holder(h.store.LockPath("w")) != pid {
-		t.Fatal("cannot confirm the heartbeat process")
+	h.mustStart("w", "1h", "")
+	recoveries := []func() error{
+		func() error { return Resume(h.Home, "w", h.opts(false)) },
+		func() error {
+			n, err := Recover(h.Home, h.opts(false))
+			if n != 1 && err == nil {
+				err = fmt.Errorf("Recover started %d", n)
+			}
+			return err
+		},
 	}
-	if proc.Same(pid, started) {
-		syscall.Kill(pid, syscall.SIGKILL)
+	for _, recover := range recoveries {
+		pid := h.killProcess("w")
+		if err := recover(); err != nil {
+			t.Fatalf("recovery of a dead process: %v", err)
+		}
+		if holder := daemon.Holder(h.store.LockPath("w")); holder == 0 || holder == pid || len(h.procs()) != 1 {
+			t.Fatalf("after recovery: holder %d (old %d), procs %v", holder, pid, h.procs())
+		}
 	}
-	if !daemon.WaitExit(h.store.LockPath("w"), waitLong) {
-		t.Fatal("lock held after SIGKILL")
-	}
-	if err := Resume(h.Home, "w", h.opts(false)); err != nil {
-		t.Fatalf("Resume of a dead process: %v", err)
-	}
-	if holder := daemon.Holder(h.store.LockPath("w")); holder == 0 || holder == pid || len(h.procs()) != 1 {
-		t.Fatalf("after resume: holder %d (old %d), procs %v", holder, pid, h.procs())
+	if n, err := Recover(h.Home, h.opts(false)); n != 0 || err != nil {
+		t.Fatalf("Recover with a live process = %d %v", n, err)
 	}
 	err := Resume(h.Home, "w", h.opts(false))
 	if err == nil || err.Error() != "Heartbeat for w is not paused (status: active)" {
 		t.Fatalf("Resume of a live heartbeat = %v", err)
 	}
+}
+
+// killProcess SIGKILLs the worker's heartbeat process (pid confirmed by
+// the lock and its recorded start time) and waits for its lock to go.
+func (h *hbEnv) killProcess(name string) int {
+	h.T.Helper()
+	st := h.state(name)
+	started, ok := st.MonitorStarted.Time()
+	if st.MonitorPID == nil || !ok || daemon.Holder(h.store.LockPath(name)) != *st.MonitorPID {
+		h.T.Fatalf("cannot confirm the heartbeat process: %+v", st)
+	}
+	pid := *st.MonitorPID
+	if proc.Same(pid, started) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if !daemon.WaitExit(h.store.LockPath(name), waitLong) {
+		h.T.Fatal("lock held after SIGKILL")
+	}
+	return pid
 }
 
 func TestWorkerGoneEndsHeartbeat(t *testing.T) {
