@@ -71,7 +71,7 @@ func TestCLIStartStopMessages(t *testing.T) {
 func TestCLIStatusAndList(t *testing.T) {
 	h := newCLIEnv(t)
 	h.MustRun("spawn", "--name", "w", "--tmux", "--", "cat")
-	h.MustRun("heartbeat", "start", "w", "--interval", "2h", "--expire", "1d")
+	h.MustRun("heartbeat", "start", "w", "--interval", "2h", "--expire", "24h")
 	r := h.MustRun("heartbeat", "status", "w")
 	for _, re := range []string{`(?m)^Worker: w$`, `(?m)^Status: active$`, `(?m)^Monitor: running \(pid \d+\)$`,
 		`(?m)^Interval: 2h 0m$`, `(?m)^Message: continue$`, `(?m)^Expires: .* \(in 23h\)$`,

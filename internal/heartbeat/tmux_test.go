@@ -226,8 +226,9 @@ func TestBeatsArriveAtInterval(t *testing.T) {
 		if r.Message != "continue" {
 			t.Errorf("message %d = %q", i, r.Message)
 		}
-		// Tolerance: the agent's record time trails the beat a little.
-		if gap := at.Sub(prev); gap < interval*3/4 {
+		// The agent's record time trails the beat by its latency, which
+		// varies under load; beating every poll (50ms) would still fail.
+		if gap := at.Sub(prev); gap < interval/2 {
 			t.Errorf("beat %d came %v after the previous, interval %v", i+1, gap, interval)
 		}
 		prev = at
@@ -430,7 +431,10 @@ func TestWorkerGoneEndsHeartbeat(t *testing.T) {
 	h := newHBEnv(t)
 	h.MustRun("spawn", "--name", "w", "--tmux", "--", "cat")
 	h.mustStart("w", "1h", "")
-	h.MustRun("kill", "w")
+	// Behind swarm's back (swarm kill ends the heartbeat itself).
+	if _, err := h.Tmux("kill-window", "-t", h.WindowID("w")); err != nil {
+		t.Fatal(err)
+	}
 	h.eventually("the heartbeat to stop by itself", func() bool { return h.state("w").Status == StatusStopped })
 	if !daemon.WaitExit(h.store.LockPath("w"), waitLong) {
 		t.Fatal("lock still held")
