@@ -1,0 +1,127 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Spec describes a daemon to start.
+type Spec struct {
+	// What names the daemon in errors ("heartbeat process").
+	What string
+	// Exe is the program; empty means this very binary (os.Executable),
+	// never a path relative to the caller's directory.
+	Exe string
+	// Args are the arguments after the program name.
+	Args []string
+	// Env entries (KEY=VAL) replace inherited values of the same keys.
+	Env []string
+	// Unset names inherited variables to drop.
+	Unset []string
+	// Marker, when set, is set to "1" in the child (see IsDaemon).
+	Marker string
+	// LockPath is the lock the child takes (with Lock) for its whole life.
+	LockPath string
+	// LogPath receives the child's stdout and stderr (appended).
+	LogPath string
+	// Timeout bounds the wait for the child to hold its lock
+	// (DefaultStartTimeout when zero).
+	Timeout time.Duration
+	// Ready, when set, must also hold before Start returns, once the child
+	// holds its lock (say, the child has recorded itself in a state file).
+	Ready func(pid int) bool
+}
+
+// Start runs the daemon detached: in a new session (it survives the
+// terminal closing and the caller's process group being signalled), in "/"
+// (it never holds a directory busy or depends on the caller's), with stdin
+// from /dev/null and stdout/stderr appended to LogPath. It returns the
+// child's pid once the child holds LockPath (the pid in the lock file is
+// the child's, not an older holder's) and Ready holds, so a daemon that
+// cannot start is an error now, not a silent death. A child that exits
+// first gives an *ExitedError.
+func Start(s Spec) (int, error) {
+	if s.What == "" {
+		s.What = "background process"
+	}
+	exe := s.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return 0, fmt.Errorf("cannot find the swarm executable: %v", err)
+		}
+	}
+	for _, p := range []string{s.LockPath, s.LogPath} {
+		if err := os.MkdirAll(filepath.Dir(p), dirPerm); err != nil {
+			return 0, err
+		}
+	}
+	logf, err := os.OpenFile(s.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, filePerm)
+	if err != nil {
+		return 0, err
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "%s starting %s\n", time.Now().Format(time.RFC3339), s.What)
+	cmd := exec.Command(exe, s.Args...)
+	cmd.Env = childEnv(s)
+	cmd.Dir = "/"
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("cannot start the %s: %v", s.What, err)
+	}
+	// Reap the child if it exits while we wait, so it cannot linger as a
+	// zombie; once we return it is reparented and reaped by init.
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	return waitHeld(s, cmd.Process, exited)
+}
+
+func childEnv(s Spec) []string {
+	keys := append([]string{}, s.Unset...)
+	for _, e := range s.Env {
+		k, _, _ := strings.Cut(e, "=")
+		keys = append(keys, k)
+	}
+	if s.Marker != "" {
+		keys = append(keys, s.Marker)
+	}
+	env := withoutKeys(os.Environ(), keys)
+	env = append(env, s.Env...)
+	if s.Marker != "" {
+		env = append(env, s.Marker+"=1")
+	}
+	return env
+}
+
+// waitHeld waits until the child holds its lock or exits or time runs out.
+func waitHeld(s Spec, p *os.Process, exited <-chan struct{}) (int, error) {
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultStartTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return 0, &ExitedError{What: s.What, LogPath: s.LogPath}
+		default:
+		}
+		if Alive(s.LockPath) && lockPID(s.LockPath) == p.Pid && (s.Ready == nil || s.Ready(p.Pid)) {
+			return p.Pid, nil
+		}
+		time.Sleep(waitPoll)
+	}
+	// Our own child, not yet reaped (or reaped by Wait, which Kill knows):
+	// this cannot hit a recycled pid.
+	if err := p.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return 0, fmt.Errorf("the %s did not start within %v and could not be stopped: %v (see %s)", s.What, timeout, err, s.LogPath)
+	}
+	return 0, fmt.Errorf("the %s did not start within %v (see %s)", s.What, timeout, s.LogPath)
+}

@@ -1,0 +1,264 @@
+package heartbeat
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/daemon"
+	"github.com/swarmtools/swarm/internal/proc"
+	"github.com/swarmtools/swarm/internal/state"
+)
+
+// Timings of the commands.
+const (
+	// stopTimeout bounds the wait for a told-to-stop process to release
+	// its lock: it reads its state every poll (1 s) and may be in the
+	// middle of a beat (a few tmux calls) or waiting for the state lock.
+	stopTimeout = 15 * time.Second
+	// killTimeout bounds the wait after the fallback SIGTERM.
+	killTimeout = 5 * time.Second
+	// exitTimeout bounds the wait, after the lock is released, for the
+	// process itself to be gone: it releases the lock as it returns, so
+	// this takes milliseconds.
+	exitTimeout = 2 * time.Second
+	// exitPoll is how often that wait looks.
+	exitPoll = 10 * time.Millisecond
+)
+
+// Marker is set to "1" in the environment of a heartbeat process.
+const Marker = "SWARM_HEARTBEAT"
+
+// StartOptions control how the process is started.
+type StartOptions struct {
+	// Force replaces a live heartbeat (its process is stopped first).
+	Force bool
+	// Command runs the heartbeat process; nil means this binary with
+	// "heartbeat run W". Tests point it at a test binary calling Run.
+	Command []string
+	// Env adds KEY=VAL entries to the process's environment.
+	Env []string
+	// Warn receives warnings (a corrupt state file being reset).
+	Warn func(string)
+}
+
+func (o StartOptions) spec(s *Store, name string) daemon.Spec {
+	sp := daemon.Spec{
+		What:     "heartbeat process",
+		Args:     []string{"heartbeat", "run", name},
+		Env:      append([]string{"SWARM_HOME=" + s.Root}, o.Env...),
+		Unset:    []string{"SWARM_DIR"},
+		Marker:   Marker,
+		LockPath: s.LockPath(name),
+		LogPath:  s.LogPath(name),
+		// Return once the process has recorded itself, so the state a
+		// caller reads next names it.
+		Ready: func(pid int) bool {
+			st, err := s.Load(name)
+			return err == nil && st != nil && st.MonitorPID != nil && *st.MonitorPID == pid
+		},
+	}
+	if len(o.Command) > 0 {
+		sp.Exe, sp.Args = o.Command[0], append(append([]string{}, o.Command[1:]...), name)
+	}
+	return sp
+}
+
+// IsProcess reports whether this process was started as a heartbeat
+// process.
+func IsProcess() bool { return daemon.IsDaemon(Marker) }
+
+// Start starts a heartbeat for the worker and returns its state once its
+// process holds its lock. The worker must exist and be a tmux worker. A
+// live heartbeat (active or paused, or a process still holding the lock)
+// is refused unless o.Force, which stops its process, waits for its lock
+// to go, and then starts the new one: never two processes.
+func Start(root, name string, c Config, o StartOptions) (*State, error) {
+	if err := state.ValidateName(name); err != nil {
+		return nil, err
+	}
+	w, err := state.NewStore(root, nil).Get(name)
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, &Error{KindWorkerMissing, fmt.Sprintf("worker '%s' not found", name)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if w.Tmux == nil {
+		return nil, &Error{KindNotTmux, "heartbeat requires tmux worker"}
+	}
+	s := NewStore(root, o.Warn)
+	var out *State
+	err = withLock(s.controlPath(name), func() error {
+		var err error
+		out, err = s.startLocked(name, c, o)
+		return err
+	})
+	return out, err
+}
+
+func (s *Store) startLocked(name string, c Config, o StartOptions) (*State, error) {
+	prev, err := s.Load(name)
+	if err != nil && !errors.Is(err, errCorrupt) {
+		return nil, err
+	}
+	if (prev != nil && prev.Live()) || daemon.Alive(s.LockPath(name)) {
+		if !o.Force {
+			return nil, &Error{KindAlreadyActive, fmt.Sprintf("heartbeat already active for '%s' (use --force to replace)", name)}
+		}
+		if err := s.stopLocked(name); err != nil {
+			return nil, err
+		}
+		prev, _ = s.Load(name)
+	}
+	now := time.Now()
+	st := &State{
+		WorkerName:      name,
+		IntervalSeconds: c.Interval.Seconds(),
+		Message:         c.Message,
+		CreatedAt:       StampOf(now),
+		Status:          StatusActive,
+		NextBeatAt:      StampOf(now.Add(c.Interval)),
+	}
+	if c.Expire > 0 {
+		st.ExpireAt = StampOf(ExpireAt(now, c.Expire))
+	}
+	if _, err := s.Update(name, func(*State) (*State, error) { return st, nil }); err != nil {
+		return nil, err
+	}
+	pid, err := daemon.Start(o.spec(s, name))
+	if err != nil {
+		s.undoStart(name, prev)
+		return nil, err
+	}
+	st.MonitorPID = &pid
+	return st, nil
+}
+
+// undoStart puts back what was there before a start that failed: a failed
+// command changes nothing (beyond a replaced process, which is gone).
+func (s *Store) undoStart(name string, prev *State) {
+	s.Update(name, func(*State) (*State, error) {
+		if prev == nil {
+			return nil, nil
+		}
+		if prev.Live() {
+			prev.Status = StatusStopped
+		}
+		prev.MonitorPID = nil
+		return prev, nil
+	})
+	if prev == nil {
+		s.Remove(name)
+	}
+}
+
+// Stop ends the worker's heartbeat ("heartbeat stop W"): status stopped
+// (an expired one stays expired), then it waits until the process has
+// released its lock. found is false when the worker has no heartbeat at
+// all (swarm.py then prints "No active heartbeat for W" and exits 0).
+func Stop(root, name string) (found bool, err error) {
+	if err := state.ValidateName(name); err != nil {
+		return false, err
+	}
+	s := NewStore(root, nil)
+	err = withLock(s.controlPath(name), func() error {
+		st, err := s.Load(name)
+		if err != nil && !errors.Is(err, errCorrupt) {
+			return err
+		}
+		found = st != nil || daemon.Alive(s.LockPath(name))
+		if !found {
+			return nil
+		}
+		return s.stopLocked(name)
+	})
+	return found, err
+}
+
+// StopFor ends the worker's heartbeat if it has a live one, for kill and
+// clean; stopped reports whether there was one. It returns once the
+// process has exited.
+func StopFor(root, name string) (stopped bool, err error) {
+	if err := state.ValidateName(name); err != nil {
+		return false, err
+	}
+	s := NewStore(root, nil)
+	err = withLock(s.controlPath(name), func() error {
+		st, err := s.Load(name)
+		if err != nil && !errors.Is(err, errCorrupt) {
+			return err
+		}
+		stopped = (st != nil && st.Live()) || daemon.Alive(s.LockPath(name))
+		if !stopped {
+			return nil
+		}
+		return s.stopLocked(name)
+	})
+	return stopped, err
+}
+
+// stopLocked writes status stopped and waits for the process to go. A
+// process that does not notice in time is sent SIGTERM, but only once its
+// pid is confirmed: it holds the lock (the pid in the lock file is the
+// holder's) and its start time is the one it recorded.
+func (s *Store) stopLocked(name string) error {
+	lock := s.LockPath(name)
+	holder := daemon.Holder(lock)
+	st, err := s.Update(name, func(cur *State) (*State, error) {
+		if cur == nil || !cur.Live() {
+			return nil, nil
+		}
+		cur.Status = StatusStopped
+		cur.NextBeatAt = ""
+		return cur, nil
+	})
+	if err != nil {
+		return err
+	}
+	if daemon.WaitExit(lock, stopTimeout) {
+		waitGone(holder)
+		return nil
+	}
+	pid := daemon.Holder(lock)
+	if pid > 0 && st != nil && st.MonitorPID != nil && *st.MonitorPID == pid {
+		if started, ok := st.MonitorStarted.Time(); ok && proc.Same(pid, started) {
+			syscall.Kill(pid, syscall.SIGTERM)
+			if daemon.WaitExit(lock, killTimeout) {
+				waitGone(pid)
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("the heartbeat process for '%s' (pid %d) did not exit (see %s)", name, pid, s.LogPath(name))
+}
+
+// waitGone waits briefly for a process that has released its lock to be
+// gone too, so that a replacement never overlaps it even while it exits.
+// It only waits: a pid recycled meanwhile costs at most exitTimeout.
+func waitGone(pid int) {
+	for end := time.Now().Add(exitTimeout); pid > 0 && proc.Alive(pid) && time.Now().Before(end); {
+		time.Sleep(exitPoll)
+	}
+}
+
+// Pause stops beats without ending the heartbeat ("heartbeat pause W").
+func Pause(root, name string) error {
+	if err := state.ValidateName(name); err != nil {
+		return err
+	}
+	_, err := NewStore(root, nil).Update(name, func(cur *State) (*State, error) {
+		if cur == nil {
+			return nil, noHeartbeat(name)
+		}
+		if cur.Status != StatusActive {
+			return nil, &Error{KindNotActive, fmt.Sprintf("Heartbeat for %s is not active (status: %s)", name, cur.Status)}
+		}
+		cur.Status = StatusPaused
+		cur.PausedAt = StampOf(time.Now())
+		cur.NextBeatAt = ""
+		return cur, nil
+	})
+	return err
+}

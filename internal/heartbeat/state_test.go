@@ -1,0 +1,237 @@
+package heartbeat
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A file exactly as swarm.py's save_heartbeat_state writes it.
+const pythonFile = `{
+  "worker_name": "builder",
+  "interval_seconds": 14400,
+  "message": "continue",
+  "expire_at": "2026-02-05T02:00:00.123456+00:00",
+  "created_at": "2026-02-04T02:00:00.123456+00:00",
+  "last_beat_at": null,
+  "beat_count": 0,
+  "status": "active",
+  "monitor_pid": 12345
+}`
+
+func TestReadPythonFile(t *testing.T) {
+	t.Parallel()
+	s := NewStore(t.TempDir(), nil)
+	os.MkdirAll(s.Dir(), 0o700)
+	os.WriteFile(s.Path("builder"), []byte(pythonFile), 0o600)
+	st, err := s.Load("builder")
+	if err != nil || st == nil {
+		t.Fatalf("Load = %v, %v", st, err)
+	}
+	if st.WorkerName != "builder" || st.Interval() != 4*time.Hour || st.Message != "continue" ||
+		st.BeatCount != 0 || st.Status != StatusActive || st.MonitorPID == nil || *st.MonitorPID != 12345 ||
+		st.LastBeatAt != "" {
+		t.Fatalf("decoded %+v", st)
+	}
+	exp, ok := st.ExpireAt.Time()
+	if !ok || !exp.Equal(time.Date(2026, 2, 5, 2, 0, 0, 123456000, time.UTC)) {
+		t.Fatalf("expire_at = %v %v", exp, ok)
+	}
+}
+
+func TestMissingKeysTakeSwarmPyDefaults(t *testing.T) {
+	t.Parallel()
+	st, err := decode([]byte(`{"worker_name": "w", "interval_seconds": 60}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Message != DefaultMessage || st.Status != StatusActive || st.BeatCount != 0 {
+		t.Fatalf("defaults: %+v", st)
+	}
+	for _, bad := range []string{`{`, `[]`, `{"interval_seconds": 5}`, `{"worker_name": 3}`} {
+		if _, err := decode([]byte(bad)); err == nil {
+			t.Errorf("decode(%s) accepted", bad)
+		}
+	}
+}
+
+// The file keeps swarm.py's keys, in its order, before swarm's additions,
+// and its timestamps in swarm.py's form.
+func TestWriteFormat(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	s := NewStore(root, nil)
+	now := time.Date(2026, 2, 4, 2, 0, 0, 5000, time.FixedZone("X", 3600))
+	st := &State{WorkerName: "w", IntervalSeconds: 14400, Message: "a <b> & c", CreatedAt: StampOf(now), Status: StatusActive}
+	if _, err := s.Update("w", func(*State) (*State, error) { return st, nil }); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(s.Path("w"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	keys := []string{"worker_name", "interval_seconds", "message", "expire_at", "created_at",
+		"last_beat_at", "beat_count", "status", "monitor_pid", "next_beat_at"}
+	last := -1
+	for _, k := range keys {
+		i := strings.Index(text, `"`+k+`"`)
+		if i < 0 || i < last {
+			t.Fatalf("key %s missing or out of order in\n%s", k, text)
+		}
+		last = i
+	}
+	for _, want := range []string{
+		`"interval_seconds": 14400,`, `"created_at": "2026-02-04T01:00:00.000005+00:00"`,
+		`"expire_at": null`, `"monitor_pid": null`, `"message": "a <b> & c"`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("file lacks %s:\n%s", want, text)
+		}
+	}
+	for path, perm := range map[string]os.FileMode{s.Path("w"): 0o600, s.Dir(): 0o700} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != perm {
+			t.Errorf("%s: mode %v, want %v (%v)", path, fi.Mode().Perm(), perm, err)
+		}
+	}
+	back, err := s.Load("w")
+	if err != nil || !reflect.DeepEqual(back, st) {
+		t.Fatalf("round trip: %+v, %v; want %+v", back, err, st)
+	}
+}
+
+func TestSubSecondInterval(t *testing.T) {
+	t.Parallel()
+	st, err := decode([]byte(`{"worker_name": "w", "interval_seconds": 0.5}`))
+	if err != nil || st.Interval() != 500*time.Millisecond {
+		t.Fatalf("%v %v", st, err)
+	}
+}
+
+func TestUpdateIsReadModifyWrite(t *testing.T) {
+	t.Parallel()
+	s := NewStore(t.TempDir(), nil)
+	s.Update("w", func(*State) (*State, error) {
+		return &State{WorkerName: "w", IntervalSeconds: 1, Message: "m", Status: StatusActive}, nil
+	})
+	const n = 20
+	done := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			_, err := s.Update("w", func(cur *State) (*State, error) { cur.BeatCount++; return cur, nil })
+			done <- err
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, _ := s.Load("w"); st.BeatCount != n {
+		t.Fatalf("beat_count %d after %d concurrent increments", st.BeatCount, n)
+	}
+	// Returning nil writes nothing.
+	st, err := s.Update("w", func(cur *State) (*State, error) { cur.BeatCount = 99; return nil, nil })
+	if err != nil || st.BeatCount != 99 {
+		t.Fatalf("Update returned %v %v", st, err)
+	}
+	if back, _ := s.Load("w"); back.BeatCount != n {
+		t.Fatalf("a nil return wrote the state: %d", back.BeatCount)
+	}
+}
+
+func TestCorruptFileBackedUp(t *testing.T) {
+	t.Parallel()
+	var warned []string
+	s := NewStore(t.TempDir(), func(m string) { warned = append(warned, m) })
+	os.MkdirAll(s.Dir(), 0o700)
+	os.WriteFile(s.Path("w"), []byte("{not json"), 0o600)
+	if _, err := s.Load("w"); err == nil {
+		t.Fatal("Load of a corrupt file succeeded")
+	}
+	var seen *State
+	_, err := s.Update("w", func(cur *State) (*State, error) { seen = cur; return nil, nil })
+	if err != nil || seen != nil {
+		t.Fatalf("Update on corrupt: cur=%v err=%v", seen, err)
+	}
+	if data, _ := os.ReadFile(s.Path("w") + ".corrupted"); string(data) != "{not json" {
+		t.Fatalf("backup: %q", data)
+	}
+	if len(warned) != 1 || warned[0] != "corrupt heartbeat state for 'w', resetting" {
+		t.Fatalf("warnings %q", warned)
+	}
+}
+
+func TestListSortsAndSkipsJunk(t *testing.T) {
+	t.Parallel()
+	s := NewStore(t.TempDir(), nil)
+	for _, n := range []string{"zeta", "alpha", "mid"} {
+		s.Update(n, func(*State) (*State, error) {
+			return &State{WorkerName: n, IntervalSeconds: 60, Message: "m", Status: StatusActive}, nil
+		})
+	}
+	os.WriteFile(filepath.Join(s.Dir(), "bad.json"), []byte("{"), 0o600)
+	os.WriteFile(filepath.Join(s.Dir(), "alpha.lock"), nil, 0o600)
+	os.WriteFile(filepath.Join(s.Dir(), "..json"), []byte(`{"worker_name":"x","interval_seconds":1}`), 0o600)
+	list, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range list {
+		names = append(names, st.WorkerName)
+	}
+	if strings.Join(names, ",") != "alpha,mid,zeta" {
+		t.Fatalf("List = %v", names)
+	}
+	if err := s.Remove("mid"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := s.Load("mid"); st != nil {
+		t.Fatal("Remove left the state")
+	}
+	empty, err := NewStore(t.TempDir(), nil).List()
+	if err != nil || len(empty) != 0 {
+		t.Fatalf("List of nothing = %v %v", empty, err)
+	}
+}
+
+func TestInvalidNamesNeverBecomePaths(t *testing.T) {
+	t.Parallel()
+	s := NewStore(t.TempDir(), nil)
+	for _, n := range []string{"../x", "a/b", "..", "-x", "123"} {
+		if _, err := s.Load(n); err == nil {
+			t.Errorf("Load(%q) accepted", n)
+		}
+		if _, err := s.Update(n, func(*State) (*State, error) { return &State{}, nil }); err == nil {
+			t.Errorf("Update(%q) accepted", n)
+		}
+		if err := s.Remove(n); err == nil {
+			t.Errorf("Remove(%q) accepted", n)
+		}
+	}
+}
+
+func TestStampNull(t *testing.T) {
+	t.Parallel()
+	var v struct {
+		A Stamp `json:"a"`
+		B Stamp `json:"b"`
+	}
+	if err := json.Unmarshal([]byte(`{"a": null, "b": "2026-01-01T00:00:00Z"}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.A != "" || v.B != "2026-01-01T00:00:00Z" {
+		t.Fatalf("%+v", v)
+	}
+	if _, ok := Stamp("garbage").Time(); ok {
+		t.Error("garbage parsed")
+	}
+	if tm, ok := Stamp("2026-01-01T10:00:00").Time(); !ok || tm.Location() != time.Local {
+		t.Error("a zone-less stamp is local time")
+	}
+}
