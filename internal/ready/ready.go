@@ -28,16 +28,25 @@ var readyPatterns = []*regexp.Regexp{
 // trailing spaces from captured lines, so a bare prompt ("> ") shows as ">".
 var promptPrefixes = []string{">", "❯", "$", ">>>"}
 
-// Stuck screens that an unattended agent cannot get past. They are reported,
-// never answered by pressing keys blindly.
+// Stuck screens: setup screens, dialogs and menus that an unattended agent
+// cannot get past. They are reported, never answered by pressing keys: the
+// default choice of several of them does harm (Claude Code's API-key
+// dialog rejects the key for good; its bypass warning exits).
 const (
-	StuckTheme = "theme picker"
-	StuckLogin = "login method picker"
-	StuckOAuth = "OAuth code prompt"
+	StuckTheme       = "theme picker"
+	StuckLogin       = "login method picker"
+	StuckOAuth       = "OAuth code prompt"
+	StuckTrust       = "folder trust dialog"
+	StuckAPIKey      = "API key dialog"
+	StuckBypass      = "bypass permissions warning"
+	StuckNotLoggedIn = "not logged in"
+	StuckMenu        = "menu awaiting a choice"
 )
 
-// The patterns are the setup screens' own wording, kept narrow so that an
-// agent talking about themes or logins does not look stuck.
+// The patterns are the screens' own wording, kept narrow so that an agent
+// talking about themes or logins does not look stuck; the most specific
+// come first. The Claude Code wording is from its 2.1 screens (see
+// internal/agent/testdata).
 var stuckPatterns = []struct {
 	kind string
 	re   *regexp.Regexp
@@ -45,6 +54,13 @@ var stuckPatterns = []struct {
 	{StuckTheme, regexp.MustCompile(`(?i)choose the text style that looks best`)},
 	{StuckLogin, regexp.MustCompile(`(?i)select login method:`)},
 	{StuckOAuth, regexp.MustCompile(`(?i)paste code here if prompted`)},
+	{StuckTrust, regexp.MustCompile(`(?i)yes, i trust this folder|do you trust the files in this folder`)},
+	{StuckAPIKey, regexp.MustCompile(`(?i)detected a custom api key in your environment`)},
+	{StuckBypass, regexp.MustCompile(`(?is)running in bypass permissions mode.*no, exit`)},
+	{StuckNotLoggedIn, regexp.MustCompile(`(?i)not logged in\s*[·•∙]\s*(please\s+)?run /login`)},
+	// A numbered choice under a selection cursor, or the confirm footer
+	// of a menu.
+	{StuckMenu, regexp.MustCompile(`(?im)^[\s│┃|]*[❯›]\s*\d+\.\s+\S|enter to confirm\s*[·•∙]\s*esc to cancel`)},
 }
 
 // Lines strips ANSI sequences and splits a capture into lines without the
@@ -70,24 +86,64 @@ func Stuck(screen string) (string, bool) {
 
 // IsReady reports whether the screen shows an agent waiting for input.
 // A stuck screen is never ready, even if it also shows a prompt character.
-func IsReady(screen string) bool {
+// extra are more ready patterns (--ready-pattern), matched per line.
+func IsReady(screen string, extra ...*regexp.Regexp) bool {
 	if _, stuck := Stuck(screen); stuck {
 		return false
 	}
-	for _, line := range Lines(screen) {
-		for _, re := range readyPatterns {
-			if re.MatchString(line) {
-				return true
-			}
+	lines := Lines(screen)
+	for _, line := range lines {
+		if matchAny(line, readyPatterns) || matchAny(line, extra) || promptLine(line) {
+			return true
 		}
-		l := strings.TrimLeft(strings.TrimRight(line, " \t"), " \t│┃|")
-		for _, p := range promptPrefixes {
-			if l == p || strings.HasPrefix(l, p+" ") {
-				return true
-			}
+	}
+	return len(lines) > 0 && ShellPrompt(lines[len(lines)-1])
+}
+
+func matchAny(line string, res []*regexp.Regexp) bool {
+	for _, re := range res {
+		if re.MatchString(line) {
+			return true
 		}
 	}
 	return false
+}
+
+// promptLine: a line that starts with an input prompt.
+func promptLine(line string) bool {
+	l := strings.TrimLeft(strings.TrimRight(line, " \t"), " \t│┃|")
+	for _, p := range promptPrefixes {
+		if l == p || strings.HasPrefix(l, p+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// maxPromptLine bounds what counts as a shell prompt: a long line ending
+// in '>' or '#' is output, not a prompt.
+const maxPromptLine = 120
+
+// ShellPrompt reports whether line (the last line on screen, where the
+// cursor waits) is a shell's prompt: "user@host:~/p$ ", "root@host:/# ",
+// "host% ", "PS> ". tmux drops the trailing space.
+func ShellPrompt(line string) bool {
+	l := strings.TrimRight(line, " \t")
+	if l == "" || len(l) > maxPromptLine {
+		return false
+	}
+	switch l[len(l)-1] {
+	case '$', '#', '%', '>':
+	default:
+		return false
+	}
+	// "<div>" or "a -> b" are output: a prompt's last mark follows a
+	// word, a path, a bracket or nothing.
+	if len(l) > 1 {
+		prev := l[len(l)-2]
+		return prev != '-' && prev != '=' && !strings.HasPrefix(strings.TrimSpace(l), "<")
+	}
+	return true
 }
 
 // Result of waiting for readiness.
@@ -103,7 +159,7 @@ type Screen func() (screen string, gone bool, err error)
 // Wait polls screen every interval until the agent looks ready, the program
 // is gone, ctx ends, or timeout passes. onStuck is called once per stuck
 // kind seen (may be nil).
-func Wait(ctx context.Context, screen Screen, interval, timeout time.Duration, onStuck func(kind string)) (Result, error) {
+func Wait(ctx context.Context, screen Screen, interval, timeout time.Duration, onStuck func(kind string), extra ...*regexp.Regexp) (Result, error) {
 	deadline := time.Now().Add(timeout)
 	seen := map[string]bool{}
 	var res Result
@@ -124,7 +180,7 @@ func Wait(ctx context.Context, screen Screen, interval, timeout time.Duration, o
 					onStuck(kind)
 				}
 			}
-		} else if IsReady(s) {
+		} else if IsReady(s, extra...) {
 			res.Ready = true
 			return res, nil
 		}

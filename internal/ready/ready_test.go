@@ -21,6 +21,10 @@ func TestIsReady(t *testing.T) {
 		"│ > │",
 		"\x1b[1mClaude Code v2.1.0\x1b[0m",
 		"I will select a theme for the settings page\n> ",
+		"root@host:/work/p# ",
+		"user@box:~/proj$",
+		"box% ",
+		"PS C:\\> ",
 	}
 	for _, s := range ready {
 		if !IsReady(s) {
@@ -35,6 +39,14 @@ func TestIsReady(t *testing.T) {
 		"Select login method:\n❯ 1. Claude account",
 		"Paste code here if prompted >",
 		"$100 spent",
+		"  ❯ 1. No, exit\n    2. Yes, I accept\n  Enter to confirm · Esc to cancel",
+		"WARNING: Claude Code running in Bypass Permissions mode\n❯ 1. No, exit",
+		" ❯ 1. Yes, I trust this folder\n   2. No, exit",
+		"Detected a custom API key in your environment\n  ❯ 2. No (recommended)",
+		"❯ \n  bypass permissions on (shift+tab to cycle)\n  Not logged in · Run /login",
+		"<div>",
+		"a -> b",
+		"x = y ==",
 	}
 	for _, s := range notReady {
 		if IsReady(s) {

@@ -1,0 +1,260 @@
+// Package agent knows the screens of agent CLIs: for each one a profile
+// says, from its screen alone, whether it is working, idle at its input
+// box, waiting at a dialog only a human should answer, stopped by a usage
+// or rate limit, or ended by an API error. Profiles are data (patterns);
+// judging a screen is a pure function, table-tested against screens of
+// the real CLIs (testdata).
+//
+// The loop (internal/ralph) uses the verdicts to end an iteration when the
+// agent finished its turn, to count an API error as a failure, to wait out
+// a usage limit, and never to type into a dialog.
+package agent
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/acarl005/stripansi"
+	"github.com/swarmtools/swarm/internal/ready"
+)
+
+// State is what an agent is doing, as its screen shows it.
+type State string
+
+const (
+	Unknown State = ""        // nothing the profile recognises
+	Working State = "working" // busy: thinking, running tools, retrying on its own
+	Idle    State = "idle"    // at its input box, not working
+	Dialog  State = "dialog"  // a dialog or menu awaiting a human
+	Limited State = "limited" // stopped by a usage or rate limit
+	Error   State = "error"   // an API error ended its turn
+)
+
+// Verdict is one look at an agent's screen.
+type Verdict struct {
+	State State
+	// Kind names the dialog (a ready.Stuck* kind) or the limit.
+	Kind string
+	// Line is the screen text that decided a dialog, limit or error.
+	Line string
+	// Hint says how a human gets past a dialog or fatal error.
+	Hint string
+	// Reset is when a limit resets (zero when the screen does not say).
+	Reset time.Time
+	// Turns counts the agent's end-of-turn summary lines on screen; a
+	// rise after the prompt was delivered means it finished a turn.
+	Turns int
+}
+
+// Profile is what swarm knows of one agent CLI's screens.
+type Profile struct {
+	// Name is the --agent name; Commands the command basenames that
+	// select it.
+	Name     string
+	Commands []string
+	// Source says where the patterns come from (a captured screen, the
+	// CLI's source, its docs).
+	Source string
+	// Working: a line showing the agent busy (footer, spinner, retry).
+	Working []*regexp.Regexp
+	// InputBox: a line of its input box; with no Working line the agent
+	// is idle. Empty: the profile cannot tell idle (no end-of-turn).
+	InputBox []*regexp.Regexp
+	// TurnDone: a line the agent prints when a turn ends.
+	TurnDone []*regexp.Regexp
+	// APIError: a line of an error that ended a turn.
+	APIError []*regexp.Regexp
+	// Limit: a line saying a usage or rate limit stopped the agent.
+	Limit []*regexp.Regexp
+	// Fatal: start errors after which the agent exits, with their fix.
+	Fatal []Fatal
+	// Hints by dialog kind (ready.Stuck*): the config that skips it.
+	Hints map[string]string
+}
+
+// Fatal is an error an agent prints at start before exiting.
+type Fatal struct {
+	Re   *regexp.Regexp
+	Hint string
+}
+
+// profiles holds every profile by name.
+var profiles = map[string]*Profile{}
+
+func register(p *Profile) *Profile {
+	profiles[p.Name] = p
+	return p
+}
+
+// Names lists the profile names (for --agent).
+func Names() []string {
+	var out []string
+	for n := range profiles {
+		out = append(out, n)
+	}
+	return sortStrings(out)
+}
+
+// Lookup returns the profile named name.
+func Lookup(name string) (*Profile, bool) {
+	p, ok := profiles[name]
+	return p, ok
+}
+
+// For returns the profile of a command: chosen from the basename of its
+// first word, or the generic one.
+func For(command []string) *Profile {
+	if len(command) > 0 {
+		base := filepath.Base(command[0])
+		for _, p := range profiles {
+			for _, c := range p.Commands {
+				if base == c {
+					return p
+				}
+			}
+		}
+	}
+	return Generic
+}
+
+// Judge reads a screen (the agent's own lines: callers drop the echo of
+// the prompt first) at now. extraLimits are --limit-pattern patterns.
+func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Regexp) Verdict {
+	lines := ready.Lines(stripansi.Strip(screen))
+	v := Verdict{Turns: countMatches(lines, p.TurnDone)}
+	if kind, ok := ready.Stuck(screen); ok {
+		v.State, v.Kind, v.Line, v.Hint = Dialog, kind, dialogLine(lines), p.Hints[kind]
+		return v
+	}
+	if line, ok := lastMatch(lines, append(append([]*regexp.Regexp{}, p.Limit...), extraLimits...)); ok {
+		v.State, v.Kind, v.Line = Limited, "limit", line
+		v.Reset, _ = ParseReset(joinFrom(lines, line), now)
+		return v
+	}
+	working := anyMatch(lines, p.Working)
+	if !working {
+		if line, ok := p.lastError(lines); ok {
+			v.State, v.Line = Error, line
+			return v
+		}
+	}
+	switch {
+	case working:
+		v.State = Working
+	case len(p.InputBox) > 0 && anyMatch(lines, p.InputBox):
+		v.State = Idle
+	}
+	return v
+}
+
+// Ready reports whether the agent waits at its input box with no dialog:
+// the moment to type a prompt. Profiles without an input box pattern use
+// the generic ready patterns (and extra, --ready-pattern).
+func (p *Profile) Ready(screen string, extra ...*regexp.Regexp) bool {
+	if _, stuck := ready.Stuck(screen); stuck {
+		return false
+	}
+	if len(p.InputBox) > 0 && p.Judge(screen, time.Time{}).State == Idle {
+		return true
+	}
+	if p.CanTellIdle() {
+		// It shows an input box when ready; the generic patterns (a
+		// banner, "bypass permissions") would also match while it works.
+		return matchAny(screen, extra)
+	}
+	return ready.IsReady(screen, extra...)
+}
+
+// CanTellIdle reports whether the profile recognises the agent's idle
+// input box, so a finished turn can end an iteration early.
+func (p *Profile) CanTellIdle() bool { return len(p.InputBox) > 0 && len(p.Working) > 0 }
+
+// FatalIn returns the first fatal start error in text, with its fix.
+func (p *Profile) FatalIn(text string) (line, hint string, ok bool) {
+	for _, l := range ready.Lines(stripansi.Strip(text)) {
+		for _, f := range p.Fatal {
+			if f.Re.MatchString(l) {
+				return strings.TrimSpace(l), f.Hint, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// lastError returns the agent's last message when it is an API error: an
+// error earlier in the transcript, answered since, does not count.
+func (p *Profile) lastError(lines []string) (string, bool) {
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if matchAny(l, p.APIError) {
+			return l, true
+		}
+		if strings.HasPrefix(l, "● ") || strings.HasPrefix(l, "⏺ ") {
+			return "", false // a later message of the agent
+		}
+	}
+	return "", false
+}
+
+// dialogLine is the most telling line of a dialog: its question.
+func dialogLine(lines []string) string {
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.Trim(t, "─━-=╭╮╰╯│ ") == "" {
+			continue
+		}
+		return t
+	}
+	return ""
+}
+
+func matchAny(line string, res []*regexp.Regexp) bool {
+	for _, re := range res {
+		if re.MatchString(line) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyMatch(lines []string, res []*regexp.Regexp) bool {
+	for _, l := range lines {
+		if matchAny(l, res) {
+			return true
+		}
+	}
+	return false
+}
+
+func countMatches(lines []string, res []*regexp.Regexp) int {
+	n := 0
+	for _, l := range lines {
+		if matchAny(l, res) {
+			n++
+		}
+	}
+	return n
+}
+
+func lastMatch(lines []string, res []*regexp.Regexp) (string, bool) {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if matchAny(lines[i], res) {
+			return strings.TrimSpace(lines[i]), true
+		}
+	}
+	return "", false
+}
+
+// joinFrom joins the screen from the line that starts with line on: a
+// limit message wrapped over two lines is parsed whole.
+func joinFrom(lines []string, line string) string {
+	for i, l := range lines {
+		if strings.TrimSpace(l) == line {
+			end := min(len(lines), i+3)
+			return strings.Join(lines[i:end], " ")
+		}
+	}
+	return line
+}

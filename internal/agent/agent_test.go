@@ -1,0 +1,177 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/ready"
+)
+
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "claude-code-2.1.197", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+var now = time.Date(2026, 11, 26, 14, 0, 0, 0, time.UTC)
+
+func TestClaudeScreens(t *testing.T) {
+	cases := []struct {
+		file  string
+		state State
+		kind  string
+		line  string // prefix of Verdict.Line
+		turns int
+		ready bool
+	}{
+		{"idle-input-box.txt", Idle, "", "", 0, true},
+		{"idle-after-answer.txt", Idle, "", "", 1, true},
+		{"idle-focus-events-notice.txt", Error, "", "● API Error: Request rejected (429)", 1, false},
+		{"working-retrying-429.txt", Working, "", "", 0, false},
+		{"working-retrying-529.txt", Working, "", "", 0, false},
+		{"error-429-final.txt", Error, "", "● API Error: Request rejected (429)", 1, false},
+		{"error-529-final.txt", Error, "", "● API Error: 529 Overloaded.", 1, false},
+		{"dialog-trust-folder.txt", Dialog, ready.StuckTrust, "Accessing workspace:", 0, false},
+		{"dialog-api-key.txt", Dialog, ready.StuckAPIKey, "Detected a custom API key in your environment", 0, false},
+		{"dialog-bypass-warning.txt", Dialog, ready.StuckBypass, "WARNING: Claude Code running in Bypass Permissions mode", 0, false},
+		{"dialog-theme-first-run.txt", Dialog, ready.StuckTheme, "", 0, false},
+		{"not-logged-in.txt", Dialog, ready.StuckNotLoggedIn, "", 0, false},
+	}
+	for _, c := range cases {
+		screen := fixture(t, c.file)
+		v := Claude.Judge(screen, now)
+		if v.State != c.state || v.Kind != c.kind || !strings.HasPrefix(v.Line, c.line) || v.Turns != c.turns {
+			t.Errorf("%s: got %+v; want state %q kind %q line %q turns %d", c.file, v, c.state, c.kind, c.line, c.turns)
+		}
+		if v.State == Dialog && v.Hint == "" {
+			t.Errorf("%s: a dialog without a hint", c.file)
+		}
+		// An error screen is idle at its box, but ready for a prompt only
+		// where the profile says so: a dialog never is.
+		if got := Claude.Ready(screen); got != c.ready && c.state != Error {
+			t.Errorf("%s: Ready = %v, want %v", c.file, got, c.ready)
+		}
+	}
+}
+
+// TestClaudeSequences judges every screen of the captured 429 and 529
+// sequences: working while it retries, then an error, never idle before
+// the error shows.
+func TestClaudeSequences(t *testing.T) {
+	for _, file := range []string{"sequence-429-retry-then-error.txt", "sequence-529-retry-then-error.txt"} {
+		var states []State
+		for _, screen := range strings.Split(fixture(t, file), "=== t=")[1:] {
+			_, body, _ := strings.Cut(screen, "\n")
+			v := Claude.Judge(body, now)
+			if len(states) == 0 || states[len(states)-1] != v.State {
+				states = append(states, v.State)
+			}
+		}
+		got := make([]string, len(states))
+		for i, s := range states {
+			got[i] = string(s)
+		}
+		if want := "idle working error"; strings.Join(got, " ") != want {
+			t.Errorf("%s: states %v, want %s", file, got, want)
+		}
+	}
+}
+
+func TestClaudeLimitsAndFatal(t *testing.T) {
+	ny, _ := time.LoadLocation("America/New_York")
+	cases := []struct {
+		screen string
+		reset  time.Time
+	}{
+		{"● 5-hour limit reached ∙ resets 3pm\n  /upgrade to increase your usage limit.\n❯ \n  ? for shortcuts", time.Date(2026, 11, 26, 15, 0, 0, 0, time.UTC)},
+		{"● Claude usage limit reached. Your limit will reset at 5pm (America/New_York).\n❯ ", time.Date(2026, 11, 26, 17, 0, 0, 0, ny)},
+		{"Claude AI usage limit reached|1795000000\n❯ ", time.Unix(1795000000, 0)},
+	}
+	for _, c := range cases {
+		v := Claude.Judge(c.screen, now)
+		if v.State != Limited || !v.Reset.Equal(c.reset) {
+			t.Errorf("%q: %+v, want limited until %s", c.screen, v, c.reset)
+		}
+	}
+	line, hint, ok := Claude.FatalIn("Error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n")
+	if !ok || !strings.Contains(line, "root/sudo") || !strings.Contains(hint, "IS_SANDBOX=1") {
+		t.Errorf("fatal: %q %q %v", line, hint, ok)
+	}
+}
+
+func TestProfileSelection(t *testing.T) {
+	cases := map[string]string{
+		"claude": "claude", "/usr/local/bin/claude": "claude", "./sandbox.sh": "generic", "bash": "generic", "": "generic",
+	}
+	for cmd, want := range cases {
+		var argv []string
+		if cmd != "" {
+			argv = []string{cmd, "--x"}
+		}
+		if got := For(argv).Name; got != want {
+			t.Errorf("For(%q) = %s, want %s", cmd, got, want)
+		}
+	}
+	if _, ok := Lookup("claude"); !ok {
+		t.Error("Lookup claude")
+	}
+	if Generic.CanTellIdle() || !Claude.CanTellIdle() {
+		t.Error("CanTellIdle")
+	}
+}
+
+func TestParseReset(t *testing.T) {
+	ny, _ := time.LoadLocation("America/New_York")
+	tokyo, _ := time.LoadLocation("Asia/Tokyo")
+	at := func(loc *time.Location, d, h, m int) time.Time { return time.Date(2026, 11, d, h, m, 0, 0, loc) }
+	nowNY := at(ny, 26, 13, 0) // 1pm in New York
+	cases := []struct {
+		msg  string
+		now  time.Time
+		want time.Time
+		ok   bool
+	}{
+		{"5-hour limit reached ∙ resets 3pm", nowNY, at(ny, 26, 15, 0), true},
+		{"resets 3:30 pm", nowNY, at(ny, 26, 15, 30), true},
+		{"resets 15:45", nowNY, at(ny, 26, 15, 45), true},
+		{"Your limit will reset at 5pm (America/New_York).", at(tokyo, 27, 4, 0), at(ny, 26, 17, 0), true},
+		{"Your limit will reset at 9am (Asia/Tokyo)", nowNY, at(tokyo, 27, 9, 0), true},
+		{"resets 12am", nowNY, at(ny, 27, 0, 0), true},
+		{"resets 12pm (UTC)", at(time.UTC, 26, 11, 0), at(time.UTC, 26, 12, 0), true},
+		// Already past by a little: the limit has reset.
+		{"resets 12pm", nowNY, nowNY, true},
+		// After midnight: "resets 1am" read at 11pm is tomorrow.
+		{"limit reached ∙ resets 1am", at(ny, 26, 23, 0), at(ny, 27, 1, 0), true},
+		{"try again in 2 hours 14 minutes", nowNY, nowNY.Add(2*time.Hour + 14*time.Minute), true},
+		{"Please retry after 30s", nowNY, nowNY.Add(30 * time.Second), true},
+		{"try again in 1h 5m, or upgrade", nowNY, nowNY.Add(65 * time.Minute), true},
+		{"usage limit reached|1795000000", nowNY, time.Unix(1795000000, 0), true},
+		{"try again later", nowNY, time.Time{}, false},
+		{"resets 25pm", nowNY, time.Time{}, false},
+		{"reset at 5pm (Mars/Olympus)", nowNY, time.Time{}, false},
+	}
+	for _, c := range cases {
+		got, ok := ParseReset(c.msg, c.now)
+		if ok != c.ok || !got.Equal(c.want) {
+			t.Errorf("ParseReset(%q) = %s %v, want %s %v", c.msg, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func FuzzParseReset(f *testing.F) {
+	for _, s := range []string{"resets 3pm", "reset at 5pm (America/New_York)", "try again in 2 hours 14 minutes", "retry after 30s", "x|1795000000", "resets 99:99", "resets at (", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, msg string) {
+		got, ok := ParseReset(msg, now)
+		if ok && got.Before(now.Add(-time.Second)) && !epochReset.MatchString(msg) {
+			t.Fatalf("reset %s before now for %q", got, msg)
+		}
+	})
+}

@@ -1,0 +1,66 @@
+package agent
+
+import (
+	"regexp"
+
+	"github.com/swarmtools/swarm/internal/ready"
+)
+
+// Claude is Claude Code (npm @anthropic-ai/claude-code). Its patterns are
+// taken from screens of the real CLI, 2.1.197 (testdata/claude-code-*):
+//
+//   - working: the footer says "esc to interrupt" (also while it retries
+//     an API error on its own: "✻ 529 Overloaded · Retrying in 1s");
+//   - idle: its input box, a "❯" line between two rules, with no such
+//     footer;
+//   - a turn ends with a summary line, "✻ Worked for 1s" ("Churned",
+//     "Cooked", ... for Ns);
+//   - an API error that ended the turn is its last message: "● API Error:
+//     Request rejected (429) · ..." or "● API Error: 529 Overloaded. ...";
+//   - a subscription's usage limit: "5-hour limit reached ∙ resets 3pm",
+//     "Claude usage limit reached. Your limit will reset at 5pm
+//     (America/New_York)" (wording from its source and its users'
+//     reports, not captured: the mock API cannot make it show them).
+var Claude = register(&Profile{
+	Name:     "claude",
+	Commands: []string{"claude", "claude-code"},
+	Source:   "screens of Claude Code 2.1.197 captured in tmux (internal/agent/testdata)",
+	Working: []*regexp.Regexp{
+		regexp.MustCompile(`(?i)esc to interrupt`),
+		// Its spinner line ("✻ Churning…", "✻ 529 Overloaded · Retrying
+		// in 1s"), for the moments its footer shows something else
+		// ("paste again to expand").
+		regexp.MustCompile(`(?i)^\s*[✻✶✳✢✽*·]\s+.*(…|retrying in \d+\s*s)`),
+	},
+	InputBox: []*regexp.Regexp{
+		// The input box line: the cursor mark alone (tmux shows the NBSP
+		// after it) or followed by what is being typed.
+		regexp.MustCompile(`^[\s│]*❯(\s|\x{00a0}|$)`),
+		regexp.MustCompile(`(?i)\? for shortcuts|shift\+tab to cycle`),
+	},
+	TurnDone: []*regexp.Regexp{
+		regexp.MustCompile(`^\s*[✻✶✳✢✽*·]\s+\p{L}+ed for \d+(\.\d+)?\s*(s|m|h|ms)\b`),
+	},
+	APIError: []*regexp.Regexp{
+		regexp.MustCompile(`^[●⏺]\s+API Error`),
+	},
+	Limit: []*regexp.Regexp{
+		regexp.MustCompile(`(?i)usage limit reached|limit reached\s*[∙·•|]\s*resets?|(?:5|five)-hour limit reached|weekly limit reached|limit will reset at`),
+	},
+	Fatal: []Fatal{
+		{regexp.MustCompile(`(?i)cannot be used with root/sudo privileges`),
+			"as root, Claude Code needs IS_SANDBOX=1 for --dangerously-skip-permissions: add --env IS_SANDBOX=1 (inside a container or VM only)"},
+		{regexp.MustCompile(`(?i)invalid api key|authentication_error`),
+			"check ANTHROPIC_API_KEY (or log in once with: claude /login)"},
+	},
+	Hints: map[string]string{
+		ready.StuckTrust:       `answer it once with: swarm attach NAME; or set "hasTrustDialogAccepted": true for the folder under "projects" in ~/.claude.json`,
+		ready.StuckAPIKey:      `answer it once with: swarm attach NAME (choose Yes); or add the key's last 20 characters to "customApiKeyResponses.approved" in ~/.claude.json`,
+		ready.StuckBypass:      `answer it once with: swarm attach NAME (choose "Yes, I accept"); or set "skipDangerousModePermissionPrompt": true in ~/.claude/settings.json`,
+		ready.StuckTheme:       `finish Claude Code's first-run setup once with: swarm attach NAME; or set "hasCompletedOnboarding": true in ~/.claude.json`,
+		ready.StuckLogin:       `log in once by running claude by hand, or set ANTHROPIC_API_KEY`,
+		ready.StuckOAuth:       `finish the login once by running claude by hand`,
+		ready.StuckNotLoggedIn: `the API key was rejected or is missing: remove it from "customApiKeyResponses.rejected" in ~/.claude.json, or run claude once and /login`,
+		ready.StuckMenu:        `answer it with: swarm attach NAME (the loop never answers a menu)`,
+	},
+})

@@ -1,0 +1,105 @@
+package agent
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	// Limit messages name zones (America/New_York): the binary carries
+	// the zone database, so machines without one still read them.
+	_ "time/tzdata"
+)
+
+var (
+	// "try again in 2 hours 14 minutes", "retry after 30s", "resets in 5h"
+	relativeReset = regexp.MustCompile(`(?i)(?:try again|retry|resets?|available(?: again)?)\s+(?:in|after)\s+((?:\d+\s*(?:hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)`)
+	relativePart  = regexp.MustCompile(`(?i)(\d+)\s*(hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
+	// "resets 3pm", "reset at 5pm (America/New_York)", "resets 15:30",
+	// "resets at 3:30 pm (UTC)"
+	clockReset = regexp.MustCompile(`(?i)resets?(?:\s+at)?\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z_+-]+)*)\))?`)
+	// Older Claude Code: "Claude AI usage limit reached|1700000000"
+	epochReset = regexp.MustCompile(`\|(\d{10})\b`)
+)
+
+// ParseReset finds when a limit resets in a limit message: a time of day
+// ("resets 3pm", "reset at 5pm (America/New_York)": the next such time,
+// in the named zone or now's), a delay ("try again in 2 hours 14
+// minutes", "retry after 30s") or a Unix time. ok is false when the
+// message gives none.
+func ParseReset(msg string, now time.Time) (time.Time, bool) {
+	if m := relativeReset.FindStringSubmatch(msg); m != nil {
+		var d time.Duration
+		for _, p := range relativePart.FindAllStringSubmatch(m[1], -1) {
+			n, _ := strconv.Atoi(p[1])
+			d += time.Duration(n) * unit(p[2])
+		}
+		if d > 0 {
+			return now.Add(d), true
+		}
+	}
+	if m := epochReset.FindStringSubmatch(msg); m != nil {
+		sec, _ := strconv.ParseInt(m[1], 10, 64)
+		return time.Unix(sec, 0).In(now.Location()), true
+	}
+	if m := clockReset.FindStringSubmatch(msg); m != nil {
+		return nextClock(m, now)
+	}
+	return time.Time{}, false
+}
+
+func unit(s string) time.Duration {
+	switch strings.ToLower(s)[0] {
+	case 'h':
+		return time.Hour
+	case 'm':
+		return time.Minute
+	}
+	return time.Second
+}
+
+// nextClock is the next time (after now) that the clock shows hour:min in
+// the message's zone (now's zone when it names none).
+func nextClock(m []string, now time.Time) (time.Time, bool) {
+	hour, _ := strconv.Atoi(m[1])
+	minute, _ := strconv.Atoi(m[2])
+	switch strings.ToLower(m[3]) {
+	case "am":
+		if hour == 12 {
+			hour = 0
+		}
+	case "pm":
+		if hour < 12 {
+			hour += 12
+		}
+	}
+	if hour > 23 || minute > 59 {
+		return time.Time{}, false
+	}
+	loc := now.Location()
+	if m[4] != "" {
+		l, err := time.LoadLocation(m[4])
+		if err != nil {
+			return time.Time{}, false
+		}
+		loc = l
+	}
+	local := now.In(loc)
+	t := time.Date(local.Year(), local.Month(), local.Day(), hour, minute, 0, 0, loc)
+	switch {
+	case t.After(now):
+	case now.Sub(t) <= staleReset:
+		// The time has just passed: the message is older than the look
+		// at it, and the limit has reset already.
+		t = now
+	default:
+		// Earlier today by more than that: the message means tomorrow
+		// ("resets 1am" read at 11pm).
+		t = t.AddDate(0, 0, 1)
+	}
+	return t, true
+}
+
+// staleReset: a reset time of day at most this far in the past has just
+// happened; further back it is tomorrow's. Limits reset within hours, so a
+// message cannot mean a time more than a few hours old.
+const staleReset = 2 * time.Hour
