@@ -124,26 +124,27 @@ func For(command []string) *Profile {
 func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Regexp) Verdict {
 	lines := ready.Lines(stripansi.Strip(screen))
 	v := Verdict{Turns: countMatches(lines, p.TurnDone)}
-	if kind, ok := ready.Stuck(screen); ok {
-		v.State, v.Kind, v.Line, v.Hint = Dialog, kind, dialogLine(lines), p.Hints[kind]
+	if kind, line, ok := ready.StuckLine(screen); ok {
+		v.State, v.Kind, v.Line, v.Hint = Dialog, kind, line, p.Hints[kind]
 		return v
 	}
-	if line, ok := lastMatch(lines, append(append([]*regexp.Regexp{}, p.Limit...), extraLimits...)); ok {
+	if anyMatch(lines, p.Working) {
+		// Busy, whatever older lines say (a limit it has got past, an
+		// error it is retrying).
+		v.State = Working
+		return v
+	}
+	limits := append(append([]*regexp.Regexp{}, p.Limit...), extraLimits...)
+	if line, ok := lastMessage(lines, limits); ok {
 		v.State, v.Kind, v.Line = Limited, "limit", line
 		v.Reset, _ = ParseReset(joinFrom(lines, line), now)
 		return v
 	}
-	working := anyMatch(lines, p.Working)
-	if !working {
-		if line, ok := p.lastError(lines); ok {
-			v.State, v.Line = Error, line
-			return v
-		}
+	if line, ok := lastMessage(lines, p.APIError); ok {
+		v.State, v.Line = Error, line
+		return v
 	}
-	switch {
-	case working:
-		v.State = Working
-	case len(p.InputBox) > 0 && anyMatch(lines, p.InputBox):
+	if len(p.InputBox) > 0 && anyMatch(lines, p.InputBox) {
 		v.State = Idle
 	}
 	return v
@@ -183,31 +184,24 @@ func (p *Profile) FatalIn(text string) (line, hint string, ok bool) {
 	return "", "", false
 }
 
-// lastError returns the agent's last message when it is an API error: an
-// error earlier in the transcript, answered since, does not count.
-func (p *Profile) lastError(lines []string) (string, bool) {
+// lastMessage finds a line matching res in the agent's last message: the
+// screen is read from the bottom up to the first line of another message
+// ("● " starts each of Claude Code's), so an error or a limit that the
+// agent has since answered past does not count.
+func lastMessage(lines []string, res []*regexp.Regexp) (string, bool) {
+	if len(res) == 0 {
+		return "", false
+	}
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
-		if matchAny(l, p.APIError) {
+		if matchAny(l, res) {
 			return l, true
 		}
 		if strings.HasPrefix(l, "● ") || strings.HasPrefix(l, "⏺ ") {
-			return "", false // a later message of the agent
+			return "", false
 		}
 	}
 	return "", false
-}
-
-// dialogLine is the most telling line of a dialog: its question.
-func dialogLine(lines []string) string {
-	for _, l := range lines {
-		t := strings.TrimSpace(l)
-		if t == "" || strings.Trim(t, "─━-=╭╮╰╯│ ") == "" {
-			continue
-		}
-		return t
-	}
-	return ""
 }
 
 func matchAny(line string, res []*regexp.Regexp) bool {
@@ -236,15 +230,6 @@ func countMatches(lines []string, res []*regexp.Regexp) int {
 		}
 	}
 	return n
-}
-
-func lastMatch(lines []string, res []*regexp.Regexp) (string, bool) {
-	for i := len(lines) - 1; i >= 0; i-- {
-		if matchAny(lines[i], res) {
-			return strings.TrimSpace(lines[i]), true
-		}
-	}
-	return "", false
 }
 
 // joinFrom joins the screen from the line that starts with line on: a

@@ -37,7 +37,7 @@ func TestClaudeScreens(t *testing.T) {
 		{"working-retrying-529.txt", Working, "", "", 0, false},
 		{"error-429-final.txt", Error, "", "● API Error: Request rejected (429)", 1, false},
 		{"error-529-final.txt", Error, "", "● API Error: 529 Overloaded.", 1, false},
-		{"dialog-trust-folder.txt", Dialog, ready.StuckTrust, "Accessing workspace:", 0, false},
+		{"dialog-trust-folder.txt", Dialog, ready.StuckTrust, "Quick safety check: Is this a project you created or one you trust?", 0, false},
 		{"dialog-api-key.txt", Dialog, ready.StuckAPIKey, "Detected a custom API key in your environment", 0, false},
 		{"dialog-bypass-warning.txt", Dialog, ready.StuckBypass, "WARNING: Claude Code running in Bypass Permissions mode", 0, false},
 		{"dialog-theme-first-run.txt", Dialog, ready.StuckTheme, "", 0, false},
@@ -174,4 +174,20 @@ func FuzzParseReset(f *testing.F) {
 			t.Fatalf("reset %s before now for %q", got, msg)
 		}
 	})
+}
+
+// An error or a limit the agent has since moved past does not count; a
+// working agent is working whatever older lines say.
+func TestClaudeOnlyTheLastMessageCounts(t *testing.T) {
+	cases := map[string]State{
+		"● API Error: 529 Overloaded.\n✻ Worked for 1s\n❯ continue\n● Done, all good.\n✻ Worked for 3s\n❯ \n  ? for shortcuts":           Idle,
+		"● Claude usage limit reached. Your limit will reset at 5pm.\n❯ continue\n✻ Thinking… (esc to interrupt)\n❯ \n":                  Working,
+		"● Claude usage limit reached. Your limit will reset at 5pm.\n❯ continue\n● Picking up where I left off.\n❯ \n  ? for shortcuts": Idle,
+		"● API Error: Request rejected (429)\n✻ 429 rate limit · Retrying in 3s · attempt 1/10\n❯ ":                                      Working,
+	}
+	for screen, want := range cases {
+		if got := Claude.Judge(screen, now).State; got != want {
+			t.Errorf("%q: %s, want %s", screen, got, want)
+		}
+	}
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/ready"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
@@ -34,6 +36,18 @@ type attempt struct {
 	exit   string // where the agent's wrapper records its exit status
 	off    int64  // how far out has been read
 	det    *Detector
+
+	// What the agent's profile makes of its screen (internal/agent).
+	profile    *agent.Profile
+	limits     []*regexp.Regexp // --limit-pattern
+	readyExtra []*regexp.Regexp // --ready-pattern
+	confirmed  bool             // the agent showed it received the prompt
+	worked     bool             // it was seen working since the prompt
+	baseTurns  int              // its end-of-turn lines when the prompt went in
+	idleSince  time.Time        // at its input box after working, since
+	errorSince time.Time        // showing an API error, since
+	dialog     string           // the dialog it shows now ("" for none)
+	shown      agent.State      // the state last recorded
 
 	lastHash   [16]byte
 	lastChange time.Time       // the screen's last change
@@ -93,8 +107,28 @@ func (e *Engine) newAttempt(st *state.Ralph, w *state.Worker, iter int, started 
 		iter: iter, started: started, prompt: prompt, st: st,
 		tc:  e.TmuxFor(worker.Socket(w)),
 		out: e.outputPath(iter), exit: e.exitPath(iter),
-		warned: map[string]bool{},
+		warned:  map[string]bool{},
+		profile: profileOf(st, w), limits: compileAll(st.LimitPatterns), readyExtra: compileAll(st.ReadyPatterns),
 	}
+}
+
+// profileOf is the loop's agent profile: --agent, else the command's.
+func profileOf(st *state.Ralph, w *state.Worker) *agent.Profile {
+	if p, ok := agent.Lookup(st.Agent); ok {
+		return p
+	}
+	return agent.For(w.Cmd)
+}
+
+// compileAll compiles patterns validated at spawn (a bad one is skipped).
+func compileAll(patterns []string) []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for _, p := range patterns {
+		if re, err := regexp.Compile(p); err == nil {
+			out = append(out, re)
+		}
+	}
+	return out
 }
 
 // start begins a fresh iteration: the prompt is read from disk, the
@@ -181,11 +215,15 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 		return a, &o, nil
 	}
 	a.window = win.WindowID
-	if st.PromptSent {
+	if st.PromptSent || (st.PromptEntered && e.received(a)) {
 		e.log("WARN", "monitor restarted; adopting iteration %d", a.iter)
 		e.say("adopting running iteration %d", a.iter)
 		a.promptAt = time.Now()
 		a.det = e.primedDetector(a)
+		if !st.PromptSent {
+			e.confirm(a)
+		}
+		a.confirmed = true
 		return a, nil, nil
 	}
 	if cur, err := e.RS.Load(); err != nil || cur.Status != state.RalphRunning {
@@ -194,6 +232,23 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	e.log("WARN", "monitor restarted before the prompt was delivered; restarting the agent of iteration %d", a.iter)
 	e.say("restarting the agent of iteration %d (the previous monitor died before delivering the prompt)", a.iter)
 	return a, e.launchAndDeliver(ctx, a, w), nil
+}
+
+// received reports, for an adopted iteration whose prompt was typed but
+// not yet confirmed, whether the agent shows it got it (working, or a
+// finished turn: this agent started fresh this iteration). An agent whose
+// profile cannot tell is taken to have it: typing a prompt twice does
+// more harm than waiting for the inactivity timeout.
+func (e *Engine) received(a *attempt) bool {
+	if !a.profile.CanTellIdle() {
+		return true
+	}
+	_, screen, err := a.tc.Poll(a.window)
+	if err != nil {
+		return false
+	}
+	v := a.profile.Judge(withoutEcho(screen, a.prompt), time.Now(), a.limits...)
+	return v.State == agent.Working || v.Turns > 0 || v.State == agent.Error || v.State == agent.Limited
 }
 
 // launch runs the agent in the worker's window: the window is created
@@ -298,10 +353,12 @@ func readPrompt(path string) (string, error) {
 	return string(data), nil
 }
 
-// deliver types the prompt in type mode: wait until the agent looks ready,
-// paste the prompt as one bracketed paste, let the echo settle, press
-// Enter. a.off becomes the output offset from which the agent's reply
-// counts. In stdin and arg modes the agent got the prompt at start.
+// deliver types the prompt in type mode: wait until the agent looks ready
+// (its input box, no dialog), paste the prompt as one bracketed paste, let
+// the echo settle, press Enter. a.off becomes the output offset from which
+// the agent's reply counts. In stdin and arg modes the agent got the
+// prompt at start. A dialog before the prompt went in is never answered:
+// the loop stops (pre-flight) with the dialog's text and its fix.
 func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
 	a.promptAt = time.Now()
 	if a.st.PromptMode != ModeType {
@@ -309,17 +366,23 @@ func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stuck := ""
-	res, _ := ready.Wait(rctx, e.readyScreen(a), e.ReadyPoll, min(time.Duration(a.st.ReadyTimeout)*time.Second, e.budgetLeft()), func(kind string) {
-		e.warnStuck(a.iter, kind)
-		if a.iter == 1 {
-			stuck = kind
+	var stuck *agent.Verdict
+	pane := worker.PaneScreen(a.tc, a.window)
+	res, _ := ready.Wait(rctx, e.readyScreen(a), ready.WaitOptions{
+		Interval: e.ReadyPoll, Timeout: min(time.Duration(a.st.ReadyTimeout)*time.Second, e.budgetLeft()),
+		IsReady: func(s string) bool { return a.profile.Ready(s, a.readyExtra...) },
+		OnStuck: func(string) {
+			if screen, _, err := pane(); err == nil {
+				v := a.profile.Judge(screen, time.Now())
+				stuck = &v
+			}
 			cancel()
-		}
+		},
 	})
 	switch {
-	case stuck != "":
-		return &Outcome{End: EndPreflight, Detail: preflightDetail(e.Name, stuck)}
+	case stuck != nil:
+		e.warnStuck(a.iter, stuck.Kind)
+		return &Outcome{End: EndPreflight, Detail: dialogDetail(e.Name, *stuck)}
 	case ctx.Err() != nil || res.Dead:
 		return nil // the watch reports the exit, the kill or the interrupt
 	case e.budgetLeft() == 0:
@@ -327,15 +390,27 @@ func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
 	case !res.Ready:
 		e.log("WARN", "iteration %d: agent did not look ready within %ds; sending the prompt anyway", a.iter, a.st.ReadyTimeout)
 	}
-	if a.prompt != "" {
-		if err := a.tc.Paste(a.window, a.prompt); err != nil {
-			return nil // the watch finds the window gone
+	e.typePrompt(a, a.prompt)
+	return nil
+}
+
+// typePrompt pastes text, waits for the echo to settle, records where the
+// reply starts and that Enter is being pressed, and presses it. The
+// record comes first: a monitor killed right after must not type the
+// prompt a second time (adopt checks the screen instead).
+func (e *Engine) typePrompt(a *attempt, text string) {
+	if text != "" {
+		if err := a.tc.Paste(a.window, text); err != nil {
+			return // the watch finds the window gone
 		}
 	}
 	a.off = settle(a.out)
+	if _, sc, err := a.tc.Poll(a.window); err == nil {
+		a.baseTurns = a.profile.Judge(withoutEcho(sc, text), time.Now()).Turns
+	}
+	e.update(func(s *state.Ralph) error { s.OutputOffset, s.PromptEntered = a.off, true; return nil })
 	a.tc.SendKeys(a.window, "Enter")
 	a.promptAt = time.Now()
-	return nil
 }
 
 // readyScreen is the pane as ready detection sees it; a loop stopped from
@@ -352,14 +427,44 @@ func (e *Engine) readyScreen(a *attempt) ready.Screen {
 
 // markDelivered records that the prompt reached the agent and where its
 // reply starts, so a new monitor adopts the iteration instead of typing
-// the prompt again.
+// the prompt again. An agent whose profile can tell (internal/agent) is
+// taken to have it only once it shows so (working, or a finished turn):
+// the watch confirms; others have it once it is typed.
 func (e *Engine) markDelivered(a *attempt) {
-	e.update(func(s *state.Ralph) error { s.OutputOffset, s.PromptSent = a.off, true; return nil })
-	a.det = e.primedDetector(a)
+	if a.det == nil {
+		a.det = e.primedDetector(a)
+	}
+	if a.profile.CanTellIdle() && a.st.PromptMode == ModeType && !a.confirmed {
+		return
+	}
+	e.confirm(a)
+}
+
+// confirm records the prompt as delivered.
+func (e *Engine) confirm(a *attempt) {
+	a.confirmed = true
+	e.update(func(s *state.Ralph) error {
+		s.OutputOffset, s.PromptSent, s.PromptEntered = a.off, true, false
+		return nil
+	})
 }
 
 func preflightDetail(name, kind string) string {
 	return fmt.Sprintf("the agent is waiting at a %s on its first start; run the command once by hand to finish its setup, then: swarm ralph resume %s", kind, name)
+}
+
+// dialogDetail says which dialog stopped the loop, in its own words, and
+// how to get past it (the profile's hint).
+func dialogDetail(name string, v agent.Verdict) string {
+	what := fmt.Sprintf("the agent is waiting at a %s", v.Kind)
+	if v.Line != "" {
+		what += fmt.Sprintf(" (%q)", v.Line)
+	}
+	fix := strings.ReplaceAll(v.Hint, "NAME", name)
+	if fix == "" {
+		fix = "answer it once by hand: swarm attach " + name
+	}
+	return fmt.Sprintf("%s; swarm never answers it. Fix: %s; then: swarm ralph resume %s", what, fix, name)
 }
 
 func (e *Engine) warnStuck(iter int, kind string) {

@@ -3,6 +3,7 @@ package ralph
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/duration"
@@ -15,9 +16,10 @@ import (
 // same session, and logs the decision.
 func (e *Engine) conclude(a *attempt, o Outcome, w *state.Worker) Decision {
 	dur := time.Since(a.started)
+	e.fatalStart(a, &o)
 	st := e.recordEnd(a, o, dur)
 	if o.End != EndStopped && o.End != EndInterrupted {
-		e.log("END", "iteration %d exit=%s duration=%s", a.iter, exitText(o), duration.Compact(dur))
+		e.log("END", "iteration %d exit=%s%s duration=%s", a.iter, exitText(o), endReason(o), duration.Compact(dur))
 	}
 	if completion(o) {
 		e.stopAgent(a.tc, a.window)
@@ -50,6 +52,12 @@ func (e *Engine) recordEnd(a *attempt, o Outcome, dur time.Duration) *state.Ralp
 			s.LastExitCode = &c
 		}
 		s.LastEnd = state.NullString(endText(o))
+		if o.End == EndAgentError || o.FatalStart {
+			s.LastError = state.NullString(o.Detail)
+		}
+		if o.End != EndLimited {
+			s.LimitWaits = 0
+		}
 		return nil
 	})
 	if err == nil {
@@ -62,6 +70,51 @@ func (e *Engine) recordEnd(a *attempt, o Outcome, dur time.Duration) *state.Ralp
 		return st
 	}
 	return a.st
+}
+
+// fatalOutputTail is how much of the end of the agent's output is
+// searched for a fatal start error.
+const fatalOutputTail = 16 << 10
+
+// fatalStart looks at the end of a failed agent's output for an error its
+// profile knows it prints at start (Claude Code as root without
+// IS_SANDBOX=1): the iteration is then a setup failure with the fix,
+// shown in ralph status, not one more retry.
+func (e *Engine) fatalStart(a *attempt, o *Outcome) {
+	if o.End != EndExited || !o.ExitKnown || o.ExitCode == 0 {
+		return
+	}
+	f, err := os.Open(a.out)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return
+	}
+	start := max(0, fi.Size()-fatalOutputTail)
+	buf := make([]byte, fi.Size()-start)
+	n, _ := f.ReadAt(buf, start)
+	if line, hint, ok := a.profile.FatalIn(string(buf[:n])); ok {
+		o.FatalStart = true
+		o.Detail = fmt.Sprintf("the agent exited at start: %s; fix: %s", line, hint)
+	}
+}
+
+// endReason names, in the END line, an end that is not an exit.
+func endReason(o Outcome) string {
+	switch o.End {
+	case EndIdle:
+		return " reason=idle"
+	case EndAgentError:
+		return " reason=error"
+	case EndLimited:
+		return " reason=limit"
+	case EndInactive:
+		return " reason=inactivity"
+	}
+	return ""
 }
 
 func completion(o Outcome) bool {
@@ -80,6 +133,8 @@ func (e *Engine) report(a *attempt, o Outcome, d Decision, dur time.Duration) {
 		e.say("iteration %d completed (exit: %s, duration: %s)", a.iter, exitText(o), duration.Format(dur))
 	case o.End == EndInactive && d.Action == Next:
 		e.say("inactivity timeout (%ds), restarting", a.st.InactivityTimeout)
+	case o.End == EndIdle && d.Action == Next:
+		e.say("iteration %d done: the agent finished its turn (idle for %s)", a.iter, duration.Compact(seconds(a.st.IdleGrace)))
 	}
 }
 
@@ -126,8 +181,11 @@ func exitText(o Outcome) string {
 }
 
 func failText(o Outcome) string {
-	if o.End == EndStartFailed {
+	switch o.End {
+	case EndStartFailed:
 		return "start failed: " + o.Detail
+	case EndAgentError:
+		return "agent error: " + o.Detail
 	}
 	if o.ExitKnown {
 		return fmt.Sprint(o.ExitCode)
@@ -146,6 +204,8 @@ func endText(o Outcome) string {
 		return "signal: " + o.Signal.Kind.Reason()
 	case EndStartFailed:
 		return "start failed: " + o.Detail
+	case EndAgentError:
+		return "agent error: " + o.Detail
 	}
 	return endTexts[o.End]
 }
@@ -161,4 +221,6 @@ var endTexts = map[End]string{
 	EndPreflight:   "pre-flight failed",
 	EndInterrupted: "interrupted",
 	EndPromptError: "prompt error",
+	EndIdle:        "agent idle after its turn",
+	EndLimited:     "paused while waiting out a limit",
 }

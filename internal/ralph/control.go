@@ -50,7 +50,7 @@ func PauseLoop(m *worker.Manager, name string) error {
 		switch s.Status {
 		case state.RalphPaused:
 			warn = fmt.Sprintf("worker '%s' is already paused", name)
-		case state.RalphRunning:
+		case state.RalphRunning, state.RalphWaiting:
 			s.Status = state.RalphPaused
 			s.PauseReason = "paused by user"
 		default:
@@ -91,7 +91,7 @@ func ResumeLoop(m *worker.Manager, name string) error {
 	_, err = rs.Update(func(s *state.Ralph) error {
 		alive = MonitorAlive(rs)
 		wasActive = s.Active()
-		if s.Status == state.RalphRunning && alive {
+		if s.Runs() && alive {
 			warn = true
 			return errNoChange
 		}
@@ -297,7 +297,7 @@ func WaitLoop(ctx context.Context, m *worker.Manager, name string, timeout time.
 		}
 		if MonitorAlive(rs) {
 			dead = 0
-		} else if dead++; dead >= deadMonitorLooks && st.Status == state.RalphRunning {
+		} else if dead++; dead >= deadMonitorLooks && st.Runs() {
 			// Checked a few times: a monitor being restarted is briefly
 			// absent.
 			return WaitResult{State: st}, fmt.Errorf("the monitor of ralph loop '%s' is not running; resume it with: swarm ralph resume %s", name, name)

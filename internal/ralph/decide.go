@@ -63,6 +63,9 @@ const (
 	EndPreflight              // iteration 1 hit a screen a human must pass
 	EndInterrupted            // Ctrl-C in the foreground
 	EndPromptError            // the prompt file is gone or unreadable
+	EndIdle                   // the agent finished its turn and sat idle for --idle-grace
+	EndAgentError             // an API error ended the agent's turn: a failure
+	EndLimited                // paused while waiting out a usage limit: no failure
 )
 
 // Outcome is what the monitor observed about one iteration, after any
@@ -77,8 +80,12 @@ type Outcome struct {
 	// Rejected is why a completion signal was not accepted (a failing
 	// check, no change); empty if accepted or there was none.
 	Rejected string
-	// Detail explains start failures, pre-flight failures and prompt errors.
+	// Detail explains start failures, pre-flight failures, prompt
+	// errors, the agent's API error or its fatal start error.
 	Detail string
+	// FatalStart: the agent exited on an error it prints at start (its
+	// profile's Fatal patterns); retrying cannot help.
+	FatalStart bool
 }
 
 // Snapshot is the loop state Decide needs.
@@ -200,6 +207,11 @@ func decideSetup(o Outcome, d Decision) (Decision, bool) {
 	case o.End == EndPreflight:
 		d.Fatal = true
 		return stop(d, state.RalphFailed, ReasonPreflight, o.Detail), true
+	case exited && o.FatalStart:
+		d.Failure, d.Fatal = true, true
+		d.ConsecutiveFailures++
+		d.TotalFailures++
+		return stop(d, state.RalphFailed, ReasonFailed, o.Detail), true
 	case exited && (o.ExitCode == 126 || o.ExitCode == 127):
 		what := "not found"
 		if o.ExitCode == 126 {
@@ -230,7 +242,7 @@ func wait(d Decision, reason string) Decision {
 // failures, a backoff, a same-session continuation, or the next
 // iteration.
 func decideNext(o Outcome, s Snapshot, d Decision) Decision {
-	failure := o.End == EndStartFailed || (o.End == EndExited && o.ExitKnown && o.ExitCode != 0)
+	failure := o.End == EndStartFailed || o.End == EndAgentError || (o.End == EndExited && o.ExitKnown && o.ExitCode != 0)
 	if failure {
 		d.Failure = true
 		d.ConsecutiveFailures++
@@ -247,7 +259,7 @@ func decideNext(o Outcome, s Snapshot, d Decision) Decision {
 		return stop(d, state.RalphFailed, ReasonFailed, fmt.Sprintf("%d consecutive failures", d.ConsecutiveFailures))
 	case failure:
 		d.Delay = Backoff(d.ConsecutiveFailures)
-	case o.End == EndInactive && s.SameSession && !s.Paused && o.Signal.Kind == SignalNone:
+	case (o.End == EndInactive || o.End == EndIdle) && s.SameSession && !s.Paused && o.Signal.Kind == SignalNone:
 		d.Action, d.Delay = Continue, 0
 		return d
 	}

@@ -79,7 +79,7 @@ func (e *Engine) RequestPause() {
 	}
 	paused := false
 	_, err := e.RS.Update(func(s *state.Ralph) error {
-		if s.Status == state.RalphRunning {
+		if s.Runs() {
 			s.Status = state.RalphPaused
 			s.PauseReason = "monitor received SIGTERM"
 			paused = true

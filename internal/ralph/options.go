@@ -15,8 +15,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/state"
 )
 
@@ -47,7 +49,33 @@ type Options struct {
 	RestartDelay        time.Duration
 	OnExit              string
 	MaxContext          int
+	// Agent forces a profile (--agent); "" chooses it from the command.
+	Agent string
+	// IdleGrace: an agent with a profile that finished a turn and sat at
+	// its input box this long ends the iteration (--idle-grace).
+	IdleGrace time.Duration
+	// LimitMessage is typed into the agent when a usage limit resets;
+	// LimitWait is how long to wait when the limit names no reset time.
+	LimitMessage string
+	LimitWait    time.Duration
+	// LimitPatterns and ReadyPatterns add screens that mean a limit and
+	// an agent ready for its prompt (--limit-pattern, --ready-pattern).
+	LimitPatterns []string
+	ReadyPatterns []string
 }
+
+// Defaults of the agent-aware options (docs/agents.md).
+const (
+	// DefaultIdleGrace: long enough for an agent to start its next step
+	// after a tool call, short next to an inactivity timeout.
+	DefaultIdleGrace = 15 * time.Second
+	// DefaultLimitMessage is typed when a usage limit has reset.
+	DefaultLimitMessage = "continue"
+	// DefaultLimitWait is the wait for a limit that names no reset time;
+	// it doubles on repeats up to MaxLimitWait.
+	DefaultLimitWait = 30 * time.Minute
+	MaxLimitWait     = 4 * time.Hour
+)
 
 // Validate checks options before anything is created, with the messages
 // swarm prints. It returns the absolute prompt path.
@@ -88,9 +116,41 @@ func (o *Options) Validate() error {
 	if o.ReadyTimeout <= 0 {
 		o.ReadyTimeout = DefaultReadyTimeout
 	}
+	if err := o.validateAgent(); err != nil {
+		return err
+	}
 	if o.DoneFile != "" && filepath.IsAbs(o.DoneFile) {
 		// Allowed, but say nothing: relative is the documented form.
 		o.DoneFile = filepath.Clean(o.DoneFile)
+	}
+	return nil
+}
+
+// validateAgent checks --agent and the patterns, and fills defaults.
+func (o *Options) validateAgent() error {
+	if o.Agent != "" {
+		if _, ok := agent.Lookup(o.Agent); !ok {
+			return fmt.Errorf("unknown --agent '%s' (use %s)", o.Agent, strings.Join(agent.Names(), ", "))
+		}
+	}
+	for _, p := range o.LimitPatterns {
+		if _, err := regexp.Compile(p); err != nil {
+			return fmt.Errorf("invalid --limit-pattern: %w", err)
+		}
+	}
+	for _, p := range o.ReadyPatterns {
+		if _, err := regexp.Compile(p); err != nil {
+			return fmt.Errorf("invalid --ready-pattern: %w", err)
+		}
+	}
+	if o.IdleGrace <= 0 {
+		o.IdleGrace = DefaultIdleGrace
+	}
+	if o.LimitMessage == "" {
+		o.LimitMessage = DefaultLimitMessage
+	}
+	if o.LimitWait <= 0 {
+		o.LimitWait = DefaultLimitWait
 	}
 	return nil
 }
@@ -149,6 +209,12 @@ func (o *Options) NewState(name, workDir string) *state.Ralph {
 		RestartDelay:        o.RestartDelay.Seconds(),
 		OnExit:              state.NullString(o.OnExit),
 		WorkDir:             workDir,
+		Agent:               o.Agent,
+		IdleGrace:           o.IdleGrace.Seconds(),
+		LimitMessage:        o.LimitMessage,
+		LimitWait:           o.LimitWait.Seconds(),
+		LimitPatterns:       o.LimitPatterns,
+		ReadyPatterns:       o.ReadyPatterns,
 	}
 	return st
 }

@@ -1,9 +1,12 @@
 package ralph
 
 import (
+	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/ready"
 )
 
@@ -21,9 +24,9 @@ const (
 
 // ScreenVerdict is what one look at the agent's screen says.
 type ScreenVerdict struct {
-	// Stuck names a setup screen a human must pass (theme picker, login
-	// method, OAuth code), "" for none.
-	Stuck string
+	// Agent is the agent profile's reading: working, idle, dialog,
+	// limited, error (internal/agent).
+	Agent agent.Verdict
 	// Compacting: the agent is compacting its context; its context is
 	// gone and it is restarted fresh.
 	Compacting bool
@@ -32,23 +35,37 @@ type ScreenVerdict struct {
 	ContextPercent int
 }
 
-// JudgeScreen reads the screen of an agent that was given prompt. It is a
-// pure function of its inputs. Lines that are part of the prompt (as the
-// agent echoed it, however re-wrapped or framed) are dropped first: the
-// prompt's own words must not look like a stuck screen, a compaction or a
-// context gauge. maxContext is --max-context (0: off).
-func JudgeScreen(screen, prompt string, maxContext int) ScreenVerdict {
-	own := withoutEcho(screen, prompt)
-	var v ScreenVerdict
-	v.Stuck, _ = ready.Stuck(own)
+// Look is one observation of the agent's screen and what the judgement
+// needs to read it.
+type Look struct {
+	Screen string
+	// Prompt is what was delivered: its echo is not the agent's.
+	Prompt     string
+	MaxContext int // --max-context (0: off)
+	Profile    *agent.Profile
+	Limits     []*regexp.Regexp // --limit-pattern
+	Now        time.Time
+}
+
+// JudgeScreen reads one look at the agent. It is a pure function of the
+// look. Lines that are part of the prompt (as the agent echoed it,
+// however re-wrapped or framed) are dropped first: the prompt's own words
+// must not look like a dialog, a limit, a compaction or a context gauge.
+func JudgeScreen(l Look) ScreenVerdict {
+	own := withoutEcho(l.Screen, l.Prompt)
+	p := l.Profile
+	if p == nil {
+		p = agent.Generic
+	}
+	v := ScreenVerdict{Agent: p.Judge(own, l.Now, l.Limits...)}
 	v.Compacting = ready.FatalPattern.MatchString(own)
-	if maxContext > 0 {
+	if l.MaxContext > 0 {
 		if pct, ok := ready.ContextPercent(own); ok {
 			v.ContextPercent = pct
 			switch {
-			case pct >= maxContext+contextRestartMargin:
+			case pct >= l.MaxContext+contextRestartMargin:
 				v.Context = ContextRestart
-			case pct >= maxContext:
+			case pct >= l.MaxContext:
 				v.Context = ContextNudge
 			}
 		}

@@ -1,6 +1,11 @@
 package ralph
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/agent"
+)
 
 func TestJudgeScreen(t *testing.T) {
 	cases := []struct {
@@ -11,9 +16,9 @@ func TestJudgeScreen(t *testing.T) {
 		want       ScreenVerdict
 	}{
 		{"plain work", "Reading files...\n> ", "", 0, ScreenVerdict{}},
-		{"login picker", "Select login method:\n❯ 1. Claude account\n", "", 0, ScreenVerdict{Stuck: "login method picker"}},
-		{"theme picker", "Choose the text style that looks best with your terminal\n", "", 0, ScreenVerdict{Stuck: "theme picker"}},
-		{"oauth", "Paste code here if prompted >\n", "", 0, ScreenVerdict{Stuck: "OAuth code prompt"}},
+		{"login picker", "Select login method:\n❯ 1. Claude account\n", "", 0, ScreenVerdict{Agent: dialog("login method picker", "Select login method:")}},
+		{"theme picker", "Choose the text style that looks best with your terminal\n", "", 0, ScreenVerdict{Agent: dialog("theme picker", "Choose the text style that looks best with your terminal")}},
+		{"oauth", "Paste code here if prompted >\n", "", 0, ScreenVerdict{Agent: dialog("OAuth code prompt", "Paste code here if prompted >")}},
 		{"compaction", "✻ Compacting conversation…\n", "", 0, ScreenVerdict{Compacting: true}},
 		{"prompt echo is not a compaction", "> If you see Compacting conversation, stop\n", "If you see Compacting conversation, stop", 0, ScreenVerdict{}},
 		{"prompt echo is not a setup screen", "> Select login method: is a screen to report\n", "Select login method: is a screen to report", 0, ScreenVerdict{}},
@@ -25,8 +30,13 @@ func TestJudgeScreen(t *testing.T) {
 		{"gauge in the prompt echo", "> keep Context: 99% in mind\n", "keep Context: 99% in mind", 80, ScreenVerdict{}},
 	}
 	for _, c := range cases {
-		if got := JudgeScreen(c.screen, c.prompt, c.maxContext); got != c.want {
+		got := JudgeScreen(Look{Screen: c.screen, Prompt: c.prompt, MaxContext: c.maxContext, Now: time.Now()})
+		if got != c.want {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
 		}
 	}
+}
+
+func dialog(kind, line string) agent.Verdict {
+	return agent.Verdict{State: agent.Dialog, Kind: kind, Line: line}
 }

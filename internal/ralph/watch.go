@@ -3,12 +3,14 @@ package ralph
 import (
 	"context"
 	"crypto/md5"
+	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/acarl005/stripansi"
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
@@ -48,7 +50,7 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 			func() (Outcome, bool) { return e.exited(a, ps) },
 			func() (Outcome, bool) { return e.signalled(a) },
 			func() (Outcome, bool) { return e.overBudget(a) },
-			func() (Outcome, bool) { return e.judge(a, screen) },
+			func() (Outcome, bool) { return e.judge(ctx, a, screen) },
 			func() (Outcome, bool) { return e.quiet(a) },
 		}
 		for _, check := range checks {
@@ -135,17 +137,18 @@ func (e *Engine) overBudget(a *attempt) (Outcome, bool) {
 	return Outcome{}, false
 }
 
-// judge acts on the screen's verdict (JudgeScreen): setup screens a human
-// must pass, a compaction, the context gauge.
-func (e *Engine) judge(a *attempt, screen string) (Outcome, bool) {
-	v := JudgeScreen(screen, a.prompt, int(a.st.MaxContext))
-	if v.Stuck != "" && !a.warned[v.Stuck] {
-		a.warned[v.Stuck] = true
-		e.warnStuck(a.iter, v.Stuck)
-		if a.iter == 1 && time.Since(a.promptAt) < preflightWindow {
-			return Outcome{End: EndPreflight, Detail: preflightDetail(e.Name, v.Stuck)}, true
-		}
+// judge acts on the screen's verdict (JudgeScreen): first what stops the
+// agent whatever it does (a dialog, a compaction, the context gauge), then
+// the agent's state: a usage limit is waited out, an API error or a
+// finished turn ends the iteration.
+func (e *Engine) judge(ctx context.Context, a *attempt, screen string) (Outcome, bool) {
+	v := JudgeScreen(Look{Screen: screen, Prompt: a.prompt, MaxContext: int(a.st.MaxContext),
+		Profile: a.profile, Limits: a.limits, Now: time.Now()})
+	e.noteAgent(a, v.Agent)
+	if v.Agent.State == agent.Dialog {
+		return e.onDialog(a, v.Agent)
 	}
+	a.dialog = ""
 	switch {
 	case v.Compacting:
 		e.log("FATAL", "iteration %d: %s; restarting with a fresh context", a.iter, compactionText)
@@ -159,7 +162,98 @@ func (e *Engine) judge(a *attempt, screen string) (Outcome, bool) {
 		e.log("WARN", "iteration %d: context at %d%%; asked the agent to commit and exit", a.iter, v.ContextPercent)
 		worker.SendText(a.tc, a.window, contextNudge, worker.SendOptions{})
 	}
+	switch v.Agent.State {
+	case agent.Limited:
+		return e.waitOutLimit(ctx, a, v.Agent)
+	case agent.Error:
+		return e.onError(a, v.Agent)
+	case agent.Idle:
+		return e.onIdle(a, v.Agent)
+	}
+	a.idleSince, a.errorSince = time.Time{}, time.Time{}
 	return Outcome{}, false
+}
+
+// noteAgent follows the agent's state: it confirms the prompt's delivery
+// once the agent shows it (working, or a turn finished), notes that it
+// worked, and records a new state for ralph status.
+func (e *Engine) noteAgent(a *attempt, v agent.Verdict) {
+	if v.State == agent.Working || v.Turns > a.baseTurns {
+		a.worked = true
+		if !a.confirmed {
+			e.confirm(a)
+		}
+	}
+	if v.State == a.shown {
+		return
+	}
+	a.shown = v.State
+	e.update(func(s *state.Ralph) error {
+		s.AgentState, s.AgentDetail = state.NullString(v.State), state.NullString(v.Line)
+		return nil
+	})
+}
+
+// onDialog: a dialog or menu only a human should answer. Before the
+// prompt was confirmed (or in the first moments of the first iteration)
+// it is a setup problem: the loop stops with pre-flight failed. Later the
+// loop pauses with the iteration active, the agent left at the dialog for
+// a human (swarm attach) and then swarm ralph resume. A dialog is never
+// inactivity.
+func (e *Engine) onDialog(a *attempt, v agent.Verdict) (Outcome, bool) {
+	a.lastChange, a.idleSince, a.errorSince = time.Now(), time.Time{}, time.Time{}
+	if a.dialog == v.Kind {
+		return Outcome{}, false
+	}
+	a.dialog = v.Kind
+	e.warnStuck(a.iter, v.Kind)
+	if !a.confirmed || (a.iter == 1 && time.Since(a.promptAt) < preflightWindow) {
+		return Outcome{End: EndPreflight, Detail: dialogDetail(e.Name, v)}, true
+	}
+	reason := fmt.Sprintf("%s (answer it: swarm attach %s; then: swarm ralph resume %s)", dialogDetail(e.Name, v), e.Name, e.Name)
+	paused := false
+	e.update(func(s *state.Ralph) error {
+		if s.Runs() {
+			s.Status, s.PauseReason, paused = state.RalphPaused, state.NullString(reason), true
+		}
+		return nil
+	})
+	if paused {
+		e.log("PAUSE", "iteration %d: agent waits at a %s", a.iter, v.Kind)
+		e.say("paused: the agent waits at a %s (%q); answer it with: swarm attach %s, then: swarm ralph resume %s", v.Kind, v.Line, e.Name, e.Name)
+	}
+	return Outcome{}, false
+}
+
+// onError: an API error ended the agent's turn. Once it has shown for a
+// moment (not a passing screen), the iteration ends as a failure.
+func (e *Engine) onError(a *attempt, v agent.Verdict) (Outcome, bool) {
+	a.idleSince = time.Time{}
+	if a.errorSince.IsZero() {
+		a.errorSince = time.Now()
+	}
+	if time.Since(a.errorSince) < errorSettle(e.Poll) {
+		return Outcome{}, false
+	}
+	e.log("WARN", "iteration %d: agent error: %s", a.iter, v.Line)
+	return e.final(a, Outcome{End: EndAgentError, Detail: v.Line}), true
+}
+
+// onIdle: the agent finished a turn and sits at its input box; after
+// --idle-grace the iteration ends without waiting for the inactivity
+// timeout (which stays the safety net for screens no profile knows).
+func (e *Engine) onIdle(a *attempt, v agent.Verdict) (Outcome, bool) {
+	a.errorSince = time.Time{}
+	if !a.worked || !a.profile.CanTellIdle() {
+		return Outcome{}, false
+	}
+	if a.idleSince.IsZero() {
+		a.idleSince = time.Now()
+	}
+	if time.Since(a.idleSince) < seconds(a.st.IdleGrace) {
+		return Outcome{}, false
+	}
+	return e.final(a, Outcome{End: EndIdle}), true
 }
 
 // quiet: the screen has not changed for the inactivity timeout.

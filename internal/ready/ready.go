@@ -54,7 +54,7 @@ var stuckPatterns = []struct {
 	{StuckTheme, regexp.MustCompile(`(?i)choose the text style that looks best`)},
 	{StuckLogin, regexp.MustCompile(`(?i)select login method:`)},
 	{StuckOAuth, regexp.MustCompile(`(?i)paste code here if prompted`)},
-	{StuckTrust, regexp.MustCompile(`(?i)yes, i trust this folder|do you trust the files in this folder`)},
+	{StuckTrust, regexp.MustCompile(`(?i)is this a project you created or one you trust|yes, i trust this folder|do you trust the files in this folder`)},
 	{StuckAPIKey, regexp.MustCompile(`(?i)detected a custom api key in your environment`)},
 	{StuckBypass, regexp.MustCompile(`(?is)running in bypass permissions mode.*no, exit`)},
 	{StuckNotLoggedIn, regexp.MustCompile(`(?i)not logged in\s*[·•∙]\s*(please\s+)?run /login`)},
@@ -75,14 +75,52 @@ func Lines(screen string) []string {
 
 // Stuck returns the kind of stuck screen shown, if any.
 func Stuck(screen string) (string, bool) {
+	kind, _, ok := StuckLine(screen)
+	return kind, ok
+}
+
+// StuckLine returns the kind of stuck screen shown and its most telling
+// line: for a menu the question above its choices, else the line the
+// screen was recognised by.
+func StuckLine(screen string) (kind, line string, ok bool) {
 	text := stripansi.Strip(screen)
 	for _, p := range stuckPatterns {
-		if p.re.MatchString(text) {
-			return p.kind, true
+		loc := p.re.FindStringIndex(text)
+		if loc == nil {
+			continue
+		}
+		if p.kind == StuckMenu {
+			return p.kind, menuQuestion(text, loc[0]), true
+		}
+		return p.kind, lineAt(text, loc[0]), true
+	}
+	return "", "", false
+}
+
+// lineAt is the trimmed line of text that holds byte i.
+func lineAt(text string, i int) string {
+	start := strings.LastIndexByte(text[:i], '\n') + 1
+	end := strings.IndexByte(text[i:], '\n')
+	if end < 0 {
+		end = len(text) - i
+	}
+	return strings.Trim(text[start:i+end], " \t│┃|❯")
+}
+
+// menuQuestion is the last non-blank line above a menu's first choice,
+// usually its question ("Do you want to proceed?").
+func menuQuestion(text string, choice int) string {
+	lines := strings.Split(text[:strings.LastIndexByte(text[:choice+1], '\n')+1], "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.Trim(lines[i], " \t│┃|")
+		if l != "" && strings.Trim(l, "─━-=╭╮╰╯ ") != "" && !choiceLine.MatchString(l) {
+			return l
 		}
 	}
-	return "", false
+	return lineAt(text, choice)
 }
+
+var choiceLine = regexp.MustCompile(`^[❯›>]?\s*\d+\.\s`)
 
 // IsReady reports whether the screen shows an agent waiting for input.
 // A stuck screen is never ready, even if it also shows a prompt character.
@@ -156,11 +194,30 @@ type Result struct {
 // Screen returns the current screen, and whether the program is gone.
 type Screen func() (screen string, gone bool, err error)
 
-// Wait polls screen every interval until the agent looks ready, the program
-// is gone, ctx ends, or timeout passes. onStuck is called once per stuck
-// kind seen (may be nil).
-func Wait(ctx context.Context, screen Screen, interval, timeout time.Duration, onStuck func(kind string), extra ...*regexp.Regexp) (Result, error) {
-	deadline := time.Now().Add(timeout)
+// WaitOptions configure Wait.
+type WaitOptions struct {
+	Interval, Timeout time.Duration
+	// OnStuck is called once per stuck kind seen (may be nil).
+	OnStuck func(kind string)
+	// IsReady judges a screen (default: IsReady). A stuck screen is never
+	// ready, whatever it says.
+	IsReady func(screen string) bool
+	// Progress, when set, is called every ProgressEvery with the time
+	// waited so far.
+	Progress      func(waited time.Duration)
+	ProgressEvery time.Duration
+}
+
+// Wait polls screen every o.Interval until the agent looks ready, the
+// program is gone, ctx ends, or o.Timeout passes.
+func Wait(ctx context.Context, screen Screen, o WaitOptions) (Result, error) {
+	start := time.Now()
+	deadline := start.Add(o.Timeout)
+	nextProgress := start.Add(o.ProgressEvery)
+	isReady := o.IsReady
+	if isReady == nil {
+		isReady = func(s string) bool { return IsReady(s) }
+	}
 	seen := map[string]bool{}
 	var res Result
 	for {
@@ -174,23 +231,26 @@ func Wait(ctx context.Context, screen Screen, interval, timeout time.Duration, o
 		}
 		if kind, ok := Stuck(s); ok {
 			res.Stuck = kind
-			if !seen[kind] {
-				seen[kind] = true
-				if onStuck != nil {
-					onStuck(kind)
-				}
+			if !seen[kind] && o.OnStuck != nil {
+				o.OnStuck(kind)
 			}
-		} else if IsReady(s, extra...) {
+			seen[kind] = true
+		} else if isReady(s) {
 			res.Ready = true
 			return res, nil
 		}
-		if !time.Now().Before(deadline) {
+		now := time.Now()
+		if !now.Before(deadline) {
 			return res, nil
+		}
+		if o.Progress != nil && o.ProgressEvery > 0 && !now.Before(nextProgress) {
+			o.Progress(now.Sub(start))
+			nextProgress = nextProgress.Add(o.ProgressEvery)
 		}
 		select {
 		case <-ctx.Done():
 			return res, ctx.Err()
-		case <-time.After(interval):
+		case <-time.After(o.Interval):
 		}
 	}
 }

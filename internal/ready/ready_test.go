@@ -83,19 +83,19 @@ func TestWait(t *testing.T) {
 			i++
 		}
 		return s, false, nil
-	}, time.Millisecond, time.Second, func(k string) { stuck = append(stuck, k) })
+	}, WaitOptions{Interval: time.Millisecond, Timeout: time.Second, OnStuck: func(k string) { stuck = append(stuck, k) }})
 	if err != nil || !res.Ready || len(stuck) != 1 || stuck[0] != StuckLogin {
 		t.Fatalf("Wait = %+v %v %v", res, err, stuck)
 	}
-	res, _ = Wait(context.Background(), func() (string, bool, error) { return "silent", false, nil }, time.Millisecond, 20*time.Millisecond, nil)
+	res, _ = Wait(context.Background(), func() (string, bool, error) { return "silent", false, nil }, WaitOptions{Interval: time.Millisecond, Timeout: 20 * time.Millisecond})
 	if res.Ready {
 		t.Error("silent screen ready")
 	}
-	res, _ = Wait(context.Background(), func() (string, bool, error) { return "", true, nil }, time.Millisecond, time.Second, nil)
+	res, _ = Wait(context.Background(), func() (string, bool, error) { return "", true, nil }, WaitOptions{Interval: time.Millisecond, Timeout: time.Second})
 	if !res.Dead {
 		t.Error("gone not reported")
 	}
-	_, err = Wait(context.Background(), func() (string, bool, error) { return "", false, errors.New("x") }, time.Millisecond, time.Second, nil)
+	_, err = Wait(context.Background(), func() (string, bool, error) { return "", false, errors.New("x") }, WaitOptions{Interval: time.Millisecond, Timeout: time.Second})
 	if err == nil {
 		t.Error("error swallowed")
 	}
@@ -133,4 +133,26 @@ func FuzzIsReady(f *testing.F) {
 		}
 		ContextPercent(s)
 	})
+}
+
+func TestWaitProgressAndCustomReadiness(t *testing.T) {
+	var waited []time.Duration
+	calls := 0
+	res, err := Wait(context.Background(), func() (string, bool, error) {
+		calls++
+		if calls == 40 {
+			return "custom ok", false, nil
+		}
+		return "> looks ready to the default matcher", false, nil
+	}, WaitOptions{
+		Interval: time.Millisecond, Timeout: 5 * time.Second,
+		IsReady:  func(s string) bool { return s == "custom ok" },
+		Progress: func(d time.Duration) { waited = append(waited, d) }, ProgressEvery: 5 * time.Millisecond,
+	})
+	if err != nil || !res.Ready || calls != 40 {
+		t.Fatalf("res %+v err %v calls %d", res, err, calls)
+	}
+	if len(waited) == 0 || waited[0] < 5*time.Millisecond {
+		t.Fatalf("progress %v", waited)
+	}
 }

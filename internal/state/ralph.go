@@ -17,6 +17,9 @@ const (
 	RalphPaused  = "paused"
 	RalphStopped = "stopped"
 	RalphFailed  = "failed"
+	// RalphWaiting: the agent hit a usage limit; the loop waits until it
+	// resets (waiting_until), then continues the same iteration.
+	RalphWaiting = "waiting"
 )
 
 // Ralph is ralph/N/state.json: a superset of what swarm.py writes. Durations
@@ -60,18 +63,40 @@ type Ralph struct {
 	OnExit            NullString `json:"on_exit"`
 	WorkDir           string     `json:"work_dir"`
 
+	// The agent and what its screen says (docs/agents.md).
+	Agent         string   `json:"agent"`      // profile name
+	IdleGrace     float64  `json:"idle_grace"` // seconds idle after a turn that end it
+	LimitMessage  string   `json:"limit_message"`
+	LimitWait     float64  `json:"limit_wait"` // seconds, when no reset time is known
+	LimitPatterns []string `json:"limit_patterns,omitempty"`
+	ReadyPatterns []string `json:"ready_patterns,omitempty"`
+	// AgentState is the agent's last judged state (working, idle,
+	// dialog, limited, error), AgentDetail the screen line behind it.
+	AgentState  NullString `json:"agent_state"`
+	AgentDetail NullString `json:"agent_detail"`
+	// LastError is the agent's last error line (an API error, a fatal
+	// start error) for ralph status.
+	LastError NullString `json:"last_error"`
+	// WaitingUntil is when a usage-limit wait ends (status waiting);
+	// LimitWaits counts waits in a row without a known reset time.
+	WaitingUntil Timestamp `json:"waiting_until"`
+	LimitWaits   int       `json:"limit_waits"`
+
 	// Progress of the current iteration, so a new monitor can adopt a
 	// running agent after the old one died.
-	IterationActive bool       `json:"iteration_active"`
-	OutputOffset    int64      `json:"output_offset"`
-	PromptSent      bool       `json:"prompt_delivered"`
-	Delivered       string     `json:"delivered_prompt,omitempty"`
-	StartHead       string     `json:"start_head,omitempty"`
-	StartTree       string     `json:"start_tree,omitempty"`
-	Feedback        NullString `json:"pending_feedback"`
-	PauseReason     NullString `json:"pause_reason"`
-	TasksDone       []TaskDone `json:"tasks_done"`
-	LastEnd         NullString `json:"last_iteration_result"`
+	IterationActive bool  `json:"iteration_active"`
+	OutputOffset    int64 `json:"output_offset"`
+	PromptSent      bool  `json:"prompt_delivered"`
+	// PromptEntered: the prompt was typed and Enter pressed, but the
+	// agent has not yet shown it received it (PromptSent).
+	PromptEntered bool       `json:"prompt_entered"`
+	Delivered     string     `json:"delivered_prompt,omitempty"`
+	StartHead     string     `json:"start_head,omitempty"`
+	StartTree     string     `json:"start_tree,omitempty"`
+	Feedback      NullString `json:"pending_feedback"`
+	PauseReason   NullString `json:"pause_reason"`
+	TasksDone     []TaskDone `json:"tasks_done"`
+	LastEnd       NullString `json:"last_iteration_result"`
 }
 
 // TaskDone is one <promise>TASK-ID:DONE</promise> seen in an iteration.
@@ -80,9 +105,16 @@ type TaskDone struct {
 	ID        string `json:"id"`
 }
 
-// Active reports whether the loop has not ended (running or paused).
+// Active reports whether the loop has not ended (running, paused or
+// waiting for a limit to reset).
 func (r *Ralph) Active() bool {
-	return r.Status == RalphRunning || r.Status == RalphPaused
+	return r.Status == RalphRunning || r.Status == RalphPaused || r.Status == RalphWaiting
+}
+
+// Runs reports whether the loop goes on by itself: running, or waiting
+// out a limit (it continues on its own at waiting_until).
+func (r *Ralph) Runs() bool {
+	return r.Status == RalphRunning || r.Status == RalphWaiting
 }
 
 // ErrNoRalph is returned when a worker has no ralph state.

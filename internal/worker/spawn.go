@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/ready"
 	"github.com/swarmtools/swarm/internal/state"
@@ -33,10 +36,15 @@ type SpawnOptions struct {
 	Tags        []string
 	Env         []string // KEY=VAL
 	Cwd         string   // default: the current directory
-	// ReadyWait waits up to ReadyTimeout for the agent to look ready.
-	ReadyWait    bool
-	ReadyTimeout time.Duration
-	Metadata     map[string]any
+	// ReadyWait waits up to ReadyTimeout for the agent to look ready;
+	// ReadyPatterns (--ready-pattern) are more screens that count as
+	// ready, and ReadyProgress, when set, hears what is waited for and,
+	// every ReadyProgressEvery, how long it has been.
+	ReadyWait     bool
+	ReadyTimeout  time.Duration
+	ReadyPatterns []*regexp.Regexp
+	ReadyProgress func(msg string)
+	Metadata      map[string]any
 	// Replace updates an existing record in place (respawn) instead of
 	// refusing; the record survives if the restart fails.
 	Replace bool
@@ -133,7 +141,7 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 	}
 	res = &SpawnResult{Worker: &rec}
 	if o.ReadyWait && !o.NoStart {
-		if ok, werr := m.WaitReady(&rec, o.ReadyTimeout); werr == nil {
+		if ok, werr := m.WaitReady(&rec, ReadyOptions{Timeout: o.ReadyTimeout, Patterns: o.ReadyPatterns, Progress: o.ReadyProgress}); werr == nil {
 			res.NotReady = !ok
 		}
 	}
@@ -365,33 +373,78 @@ func (m *Manager) stderrLog(name string) string {
 	return filepath.Join(m.Store.LogsDir(), name+".stderr.log")
 }
 
-// ReadyPoll paces ready detection (docs/commands.md: every 0.5 s): a banner is
-// seen within half a second, at one tmux process per look.
+// ReadyPoll paces ready detection (docs/commands.md: every 0.5 s): a
+// banner is seen within half a second, at one tmux process per look.
 const ReadyPoll = 500 * time.Millisecond
 
+// ReadyProgressEvery: how often a waiting --ready-wait says it still waits.
+const ReadyProgressEvery = 10 * time.Second
+
+// ReadyOptions control WaitReady.
+type ReadyOptions struct {
+	Timeout  time.Duration
+	Patterns []*regexp.Regexp // more ready screens (--ready-pattern)
+	// Progress, when set, is told what is awaited and then, every
+	// ReadyProgressEvery, how long it has been.
+	Progress func(msg string)
+}
+
 // WaitReady polls the worker's screen (or, for a process worker, the end
-// of its stdout log) until it looks ready or timeout passes.
-func (m *Manager) WaitReady(w *state.Worker, timeout time.Duration) (bool, error) {
-	interval := min(PollInterval(ReadyPoll), ReadyPoll)
-	var screen ready.Screen
-	if w.Tmux != nil {
-		tc := m.tmux(w)
-		win, ok, err := tc.Lookup(w.Tmux.Session, w.Tmux.Window)
-		if err != nil || !ok {
-			return false, err
-		}
-		// One tmux process per poll: the window id does not change.
-		screen = PaneScreen(tc, win.WindowID)
-	} else {
-		screen = func() (string, bool, error) {
-			s, _ := tailFile(m.stdoutLog(w.Name), 40)
-			return s, w.PID == nil || !proc.Alive(*w.PID), nil
+// of its stdout log) until it looks ready or the timeout passes. The
+// agent's profile (internal/agent) decides what ready looks like: an
+// input box with no dialog or menu over it.
+func (m *Manager) WaitReady(w *state.Worker, o ReadyOptions) (bool, error) {
+	screen, err := m.readyScreen(w)
+	if err != nil || screen == nil {
+		return false, err
+	}
+	p := agent.For(w.Cmd)
+	wo := ready.WaitOptions{
+		Interval: min(PollInterval(ReadyPoll), ReadyPoll), Timeout: o.Timeout,
+		IsReady: func(s string) bool { return p.Ready(s, o.Patterns...) },
+		OnStuck: func(kind string) {
+			m.warn(fmt.Sprintf("agent '%s' is showing a %s; it needs a human (swarm attach %s)", w.Name, kind, w.Name))
+		},
+	}
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf("waiting for agent '%s' to look ready (%s; up to %s)", w.Name, readyWhat(p, o.Patterns), duration.Format(o.Timeout)))
+		wo.ProgressEvery = ReadyProgressEvery
+		wo.Progress = func(d time.Duration) {
+			o.Progress(fmt.Sprintf("still waiting for agent '%s' to look ready (%s so far)", w.Name, duration.Format(d)))
 		}
 	}
-	res, err := ready.Wait(context.Background(), screen, interval, timeout, func(kind string) {
-		m.warn(fmt.Sprintf("agent '%s' is showing a %s; it needs a human (swarm attach %s)", w.Name, kind, w.Name))
-	})
+	res, err := ready.Wait(context.Background(), screen, wo)
 	return res.Ready, err
+}
+
+// readyWhat says in words what counts as ready.
+func readyWhat(p *agent.Profile, extra []*regexp.Regexp) string {
+	what := "an input prompt"
+	if p.CanTellIdle() {
+		what = p.Name + "'s input box"
+	}
+	for _, re := range extra {
+		what += fmt.Sprintf(", or /%s/", re)
+	}
+	return what
+}
+
+// readyScreen returns how WaitReady looks at the worker: its pane (one
+// tmux process per look: the window id does not change), or the end of a
+// process worker's log. nil when its window is gone.
+func (m *Manager) readyScreen(w *state.Worker) (ready.Screen, error) {
+	if w.Tmux == nil {
+		return func() (string, bool, error) {
+			s, _ := tailFile(m.stdoutLog(w.Name), 40)
+			return s, w.PID == nil || !proc.Alive(*w.PID), nil
+		}, nil
+	}
+	tc := m.tmux(w)
+	win, ok, err := tc.Lookup(w.Tmux.Session, w.Tmux.Window)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return PaneScreen(tc, win.WindowID), nil
 }
 
 // Poller reads a pane's state and screen in one tmux process.

@@ -1,0 +1,233 @@
+package ralph
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux/tmuxtest"
+)
+
+// Screens in Claude Code's layout (internal/agent/testdata has the real
+// ones): its input box between two rules, a footer, a transcript above.
+const (
+	claudeRule   = "────────────────────────────────────────"
+	claudeBanner = " ▐▛███▜▌   Claude Code v2.1.197\n"
+)
+
+func claudeScreen(transcript, footer string) string {
+	return claudeBanner + transcript + claudeRule + "\n❯\u00a0\n" + claudeRule + "\n  " + footer + "\n"
+}
+
+var (
+	claudeIdle    = claudeScreen("", "? for shortcuts")
+	claudeWorking = func(prompt string) string {
+		return claudeScreen("❯ "+prompt+"\n✻ Thinking… \n", "esc to interrupt")
+	}
+	claudeAnswered = func(prompt string) string {
+		return claudeScreen("❯ "+prompt+"\n● Did one step.\n✻ Worked for 1s\n", "? for shortcuts")
+	}
+)
+
+// claudeAgent plays Claude Code: idle at start, working when a message
+// arrives, then turn(run) decides the screen it ends its turn with.
+func claudeAgent(turn func(p *tmuxtest.Pane, run int, msg string)) *tmuxtest.Agent {
+	return &tmuxtest.Agent{
+		Banner: claudeIdle,
+		OnMessage: func(p *tmuxtest.Pane, run int, msg string) {
+			p.SetScreen(claudeWorking(firstLine(msg)))
+			go func() {
+				time.Sleep(30 * time.Millisecond)
+				turn(p, run, msg)
+			}()
+		},
+	}
+}
+
+func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+
+func claudeOptions(o Options) Options {
+	o.Agent = "claude"
+	if o.IdleGrace == 0 {
+		o.IdleGrace = 50 * time.Millisecond
+	}
+	return o
+}
+
+func TestEngineIdleAfterTurnEndsTheIterationWithoutTheTimeout(t *testing.T) {
+	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3, InactivityTimeout: time.Hour}))
+	start := time.Now()
+	l.expectEnd(0, ReasonMaxIterations, 3)
+	if time.Since(start) > 20*time.Second {
+		t.Fatalf("took %s", time.Since(start))
+	}
+	data, _ := os.ReadFile(l.e.RS.LogPath())
+	if strings.Count(string(data), "exit=none reason=idle") != 3 || agentCLI.Runs() != 3 {
+		t.Fatalf("runs %d, log:\n%s", agentCLI.Runs(), data)
+	}
+	if st := l.state(); !st.PromptSent || st.AgentState != "idle" {
+		t.Fatalf("delivery not confirmed or state not recorded: %+v", st)
+	}
+}
+
+func TestEngineAPIErrorIsAFailureWithTheErrorInStatus(t *testing.T) {
+	errLine := "● API Error: 529 Overloaded. This is a server-side issue, usually temporary"
+	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
+		p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n"+errLine+"\n✻ Worked for 1s\n", "? for shortcuts"))
+	})
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 10, InactivityTimeout: time.Hour}))
+	l.expectEnd(1, ReasonFailed, 5)
+	st := l.state()
+	if !strings.HasPrefix(string(st.LastError), "● API Error: 529 Overloaded") || st.TotalFailures != 5 {
+		t.Fatalf("last error %q, failures %d", st.LastError, st.TotalFailures)
+	}
+}
+
+func TestEngineNeverTypesIntoADialogAtStart(t *testing.T) {
+	for _, c := range []struct{ name, screen, want string }{
+		{"trust", "Accessing workspace:\n /p\n ❯ 1. Yes, I trust this folder\n   2. No, exit\n Enter to confirm · Esc to cancel\n", "folder trust dialog"},
+		{"api key", "  Detected a custom API key in your environment\n  Do you want to use this API key?\n    1. Yes\n  ❯ 2. No (recommended)\n", "API key dialog"},
+		{"bypass", "  WARNING: Claude Code running in Bypass Permissions mode\n  ❯ 1. No, exit\n    2. Yes, I accept\n", "bypass permissions warning"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			agentCLI := &tmuxtest.Agent{Banner: c.screen}
+			l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3}))
+			code, err := l.run()
+			if code != 1 || err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "swarm never answers it") {
+				t.Fatalf("code %d err %v", code, err)
+			}
+			if st := l.state(); st.ExitReason != ReasonPreflight || st.PromptSent {
+				t.Fatalf("state: reason %q delivered %v", st.ExitReason, st.PromptSent)
+			}
+			if msgs := agentCLI.Messages(); len(msgs) != 0 {
+				t.Fatalf("typed into the dialog: %q", msgs)
+			}
+			for _, id := range l.srv.Windows() {
+				if p := l.srv.Window(id); len(p.Pasted) != 0 || len(p.Keys) != 0 {
+					t.Fatalf("keys sent to the dialog: %v %q", p.Keys, p.Pasted)
+				}
+			}
+		})
+	}
+}
+
+func TestEngineDialogMidRunPausesWithTheAgentLeftAtIt(t *testing.T) {
+	// Iteration 1 ends its turn; iteration 2 stops at a permission menu.
+	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
+		if run == 1 {
+			p.SetScreen(claudeAnswered(firstLine(msg)))
+			return
+		}
+		p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Bash(rm -rf build)\n Do you want to proceed?\n ❯ 1. Yes\n   2. No\n", "esc to cancel"))
+	})
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3, InactivityTimeout: time.Second}))
+	done := make(chan struct{})
+	defer func() { <-done }()
+	go func() {
+		defer close(done)
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+			if st, err := l.e.RS.Load(); err == nil && st.Status == state.RalphPaused {
+				// It stays paused with the agent at its dialog well past
+				// the inactivity timeout: a dialog is not inactivity.
+				time.Sleep(1500 * time.Millisecond)
+				l.e.RequestPause()
+				markKilled(l.e.RS)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	l.run()
+	data, _ := os.ReadFile(l.e.RS.LogPath())
+	if !strings.Contains(string(data), "[PAUSE] iteration 2: agent waits at a menu awaiting a choice") || strings.Contains(string(data), "TIMEOUT") ||
+		!strings.Contains(l.out.String(), `("Do you want to proceed?")`) {
+		t.Fatalf("log:\n%s\n%s", data, l.out)
+	}
+	if len(agentCLI.Messages()) != 2 {
+		t.Fatalf("messages %q", agentCLI.Messages())
+	}
+}
+
+func TestEngineWaitsOutAUsageLimitThenContinues(t *testing.T) {
+	reset := time.Now().Add(1500 * time.Millisecond).Add(-limitSlack)
+	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
+		switch msg {
+		case DefaultLimitMessage:
+			p.SetScreen(claudeScreen("● Done.\n<promise>COMPLETE</promise>\n✻ Worked for 1s\n", "? for shortcuts"))
+			p.Print("<promise>COMPLETE</promise>\n")
+		default:
+			p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Claude AI usage limit reached|"+itoa(reset.Unix())+"\n", "? for shortcuts"))
+		}
+	})
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: time.Second}))
+	waited := make(chan bool, 1)
+	go func() {
+		for i := 0; i < 2000; i++ {
+			if st, err := l.e.RS.Load(); err == nil && st.Status == state.RalphWaiting && !st.WaitingUntil.IsZero() {
+				waited <- true
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		waited <- false
+	}()
+	l.expectEnd(0, ReasonComplete, 1)
+	if !<-waited {
+		t.Fatal("never in status waiting")
+	}
+	st := l.state()
+	if st.TotalFailures != 0 || agentCLI.Runs() != 1 {
+		t.Fatalf("failures %d runs %d", st.TotalFailures, agentCLI.Runs())
+	}
+	msgs := agentCLI.Messages()
+	if len(msgs) != 2 || msgs[1] != DefaultLimitMessage {
+		t.Fatalf("messages %q", msgs)
+	}
+}
+
+func TestEngineFatalStartErrorStopsWithTheFix(t *testing.T) {
+	agentCLI := &tmuxtest.Agent{OnStart: func(p *tmuxtest.Pane, run int) {
+		p.Print("Error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n")
+		p.Exit(1)
+	}}
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5}))
+	code, err := l.run()
+	if code != 1 || err == nil || !strings.Contains(err.Error(), "IS_SANDBOX=1") {
+		t.Fatalf("code %d err %v", code, err)
+	}
+	if st := l.state(); st.CurrentIteration != 1 || !strings.Contains(string(st.LastError), "root/sudo") {
+		t.Fatalf("iterations %d last error %q", st.CurrentIteration, st.LastError)
+	}
+}
+
+func TestLimitUntil(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	st := &state.Ralph{LimitWait: 1800}
+	if got := limitUntil(agent.Verdict{Reset: now.Add(time.Hour)}, st, now); !got.Equal(now.Add(time.Hour + time.Minute)) {
+		t.Errorf("known reset: %s", got)
+	}
+	for waits, want := range map[int]time.Duration{0: 30 * time.Minute, 1: time.Hour, 2: 2 * time.Hour, 3: 4 * time.Hour, 7: 4 * time.Hour} {
+		st.LimitWaits = waits
+		if got := limitUntil(agent.Verdict{}, st, now); !got.Equal(now.Add(want)) {
+			t.Errorf("%d waits: %s, want +%s", waits, got.Sub(now), want)
+		}
+	}
+}
+
+func itoa(n int64) string { return strings.TrimSpace(strings.Repeat(" ", 0) + formatInt(n)) }
+
+func formatInt(n int64) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}

@@ -1,0 +1,96 @@
+package ralph
+
+import (
+	"context"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/worker"
+)
+
+// limitSlack is added to a limit's reset time: the provider's clock and
+// ours differ, and typing a second early burns the message on the same
+// limit.
+const limitSlack = time.Minute
+
+// errorSettle is how long an API error must show before it ends the
+// iteration: two polls, so a passing screen is not taken for the end.
+func errorSettle(poll time.Duration) time.Duration { return 2 * poll }
+
+// limitUntil is when a limit seen now ends: its reset time plus slack, or
+// --limit-wait doubled for each wait in a row without a known reset time,
+// at most MaxLimitWait.
+func limitUntil(v agent.Verdict, st *state.Ralph, now time.Time) time.Time {
+	if !v.Reset.IsZero() {
+		return v.Reset.Add(limitSlack)
+	}
+	wait := seconds(st.LimitWait)
+	if wait <= 0 {
+		wait = DefaultLimitWait
+	}
+	for i := 0; i < st.LimitWaits && wait < MaxLimitWait; i++ {
+		wait *= 2
+	}
+	return now.Add(min(wait, MaxLimitWait))
+}
+
+// waitOutLimit: the agent hit a usage or rate limit. The loop's status is
+// waiting until the limit resets; then --limit-message is typed into the
+// same agent and the iteration goes on. Waiting is no failure and no
+// iteration. Kill ends the wait and the loop, pause ends the wait and the
+// iteration (the loop stays paused), Ctrl-C ends the loop; an agent that
+// exits while waiting ends its iteration when the wait is over.
+func (e *Engine) waitOutLimit(ctx context.Context, a *attempt, v agent.Verdict) (Outcome, bool) {
+	until := limitUntil(v, a.st, time.Now())
+	e.update(func(s *state.Ralph) error {
+		if s.Status == state.RalphRunning {
+			s.Status = state.RalphWaiting
+		}
+		s.WaitingUntil = state.Timestamp{Time: until}
+		if v.Reset.IsZero() {
+			s.LimitWaits++
+		}
+		s.LastError = state.NullString(v.Line)
+		return nil
+	})
+	e.log("LIMIT", "iteration %d until=%s %s", a.iter, until.Local().Format(state.LogTimeLayout), v.Line)
+	e.say("agent hit a limit (%s); waiting until %s", v.Line, until.Local().Format("15:04"))
+	for time.Now().Before(until) {
+		if o, stop := e.interruptWait(ctx, a); stop {
+			return o, true
+		}
+		e.Sleep(ctx, min(e.Poll, time.Until(until)))
+	}
+	if o, stop := e.interruptWait(ctx, a); stop {
+		return o, true
+	}
+	e.update(func(s *state.Ralph) error {
+		if s.Status == state.RalphWaiting {
+			s.Status = state.RalphRunning
+		}
+		s.WaitingUntil = state.Timestamp{}
+		return nil
+	})
+	if ps, _, err := a.tc.Poll(a.window); err == nil && ps.Dead {
+		return Outcome{}, false // the watch sees the exit and ends the iteration
+	}
+	e.log("RESUME", "iteration %d: limit reset; typed %q", a.iter, a.st.LimitMessage)
+	e.say("limit reset; continuing the agent with %q", a.st.LimitMessage)
+	worker.SendText(a.tc, a.window, a.st.LimitMessage, worker.SendOptions{})
+	a.worked, a.idleSince, a.errorSince, a.lastChange = false, time.Time{}, time.Time{}, time.Now()
+	return Outcome{}, false
+}
+
+// interruptWait ends a limit wait early: a kill or stop, a pause, Ctrl-C.
+func (e *Engine) interruptWait(ctx context.Context, a *attempt) (Outcome, bool) {
+	if o, ok := e.stoppedFromOutside(ctx); ok {
+		return o, true
+	}
+	cur, err := e.RS.Load()
+	if err == nil && cur.Status == state.RalphPaused {
+		e.update(func(s *state.Ralph) error { s.WaitingUntil = state.Timestamp{}; return nil })
+		return e.final(a, Outcome{End: EndLimited}), true
+	}
+	return Outcome{}, false
+}
