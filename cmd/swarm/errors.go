@@ -63,6 +63,14 @@ func usagef(format string, args ...any) error {
 	return &usageError{err: fmt.Errorf(format, args...)}
 }
 
+// bareError is an error whose message is printed as it is, without
+// "swarm: error: ": swarm.py prints some messages bare ("No heartbeat found
+// for W", heartbeat.Error) and scripts match them whole.
+type bareError interface {
+	error
+	Bare() bool
+}
+
 // workerError maps a worker error to its exit code: not found is
 // notFoundCode (2 for status and peek, 1 elsewhere), anything else 1.
 func workerError(err error, notFoundCode int) error {
@@ -125,6 +133,11 @@ func report(w io.Writer, cmd *cobra.Command, err error) int {
 		if ee.err == nil {
 			return code
 		}
+	}
+	var bare bareError
+	if errors.As(err, &bare) && bare.Bare() {
+		fmt.Fprintln(w, bare.Error())
+		return code
 	}
 	fmt.Fprintf(w, "swarm: error: %s\n", err)
 	if h := hint.Of(err); h != "" {

@@ -190,6 +190,40 @@ var ipUsageCases = []struct {
 	{[]string{"ralph", "init", "--template", "nope"}, 2, "swarm: error: invalid --template 'nope' (use default, plan or promise) (see: swarm ralph init --help)\n"},
 	{[]string{"ralph", "template", "a", "b"}, 2, "swarm: error: swarm ralph template expects at most one template name (see: swarm ralph template --help)\n"},
 	{[]string{"ralph", "template", "nope"}, 1, "swarm: error: unknown template 'nope' (available: default, plan, promise)\n"},
+
+	// heartbeat
+	{[]string{"heartbeat"}, 2, `swarm: error: missing command for "swarm heartbeat" (see: swarm heartbeat --help)` + "\n"},
+	{[]string{"heartbeat", "stauts", "w"}, 2, `swarm: error: unknown command "stauts" for "swarm heartbeat" (see: swarm heartbeat --help)` + "\n\nDid you mean this?\n\tstart\n\tstatus\n"},
+	{[]string{"heartbeat", "--interval", "4h"}, 2, "swarm: error: unknown flag: --interval (see: swarm heartbeat --help)\n"},
+
+	// heartbeat start
+	{[]string{"heartbeat", "start"}, 2, "swarm: error: swarm heartbeat start expects one worker name (see: swarm heartbeat start --help)\n"},
+	{[]string{"heartbeat", "start", "w"}, 2, "swarm: error: --interval is required (see: swarm heartbeat start --help)\n"},
+	{[]string{"heartbeat", "start", "w", "--interval"}, 2, "swarm: error: flag needs an argument: --interval (see: swarm heartbeat start --help)\n"},
+	{[]string{"heartbeat", "start", "w", "--interval", "4h", "--forse"}, 2, "swarm: error: unknown flag: --forse (see: swarm heartbeat start --help)\n"},
+	{[]string{"heartbeat", "start", "w", "--interval", "abc"}, 1, "swarm: error: invalid interval 'abc'\n"},
+	{[]string{"heartbeat", "start", "w", "--interval", ""}, 1, "swarm: error: invalid interval ''\n"},
+	{[]string{"heartbeat", "start", "w", "--interval", "4h", "--expire", "0"}, 1, "swarm: error: invalid expire '0'\n"},
+	{[]string{"heartbeat", "start", "w", "--interval", "4h", "--message", ""}, 1, "swarm: error: heartbeat message cannot be empty\n"},
+	{[]string{"heartbeat", "start", "nope", "--interval", "4h"}, 1, "swarm: error: worker 'nope' not found\n"},
+	{[]string{"heartbeat", "start", "../evil", "--interval", "4h"}, 1, "swarm: error: invalid worker name '../evil' (use letters, digits, '.', '_', '-'; max 64)\n"},
+
+	// heartbeat stop, pause, resume, run
+	{[]string{"heartbeat", "stop"}, 2, "swarm: error: swarm heartbeat stop expects one worker name (see: swarm heartbeat stop --help)\n"},
+	{[]string{"heartbeat", "stop", "a", "b"}, 2, "swarm: error: swarm heartbeat stop expects one worker name (see: swarm heartbeat stop --help)\n"},
+	{[]string{"heartbeat", "pause"}, 2, "swarm: error: swarm heartbeat pause expects one worker name (see: swarm heartbeat pause --help)\n"},
+	{[]string{"heartbeat", "pause", "--all"}, 2, "swarm: error: unknown flag: --all (see: swarm heartbeat pause --help)\n"},
+	{[]string{"heartbeat", "resume", "a", "b"}, 2, "swarm: error: swarm heartbeat resume expects one worker name (see: swarm heartbeat resume --help)\n"},
+	{[]string{"heartbeat", "run"}, 2, "swarm: error: swarm heartbeat run expects one worker name (see: swarm heartbeat run --help)\n"},
+
+	// heartbeat list, status
+	{[]string{"heartbeat", "list", "extra"}, 2, "swarm: error: swarm heartbeat list expects no arguments (see: swarm heartbeat list --help)\n"},
+	{[]string{"heartbeat", "ls", "--format", "yaml"}, 2, "swarm: error: invalid --format 'yaml' (use table or json) (see: swarm heartbeat list --help)\n"},
+	{[]string{"heartbeat", "status"}, 2, "swarm: error: swarm heartbeat status expects one worker name (see: swarm heartbeat status --help)\n"},
+	{[]string{"heartbeat", "status", "w", "--format", "table"}, 2, "swarm: error: invalid --format 'table' (use text or json) (see: swarm heartbeat status --help)\n"},
+	{[]string{"heartbeat", "status", "nope"}, 1, "No heartbeat found for nope\n"},
+	{[]string{"heartbeat", "status", "nope", "--format", "json"}, 1, "No heartbeat found for nope\n"},
+	{[]string{"heartbeat", "status", "../evil"}, 1, "swarm: error: invalid worker name '../evil' (use letters, digits, '.', '_', '-'; max 64)\n"},
 }
 
 func TestUsageErrors(t *testing.T) {
