@@ -76,6 +76,14 @@ var ipUsageCases = []struct {
 	{[]string{"spawn", "--name", "x", "--same-session", "--prompt-mode", "arg", "--", "y"}, 2, "swarm: error: --same-session needs --prompt-mode type (the continuation is typed into the agent) (see: swarm spawn --help)\n"},
 	{[]string{"spawn", "--name", "../evil", "--", "y"}, 1, "swarm: error: invalid worker name '../evil' (use letters, digits, '.', '_', '-'; max 64)\n"},
 	{[]string{"spawn", "--name", "x", "--ralph", "--prompt-file", "/nonexistent/P.md", "--max-iterations", "3", "--", "y"}, 1, "swarm: error: prompt file not found: /nonexistent/P.md\n"},
+	{[]string{"spawn", "--name", "x", "--tmux", "--heartbeat", "abc", "--", "y"}, 1, "swarm: error: invalid heartbeat interval 'abc'\n"},
+	{[]string{"spawn", "--name", "x", "--tmux", "--heartbeat", "0", "--", "y"}, 1, "swarm: error: invalid heartbeat interval '0'\n"},
+	{[]string{"spawn", "--name", "x", "--tmux", "--heartbeat", "4h", "--heartbeat-expire", "x", "--", "y"}, 1, "swarm: error: invalid heartbeat-expire 'x'\n"},
+	{[]string{"spawn", "--name", "x", "--tmux", "--heartbeat", "4h", "--heartbeat-message", "", "--", "y"}, 1, "swarm: error: heartbeat message cannot be empty\n"},
+	{[]string{"spawn", "--name", "x", "--tmux", "--heartbeat"}, 2, "swarm: error: flag needs an argument: --heartbeat (see: swarm spawn --help)\n"},
+	// A bad heartbeat comes before any check of the worker or prompt file:
+	// nothing is created.
+	{[]string{"spawn", "--name", "x", "--ralph", "--prompt-file", "/nonexistent/P.md", "--max-iterations", "3", "--heartbeat", "soon", "--", "y"}, 1, "swarm: error: invalid heartbeat interval 'soon'\n"},
 
 	// ls
 	{[]string{"ls", "--format", "yaml"}, 2, "swarm: error: invalid --format 'yaml' (use table, json or names) (see: swarm ls --help)\n"},
@@ -162,6 +170,9 @@ var ipUsageCases = []struct {
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--ready-timeout", "-1", "--", "y"}, 2, "swarm: error: invalid --ready-timeout '-1' (use a whole number, at least 0) (see: swarm ralph spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--max-context", "150", "--", "y"}, 2, "swarm: error: invalid --max-context '150' (use a whole number from 0 to 100) (see: swarm ralph spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--done-pattern", "[", "--", "y"}, 2, "swarm: error: invalid --done-pattern: error parsing regexp: missing closing ]: `[` (see: swarm ralph spawn --help)\n"},
+	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "/nonexistent/P.md", "--heartbeat", "abc", "--", "y"}, 1, "swarm: error: invalid heartbeat interval 'abc'\n"},
+	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--heartbeat", "4h", "--heartbeat-expire", "-1h", "--", "y"}, 1, "swarm: error: invalid heartbeat-expire '-1h'\n"},
+	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--heartbeat-expire"}, 2, "swarm: error: flag needs an argument: --heartbeat-expire (see: swarm ralph spawn --help)\n"},
 
 	// ralph run, pause, resume, stop
 	{[]string{"ralph", "run"}, 2, "swarm: error: swarm ralph run expects one loop name (see: swarm ralph run --help)\n"},
