@@ -146,6 +146,7 @@ var ipUsageCases = []struct {
 
 	// init, version, completion
 	{[]string{"init", "extra"}, 2, "swarm: error: swarm init expects no arguments (see: swarm init --help)\n"},
+	{[]string{"init", "--with-sandbox=maybe"}, 2, "swarm: error: invalid --with-sandbox 'maybe' (use true or false) (see: swarm init --help)\n"},
 	{[]string{"init", "--file", "README.md"}, 2, "swarm: error: invalid --file 'README.md' (use AGENTS.md or CLAUDE.md) (see: swarm init --help)\n"},
 	{[]string{"version", "extra"}, 2, "swarm: error: swarm version expects no arguments (see: swarm version --help)\n"},
 	{[]string{"completion"}, 2, `swarm: error: missing command for "swarm completion" (see: swarm completion --help)` + "\n"},
