@@ -28,6 +28,31 @@ type ralphSpawnOptions struct {
 	Heartbeat *heartbeat.Config
 }
 
+// ralphSpawnExample is ralph spawn's examples, with how to watch a loop
+// and step in (swarm.py's help tests look for "Monitoring:" and
+// "Intervention:").
+const ralphSpawnExample = `  swarm ralph spawn --name builder --prompt-file PROMPT.md -- claude --dangerously-skip-permissions
+  swarm ralph spawn --name fix --prompt-file PROMPT.md --no-worktree --check 'go test ./...' -- claude
+  swarm ralph spawn --name ci --prompt-file PROMPT.md --foreground --max-time 2h -- claude; echo "exit $?"
+  swarm ralph spawn --name big --prompt-file PROMPT.md --max-iterations 200 --inactivity-timeout 5m -- claude
+
+Monitoring:
+  swarm ralph status builder    iteration, ETA, last screen change
+  swarm ralph logs builder      iteration events (START, END, FAIL, DONE ...)
+  swarm logs builder            the agent's screen (--history for scrollback)
+  swarm attach builder          watch it live (detach: Ctrl-b d)
+
+Intervention:
+  swarm send builder "skip the flaky test for now"   type into the running agent
+  swarm ralph pause builder     let this iteration finish, start no new one
+  (edit PROMPT.md)              the next iteration reads the new text
+  swarm kill builder            stop the loop and the agent for good
+
+Rate Limit Recovery:
+  swarm ralph spawn --name night --prompt-file PROMPT.md --heartbeat 4h --heartbeat-expire 24h -- claude
+  types "continue" every 4 hours for a day, so an agent stopped at a usage
+  limit carries on when the limit renews (see: swarm heartbeat --help)`
+
 func newCmdRalphSpawn(f *factory, runF func(*ralphSpawnOptions) error) *cobra.Command {
 	opts := &ralphSpawnOptions{IO: f.IO, Manager: f.Manager}
 	var noWorktree bool
@@ -45,9 +70,7 @@ it. A background monitor drives the loop; swarm ralph status shows it.
 Completion signals: <promise>COMPLETE</promise> (exit 0), <promise>BLOCKED:why</promise>
 (exit 2), <promise>DECIDE:question</promise> (exit 3), --done-pattern, --done-file,
 each gated by --check commands and --require-change when given.`,
-		Example: `  swarm ralph spawn --name builder --prompt-file PROMPT.md -- claude --dangerously-skip-permissions
-  swarm ralph spawn --name fix --prompt-file PROMPT.md --no-worktree --check 'go test ./...' -- claude
-  swarm ralph spawn --name ci --prompt-file PROMPT.md --foreground --max-time 2h -- claude; echo "exit $?"`,
+		Example: ralphSpawnExample,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := &opts.Spawn.Worker
 			w.Command = args
