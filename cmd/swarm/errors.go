@@ -110,9 +110,9 @@ func cobraUsage(err error) *usageError {
 }
 
 // report prints err the way swarm does and returns the exit code:
-// "swarm: error: <what>", and "hint: <fix>" when the error carries one.
-// cmd is the command that failed (for the "see: ... --help" of usage
-// errors).
+// "swarm: error: <what>", and "hint: <fix>" when the error carries one;
+// a bareError's message alone. cmd is the command that failed (for the
+// "see: ... --help" of usage errors).
 func report(w io.Writer, cmd *cobra.Command, err error) int {
 	var ue *usageError
 	if !errors.As(err, &ue) {
