@@ -63,6 +63,14 @@ func usagef(format string, args ...any) error {
 	return &usageError{err: fmt.Errorf(format, args...)}
 }
 
+// bareError is an error whose message is printed as it is, without
+// "swarm: error: ": swarm.py prints some messages bare ("No heartbeat found
+// for W", heartbeat.Error) and scripts match them whole.
+type bareError interface {
+	error
+	Bare() bool
+}
+
 // workerError maps a worker error to its exit code: not found is
 // notFoundCode (2 for status and peek, 1 elsewhere), anything else 1.
 func workerError(err error, notFoundCode int) error {
@@ -102,9 +110,9 @@ func cobraUsage(err error) *usageError {
 }
 
 // report prints err the way swarm does and returns the exit code:
-// "swarm: error: <what>", and "hint: <fix>" when the error carries one.
-// cmd is the command that failed (for the "see: ... --help" of usage
-// errors).
+// "swarm: error: <what>", and "hint: <fix>" when the error carries one;
+// a bareError's message alone. cmd is the command that failed (for the
+// "see: ... --help" of usage errors).
 func report(w io.Writer, cmd *cobra.Command, err error) int {
 	var ue *usageError
 	if !errors.As(err, &ue) {
@@ -125,6 +133,11 @@ func report(w io.Writer, cmd *cobra.Command, err error) int {
 		if ee.err == nil {
 			return code
 		}
+	}
+	var bare bareError
+	if errors.As(err, &bare) && bare.Bare() {
+		fmt.Fprintln(w, bare.Error())
+		return code
 	}
 	fmt.Fprintf(w, "swarm: error: %s\n", err)
 	if h := hint.Of(err); h != "" {

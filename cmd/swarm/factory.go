@@ -6,7 +6,6 @@ import (
 	"os"
 	"sync"
 
-	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
 )
@@ -55,14 +54,14 @@ func (f *factory) Root() (string, error) {
 	return f.root, f.rootErr
 }
 
-// Manager returns a worker manager on the state root, with the ralph hooks
-// (kill and clean stop a worker's loop too).
+// Manager returns a worker manager on the state root, with the worker
+// hooks (kill and clean stop a worker's heartbeat and loop too).
 func (f *factory) Manager() (*worker.Manager, error) {
 	root, err := f.Root()
 	if err != nil {
 		return nil, &exitError{code: exitFail, err: err}
 	}
 	m := worker.New(root, f.IO.Warn)
-	m.Hooks = ralph.NewHooks(m)
+	m.Hooks = newWorkerHooks(root, m)
 	return m, nil
 }

@@ -76,6 +76,14 @@ var ipUsageCases = []struct {
 	{[]string{"spawn", "--name", "x", "--same-session", "--prompt-mode", "arg", "--", "y"}, 2, "swarm: error: --same-session needs --prompt-mode type (the continuation is typed into the agent) (see: swarm spawn --help)\n"},
 	{[]string{"spawn", "--name", "../evil", "--", "y"}, 1, "swarm: error: invalid worker name '../evil' (use letters, digits, '.', '_', '-'; max 64)\n"},
 	{[]string{"spawn", "--name", "x", "--ralph", "--prompt-file", "/nonexistent/P.md", "--max-iterations", "3", "--", "y"}, 1, "swarm: error: prompt file not found: /nonexistent/P.md\n"},
+	{[]string{"spawn", "--name", "x", "--tmux", "--heartbeat", "abc", "--", "y"}, 1, "swarm: error: invalid heartbeat interval 'abc'\n"},
+	{[]string{"spawn", "--name", "x", "--tmux", "--heartbeat", "0", "--", "y"}, 1, "swarm: error: invalid heartbeat interval '0'\n"},
+	{[]string{"spawn", "--name", "x", "--tmux", "--heartbeat", "4h", "--heartbeat-expire", "x", "--", "y"}, 1, "swarm: error: invalid heartbeat-expire 'x'\n"},
+	{[]string{"spawn", "--name", "x", "--tmux", "--heartbeat", "4h", "--heartbeat-message", "", "--", "y"}, 1, "swarm: error: heartbeat message cannot be empty\n"},
+	{[]string{"spawn", "--name", "x", "--tmux", "--heartbeat"}, 2, "swarm: error: flag needs an argument: --heartbeat (see: swarm spawn --help)\n"},
+	// A bad heartbeat comes before any check of the worker or prompt file:
+	// nothing is created.
+	{[]string{"spawn", "--name", "x", "--ralph", "--prompt-file", "/nonexistent/P.md", "--max-iterations", "3", "--heartbeat", "soon", "--", "y"}, 1, "swarm: error: invalid heartbeat interval 'soon'\n"},
 
 	// ls
 	{[]string{"ls", "--format", "yaml"}, 2, "swarm: error: invalid --format 'yaml' (use table, json or names) (see: swarm ls --help)\n"},
@@ -138,6 +146,7 @@ var ipUsageCases = []struct {
 
 	// init, version, completion
 	{[]string{"init", "extra"}, 2, "swarm: error: swarm init expects no arguments (see: swarm init --help)\n"},
+	{[]string{"init", "--with-sandbox=maybe"}, 2, "swarm: error: invalid --with-sandbox 'maybe' (use true or false) (see: swarm init --help)\n"},
 	{[]string{"init", "--file", "README.md"}, 2, "swarm: error: invalid --file 'README.md' (use AGENTS.md or CLAUDE.md) (see: swarm init --help)\n"},
 	{[]string{"version", "extra"}, 2, "swarm: error: swarm version expects no arguments (see: swarm version --help)\n"},
 	{[]string{"completion"}, 2, `swarm: error: missing command for "swarm completion" (see: swarm completion --help)` + "\n"},
@@ -162,6 +171,9 @@ var ipUsageCases = []struct {
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--ready-timeout", "-1", "--", "y"}, 2, "swarm: error: invalid --ready-timeout '-1' (use a whole number, at least 0) (see: swarm ralph spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--max-context", "150", "--", "y"}, 2, "swarm: error: invalid --max-context '150' (use a whole number from 0 to 100) (see: swarm ralph spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--done-pattern", "[", "--", "y"}, 2, "swarm: error: invalid --done-pattern: error parsing regexp: missing closing ]: `[` (see: swarm ralph spawn --help)\n"},
+	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "/nonexistent/P.md", "--heartbeat", "abc", "--", "y"}, 1, "swarm: error: invalid heartbeat interval 'abc'\n"},
+	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--heartbeat", "4h", "--heartbeat-expire", "-1h", "--", "y"}, 1, "swarm: error: invalid heartbeat-expire '-1h'\n"},
+	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--heartbeat-expire"}, 2, "swarm: error: flag needs an argument: --heartbeat-expire (see: swarm ralph spawn --help)\n"},
 
 	// ralph run, pause, resume, stop
 	{[]string{"ralph", "run"}, 2, "swarm: error: swarm ralph run expects one loop name (see: swarm ralph run --help)\n"},
@@ -190,6 +202,40 @@ var ipUsageCases = []struct {
 	{[]string{"ralph", "init", "--template", "nope"}, 2, "swarm: error: invalid --template 'nope' (use default, plan or promise) (see: swarm ralph init --help)\n"},
 	{[]string{"ralph", "template", "a", "b"}, 2, "swarm: error: swarm ralph template expects at most one template name (see: swarm ralph template --help)\n"},
 	{[]string{"ralph", "template", "nope"}, 1, "swarm: error: unknown template 'nope' (available: default, plan, promise)\n"},
+
+	// heartbeat
+	{[]string{"heartbeat"}, 2, `swarm: error: missing command for "swarm heartbeat" (see: swarm heartbeat --help)` + "\n"},
+	{[]string{"heartbeat", "stauts", "w"}, 2, `swarm: error: unknown command "stauts" for "swarm heartbeat" (see: swarm heartbeat --help)` + "\n\nDid you mean this?\n\tstart\n\tstatus\n"},
+	{[]string{"heartbeat", "--interval", "4h"}, 2, "swarm: error: unknown flag: --interval (see: swarm heartbeat --help)\n"},
+
+	// heartbeat start
+	{[]string{"heartbeat", "start"}, 2, "swarm: error: swarm heartbeat start expects one worker name (see: swarm heartbeat start --help)\n"},
+	{[]string{"heartbeat", "start", "w"}, 2, "swarm: error: --interval is required (see: swarm heartbeat start --help)\n"},
+	{[]string{"heartbeat", "start", "w", "--interval"}, 2, "swarm: error: flag needs an argument: --interval (see: swarm heartbeat start --help)\n"},
+	{[]string{"heartbeat", "start", "w", "--interval", "4h", "--forse"}, 2, "swarm: error: unknown flag: --forse (see: swarm heartbeat start --help)\n"},
+	{[]string{"heartbeat", "start", "w", "--interval", "abc"}, 1, "swarm: error: invalid interval 'abc'\n"},
+	{[]string{"heartbeat", "start", "w", "--interval", ""}, 1, "swarm: error: invalid interval ''\n"},
+	{[]string{"heartbeat", "start", "w", "--interval", "4h", "--expire", "0"}, 1, "swarm: error: invalid expire '0'\n"},
+	{[]string{"heartbeat", "start", "w", "--interval", "4h", "--message", ""}, 1, "swarm: error: heartbeat message cannot be empty\n"},
+	{[]string{"heartbeat", "start", "nope", "--interval", "4h"}, 1, "swarm: error: worker 'nope' not found\n"},
+	{[]string{"heartbeat", "start", "../evil", "--interval", "4h"}, 1, "swarm: error: invalid worker name '../evil' (use letters, digits, '.', '_', '-'; max 64)\n"},
+
+	// heartbeat stop, pause, resume, run
+	{[]string{"heartbeat", "stop"}, 2, "swarm: error: swarm heartbeat stop expects one worker name (see: swarm heartbeat stop --help)\n"},
+	{[]string{"heartbeat", "stop", "a", "b"}, 2, "swarm: error: swarm heartbeat stop expects one worker name (see: swarm heartbeat stop --help)\n"},
+	{[]string{"heartbeat", "pause"}, 2, "swarm: error: swarm heartbeat pause expects one worker name (see: swarm heartbeat pause --help)\n"},
+	{[]string{"heartbeat", "pause", "--all"}, 2, "swarm: error: unknown flag: --all (see: swarm heartbeat pause --help)\n"},
+	{[]string{"heartbeat", "resume", "a", "b"}, 2, "swarm: error: swarm heartbeat resume expects one worker name (see: swarm heartbeat resume --help)\n"},
+	{[]string{"heartbeat", "run"}, 2, "swarm: error: swarm heartbeat run expects one worker name (see: swarm heartbeat run --help)\n"},
+
+	// heartbeat list, status
+	{[]string{"heartbeat", "list", "extra"}, 2, "swarm: error: swarm heartbeat list expects no arguments (see: swarm heartbeat list --help)\n"},
+	{[]string{"heartbeat", "ls", "--format", "yaml"}, 2, "swarm: error: invalid --format 'yaml' (use table or json) (see: swarm heartbeat list --help)\n"},
+	{[]string{"heartbeat", "status"}, 2, "swarm: error: swarm heartbeat status expects one worker name (see: swarm heartbeat status --help)\n"},
+	{[]string{"heartbeat", "status", "w", "--format", "table"}, 2, "swarm: error: invalid --format 'table' (use text or json) (see: swarm heartbeat status --help)\n"},
+	{[]string{"heartbeat", "status", "nope"}, 1, "No heartbeat found for nope\n"},
+	{[]string{"heartbeat", "status", "nope", "--format", "json"}, 1, "No heartbeat found for nope\n"},
+	{[]string{"heartbeat", "status", "../evil"}, 1, "swarm: error: invalid worker name '../evil' (use letters, digits, '.', '_', '-'; max 64)\n"},
 }
 
 func TestUsageErrors(t *testing.T) {

@@ -20,12 +20,50 @@ const (
 	exitInterrupted = 130 // Ctrl-C: 128 + SIGINT
 )
 
+// ralphLong is the ralph group's help: what a loop is and how to write a
+// prompt for one. swarm.py's help tests look for some of its phrases
+// ("Ralph Wiggum pattern", "Prompt Design Principles", "Quick Reference").
+const ralphLong = `A ralph loop (the Ralph Wiggum pattern) runs an agent on the same prompt again
+and again, each time as a fresh process with an empty context. Nothing is
+remembered between iterations except what is on disk: the files and git history
+of the worker's directory. Work too large for one agent's context windows gets
+done in many short sessions, each one picking up where the files say the last
+one stopped.
+
+A background monitor drives each loop: it types the prompt, watches the screen,
+restarts the agent when it exits or goes quiet, and stops the loop on a
+completion signal, the iteration cap, --max-time, or repeated failure.
+
+Prompt Design Principles:
+  - ONE task per iteration: the agent picks the most important unfinished item,
+    does it, commits, and exits. Small steps survive restarts.
+  - Keep the plan on disk: a TODO or plan file the agent reads first and
+    updates last is the loop's only memory.
+  - Say how to check the work: the tests or commands that must pass before a
+    commit (and give them to --check so a false "done" is rejected).
+  - Say how to finish: <promise>COMPLETE</promise> when nothing is left,
+    <promise>BLOCKED:reason</promise> when it cannot go on alone.
+  - The prompt file is read again every iteration: edit it to steer the loop.
+
+Quick Reference:
+  swarm ralph init                      write a starter PROMPT.md to edit
+  swarm ralph spawn --name N --prompt-file PROMPT.md -- claude
+  swarm ralph status N                  iteration, ETA, how it ended
+  swarm ralph logs N                    iteration events
+  swarm peek N                          the agent's screen now
+  swarm send N "text"                   type into the running agent
+  swarm ralph pause N / resume N        hold after this iteration / go on
+  swarm ralph stop N                    end the loop and its agent
+  swarm ralph wait N                    block until it ends (exit code says how)
+  swarm ralph clean N                   remove an ended loop's state`
+
 // newCmdRalph is the ralph command group; run alone or with an unknown
 // subcommand it is a usage error (requireSubcommands).
 func newCmdRalph(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ralph",
 		Short: "Run and control ralph loops (agents restarted with a fresh context until done)",
+		Long:  ralphLong,
 		Example: `  swarm ralph init
   swarm ralph spawn --name builder --prompt-file PROMPT.md -- claude
   swarm ralph status builder
@@ -66,9 +104,11 @@ func newCmdRalphRun(f *factory, runF func(*loopOptions) error) *cobra.Command {
 	return &cobra.Command{
 		Use:   "run NAME",
 		Short: "Run a loop in this terminal (after spawn --no-run, or to take over a loop) and exit with its code",
-		Long: `Run the loop in this terminal until it ends, and exit with the loop's exit code:
-0 completed or cap reached, 1 failed or killed, 2 BLOCKED, 3 DECIDE, 130 Ctrl-C.
-A paused loop is resumed. Only one monitor runs a loop at a time.`,
+		Long: `Run the loop's monitoring loop in this terminal until the loop ends, and exit
+with the loop's exit code: 0 completed or cap reached, 1 failed or killed,
+2 BLOCKED, 3 DECIDE, 130 Ctrl-C. Use it after swarm ralph spawn --no-run, or
+to drive a loop from a script. A paused loop is resumed. Only one monitor runs
+a loop at a time: while a background monitor holds it, run refuses.`,
 		Example: `  swarm ralph spawn --name job --prompt-file PROMPT.md --no-run -- claude
   swarm ralph run job`,
 		Args: argsRange(1, 1, "one loop name"),

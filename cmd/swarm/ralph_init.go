@@ -24,6 +24,10 @@ func newCmdRalphInit(f *factory, runF func(*ralphInitOptions) error) *cobra.Comm
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Write a starter PROMPT.md in the current directory",
+		Long: `Write PROMPT.md, a starter prompt for a ralph loop, in the current directory.
+It is a skeleton: customize it for your project (what to build, where the plan
+lives, which tests must pass, how to say it is done) before starting a loop.
+--template picks another starting point (swarm ralph template --list).`,
 		Example: `  swarm ralph init
   swarm ralph init --template promise --force`,
 		Args: argsRange(0, 0, "no arguments"),

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/swarmtools/swarm/internal/heartbeat"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/worker"
 )
@@ -22,13 +23,42 @@ type ralphSpawnOptions struct {
 	Spawn ralph.SpawnOptions
 	// Tmux is set when --tmux was given (accepted; prints a note).
 	Tmux bool
+	// Heartbeat is --heartbeat, --heartbeat-expire and --heartbeat-message,
+	// checked; nil without --heartbeat.
+	Heartbeat *heartbeat.Config
 }
+
+// ralphSpawnExample is ralph spawn's examples, with how to watch a loop
+// and step in (swarm.py's help tests look for "Monitoring:" and
+// "Intervention:").
+const ralphSpawnExample = `  swarm ralph spawn --name builder --prompt-file PROMPT.md -- claude --dangerously-skip-permissions
+  swarm ralph spawn --name fix --prompt-file PROMPT.md --no-worktree --check 'go test ./...' -- claude
+  swarm ralph spawn --name ci --prompt-file PROMPT.md --foreground --max-time 2h -- claude; echo "exit $?"
+  swarm ralph spawn --name big --prompt-file PROMPT.md --max-iterations 200 --inactivity-timeout 5m -- claude
+
+Monitoring:
+  swarm ralph status builder    iteration, ETA, last screen change
+  swarm ralph logs builder      iteration events (START, END, FAIL, DONE ...)
+  swarm logs builder            the agent's screen (--history for scrollback)
+  swarm attach builder          watch it live (detach: Ctrl-b d)
+
+Intervention:
+  swarm send builder "skip the flaky test for now"   type into the running agent
+  swarm ralph pause builder     let this iteration finish, start no new one
+  (edit PROMPT.md)              the next iteration reads the new text
+  swarm kill builder            stop the loop and the agent for good
+
+Rate Limit Recovery:
+  swarm ralph spawn --name night --prompt-file PROMPT.md --heartbeat 4h --heartbeat-expire 24h -- claude
+  types "continue" every 4 hours for a day, so an agent stopped at a usage
+  limit carries on when the limit renews (see: swarm heartbeat --help)`
 
 func newCmdRalphSpawn(f *factory, runF func(*ralphSpawnOptions) error) *cobra.Command {
 	opts := &ralphSpawnOptions{IO: f.IO, Manager: f.Manager}
 	var noWorktree bool
 	var readySecs int
 	var lf *loopFlags
+	var hb heartbeat.Flags
 	cmd := &cobra.Command{
 		Use:   "spawn --name NAME --prompt-file FILE [flags] -- COMMAND [ARGS...]",
 		Short: "Start a ralph loop (worktree on, 50 iterations, 180 s inactivity by default)",
@@ -40,9 +70,7 @@ it. A background monitor drives the loop; swarm ralph status shows it.
 Completion signals: <promise>COMPLETE</promise> (exit 0), <promise>BLOCKED:why</promise>
 (exit 2), <promise>DECIDE:question</promise> (exit 3), --done-pattern, --done-file,
 each gated by --check commands and --require-change when given.`,
-		Example: `  swarm ralph spawn --name builder --prompt-file PROMPT.md -- claude --dangerously-skip-permissions
-  swarm ralph spawn --name fix --prompt-file PROMPT.md --no-worktree --check 'go test ./...' -- claude
-  swarm ralph spawn --name ci --prompt-file PROMPT.md --foreground --max-time 2h -- claude; echo "exit $?"`,
+		Example: ralphSpawnExample,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := &opts.Spawn.Worker
 			w.Command = args
@@ -60,6 +88,10 @@ each gated by --check commands and --require-change when given.`,
 			if len(args) == 0 {
 				return fail(exitFail, "no command provided (use -- command...)")
 			}
+			var err error
+			if opts.Heartbeat, err = parseSpawnHeartbeat(opts.IO, hb, cmd.Flags().Changed); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -69,6 +101,7 @@ each gated by --check commands and --require-change when given.`,
 	fs := cmd.Flags()
 	fs.SetInterspersed(false)
 	addWorkerSpawnFlags(fs, &opts.Spawn.Worker)
+	addSpawnHeartbeatFlags(fs, &hb)
 	fs.BoolVar(&opts.Spawn.Worker.Worktree, "worktree", true, "run in a git worktree on branch NAME")
 	fs.BoolVar(&noWorktree, "no-worktree", false, "run in the current directory instead of a worktree")
 	fs.BoolVar(&opts.Tmux, "tmux", false, "accepted for consistency with swarm spawn: ralph workers always use tmux")
@@ -85,13 +118,15 @@ func runRalphSpawn(opts *ralphSpawnOptions) error {
 	if opts.Tmux {
 		fmt.Fprintln(opts.IO.Err, "swarm: note: Ralph workers always use tmux (--tmux flag has no effect)")
 	}
-	return startLoop(opts.IO, opts.Manager, opts.Spawn)
+	return startLoop(opts.IO, opts.Manager, opts.Spawn, opts.Heartbeat)
 }
 
 // startLoop starts a loop for spawn --ralph and ralph spawn: in the
 // background (printing how to watch it), in this process (--foreground),
-// or not at all (--no-run).
-func startLoop(io *IO, manager func() (*worker.Manager, error), so ralph.SpawnOptions) error {
+// or not at all (--no-run). hb, when set, is the worker's heartbeat,
+// started once the worker exists and before the loop runs in the
+// foreground.
+func startLoop(io *IO, manager func() (*worker.Manager, error), so ralph.SpawnOptions, hb *heartbeat.Config) error {
 	if so.Loop.MaxIterations > highIterations {
 		io.Warn(fmt.Sprintf("high iteration count (>%d) may consume significant resources", highIterations))
 	}
@@ -105,6 +140,9 @@ func startLoop(io *IO, manager func() (*worker.Manager, error), so ralph.SpawnOp
 	}
 	w := res.Worker
 	printSpawned(io, "spawned", w, fmt.Sprintf(" [ralph mode: iteration 1/%d]", so.Loop.MaxIterations))
+	if err := startSpawnHeartbeat(io, m.Store.Root, w, hb); err != nil {
+		return err
+	}
 	switch {
 	case so.NoRun:
 		fmt.Fprintf(io.Out, "not started (--no-run); start it with: swarm ralph run %s\n", w.Name)

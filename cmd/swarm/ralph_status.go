@@ -32,6 +32,11 @@ func newCmdRalphStatus(f *factory, runF func(*ralphStatusOptions) error) *cobra.
 	cmd := &cobra.Command{
 		Use:   "status NAME",
 		Short: "Show a loop's progress, whether its monitor runs, and how it ended",
+		Long: `Show a loop: its status and whether its monitor process is alive, the current
+iteration of the maximum with the average iteration time and an ETA, when the
+loop and the current iteration started, failures, the inactivity timeout and
+the last screen change, and how the loop ended. A screen unchanged for over a
+minute adds its last lines.`,
 		Example: `  swarm ralph status builder
   swarm ralph status builder --format json | jq .exit_reason`,
 		Args: argsRange(1, 1, "one loop name"),
@@ -214,7 +219,8 @@ func newCmdRalphList(f *factory, runF func(*ralphListOptions) error) *cobra.Comm
 		Aliases: []string{"ls"},
 		Short:   "List ralph loops",
 		Example: `  swarm ralph ls
-  swarm ralph list --status running --format names`,
+  swarm ralph list --status running --format names
+  swarm ralph list --format json | jq '.[] | {worker_name, current_iteration, status}'`,
 		Args: argsRange(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {

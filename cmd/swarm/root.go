@@ -68,7 +68,7 @@ State lives in $SWARM_HOME (else $SWARM_DIR, else ~/.swarm).`,
 		newCmdSpawn(f, nil), newCmdLs(f, nil), newCmdStatus(f, nil), newCmdPeek(f, nil),
 		newCmdLogs(f, nil), newCmdAttach(f, nil), newCmdSend(f, nil), newCmdInterrupt(f, nil),
 		newCmdEOF(f, nil), newCmdWait(f, nil), newCmdKill(f, nil), newCmdClean(f, nil),
-		newCmdRespawn(f, nil), newCmdInit(f, nil), newCmdVersion(f, nil), newCmdRalph(f),
+		newCmdRespawn(f, nil), newCmdInit(f, nil), newCmdVersion(f, nil), newCmdRalph(f), newCmdHeartbeat(f),
 	)
 	cmd.InitDefaultCompletionCmd()
 	for _, c := range cmd.Commands() {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/swarmtools/swarm/internal/heartbeat"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -23,12 +24,16 @@ type spawnOptions struct {
 	// Ralph (--ralph) runs a loop on the worker with Loop's options.
 	Ralph bool
 	Loop  ralph.SpawnOptions
+	// Heartbeat is --heartbeat, --heartbeat-expire and --heartbeat-message,
+	// checked; nil without --heartbeat.
+	Heartbeat *heartbeat.Config
 }
 
 func newCmdSpawn(f *factory, runF func(*spawnOptions) error) *cobra.Command {
 	opts := &spawnOptions{IO: f.IO, Manager: f.Manager}
 	var readySecs int
 	var lf *loopFlags
+	var hb heartbeat.Flags
 	cmd := &cobra.Command{
 		Use:   "spawn --name NAME [flags] -- COMMAND [ARGS...]",
 		Short: "Start a worker",
@@ -37,12 +42,17 @@ process whose output goes to $SWARM_HOME/logs/NAME.stdout.log.`,
 		Example: `  swarm spawn --name api --tmux -- npm run dev
   swarm spawn --name agent --ralph --prompt-file PROMPT.md --max-iterations 10 -- claude
   swarm spawn --name fixer --tmux --worktree --ready-wait -- claude
+  swarm spawn --name night --tmux --heartbeat 4h --heartbeat-expire 24h -- claude
   swarm spawn --name job --env 'TOKEN=a b' --tag batch -- ./run.sh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Worker.Command = args
 			opts.Worker.ReadyTimeout = time.Duration(readySecs) * time.Second
 			opts.Loop.Loop.ReadyTimeout = opts.Worker.ReadyTimeout
 			if err := opts.check(lf); err != nil {
+				return err
+			}
+			var err error
+			if opts.Heartbeat, err = parseSpawnHeartbeat(opts.IO, hb, cmd.Flags().Changed); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -55,6 +65,7 @@ process whose output goes to $SWARM_HOME/logs/NAME.stdout.log.`,
 	// Everything after the command's first word belongs to the command.
 	fs.SetInterspersed(false)
 	addWorkerSpawnFlags(fs, &opts.Worker)
+	addSpawnHeartbeatFlags(fs, &hb)
 	intVar(fs, &readySecs, "ready-timeout", int(defaultReadyTimeout/time.Second), 0, noMax,
 		"seconds --ready-wait waits (and a ralph loop waits before typing)")
 	fs.BoolVar(&opts.Worker.Tmux, "tmux", false, "run in a tmux window")
@@ -105,7 +116,7 @@ func runSpawn(opts *spawnOptions) error {
 	if opts.Ralph {
 		so := opts.Loop
 		so.Worker = opts.Worker
-		return startLoop(opts.IO, opts.Manager, so)
+		return startLoop(opts.IO, opts.Manager, so, opts.Heartbeat)
 	}
 	m, err := opts.Manager()
 	if err != nil {
@@ -119,7 +130,7 @@ func runSpawn(opts *spawnOptions) error {
 	if res.NotReady {
 		opts.IO.Warn(fmt.Sprintf("agent '%s' did not become ready within %ds", opts.Worker.Name, opts.Worker.ReadyTimeout/time.Second))
 	}
-	return nil
+	return startSpawnHeartbeat(opts.IO, m.Store.Root, res.Worker, opts.Heartbeat)
 }
 
 // printSpawned prints "spawned N (tmux: S:W)" or "spawned N (pid: P)"
