@@ -93,6 +93,11 @@ type RalphStore struct {
 	Dir  string
 	Name string
 	Warn func(string)
+	// root is the state root, whose directories are checked as this
+	// loop's are; notes is shared with the Store, so one command warns
+	// once.
+	root  string
+	notes *notices
 	// err is set for a name that is not a valid worker name: such a name
 	// must never become a path ("..", "a/b"), so every operation fails.
 	err error
@@ -136,10 +141,11 @@ func (r *RalphStore) LastGood() *Ralph {
 // Ralph returns the store of the named loop. An invalid name gives a store
 // whose every operation fails with the invalid-name error.
 func (s *Store) Ralph(name string) *RalphStore {
+	rs := &RalphStore{Dir: filepath.Join(s.Root, "ralph", name), Name: name, Warn: s.Warn, root: s.Root, notes: s.shared()}
 	if err := ValidateName(name); err != nil {
-		return &RalphStore{Dir: filepath.Join(s.Root, "ralph", ".invalid"), Name: name, Warn: s.Warn, err: err}
+		rs.Dir, rs.err = filepath.Join(s.Root, "ralph", ".invalid"), err
 	}
-	return &RalphStore{Dir: filepath.Join(s.Root, "ralph", name), Name: name, Warn: s.Warn}
+	return rs
 }
 
 // Err is the invalid-name error of the store, if any.
@@ -189,6 +195,9 @@ func (r *RalphStore) Exists() bool {
 
 // Load returns the loop state. A corrupt file is repaired under the lock.
 func (r *RalphStore) Load() (*Ralph, error) {
+	if r.err == nil {
+		r.shared().checkDirs(r.Warn, r.root, r.Dir)
+	}
 	st, err := r.read()
 	if err == nil {
 		r.remember(st)
@@ -212,6 +221,9 @@ func (r *RalphStore) Create(st *Ralph) error {
 	if r.err != nil {
 		return r.err
 	}
+	if err := r.prepare(); err != nil {
+		return err
+	}
 	return withLock(r.lockPath(), func() error { return r.write(st) })
 }
 
@@ -221,6 +233,9 @@ func (r *RalphStore) Create(st *Ralph) error {
 func (r *RalphStore) Update(fn func(*Ralph) error) (*Ralph, error) {
 	if r.err != nil {
 		return nil, r.err
+	}
+	if err := r.prepare(); err != nil {
+		return nil, err
 	}
 	var out *Ralph
 	err := withLock(r.lockPath(), func() error {
@@ -337,7 +352,31 @@ func (r *RalphStore) write(st *Ralph) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(r.StatePath(), append(data, '\n'))
+	if err := WriteFileAtomic(r.StatePath(), append(data, '\n')); err != nil {
+		return err
+	}
+	sweepStaleTemps(r.StatePath())
+	return nil
+}
+
+// prepare makes the loop's directory and checks who can write it.
+func (r *RalphStore) prepare() error {
+	if err := makeDir(r.Dir); err != nil {
+		return err
+	}
+	r.shared().checkDirs(r.Warn, r.root, r.Dir)
+	return nil
+}
+
+// shared returns the notices shared with the Store; a RalphStore made
+// without one gets its own.
+func (r *RalphStore) shared() *notices {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.notes == nil {
+		r.notes = &notices{}
+	}
+	return r.notes
 }
 
 // LogTimeLayout is the time of an iterations.log line, as swarm.py writes
@@ -351,15 +390,9 @@ func (r *RalphStore) Log(event, text string) error {
 	if r.err != nil {
 		return r.err
 	}
-	if err := ensureDir(r.Dir); err != nil {
+	if err := r.prepare(); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(r.LogPath(), os.O_APPEND|os.O_CREATE|os.O_WRONLY, filePerm)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	line := fmt.Sprintf("%s [%s] %s\n", time.Now().Format(LogTimeLayout), event, strings.ReplaceAll(text, "\n", " "))
-	_, err = f.WriteString(line)
-	return err
+	return appendLines(r.LogPath(), false, []byte(line))
 }

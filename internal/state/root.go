@@ -42,16 +42,10 @@ func DefaultSession(root string) string {
 }
 
 // Dir and file permissions: the state holds commands and environments, which
-// may carry secrets.
+// may carry secrets. othersWrite are the mode bits that let someone else
+// swap swarm's files in a directory.
 const (
-	dirPerm  = 0o700
-	filePerm = 0o600
+	dirPerm     = 0o700
+	filePerm    = 0o600
+	othersWrite = 0o022
 )
-
-func ensureDir(dir string) error {
-	if err := os.MkdirAll(dir, dirPerm); err != nil {
-		return err
-	}
-	// MkdirAll does not change an existing directory; tighten the leaf.
-	return os.Chmod(dir, dirPerm)
-}

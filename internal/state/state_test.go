@@ -47,7 +47,8 @@ func TestDefaultSession(t *testing.T) {
 }
 
 func TestUpdateWritesAtomicallyWithPermissions(t *testing.T) {
-	s, _ := newStore(t)
+	// A root swarm creates itself: an existing one keeps its mode.
+	s := NewStore(filepath.Join(t.TempDir(), "home"), nil)
 	err := s.Update(func(r *Registry) error {
 		r.Workers = append(r.Workers, Worker{Name: "w1", Status: StatusRunning, Started: Now()})
 		return nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // Worker status values.
@@ -137,6 +138,9 @@ type Store struct {
 	// Warn receives warnings such as a corrupt state file being reset.
 	// Nil discards them.
 	Warn func(msg string)
+
+	notesOnce sync.Once
+	notes     *notices
 }
 
 // NewStore returns the registry under root.
@@ -156,10 +160,18 @@ func (s *Store) warn(msg string) {
 	}
 }
 
+// shared returns what this store and its RalphStores have already warned
+// about, so one command warns once.
+func (s *Store) shared() *notices {
+	s.notesOnce.Do(func() { s.notes = &notices{} })
+	return s.notes
+}
+
 // Load returns a snapshot of the registry. It takes no lock: writes are
 // atomic renames, so a reader sees a whole file. A corrupt file is repaired
 // under the lock (backed up and reset, with a warning).
 func (s *Store) Load() (*Registry, error) {
+	s.shared().checkDirs(s.Warn, s.Root, s.Root)
 	reg, err := s.read()
 	if err == nil {
 		return reg, nil
@@ -178,6 +190,10 @@ func (s *Store) Load() (*Registry, error) {
 // writes the result back atomically if fn returns nil. No other swarm
 // process can write between the read and the write.
 func (s *Store) Update(fn func(*Registry) error) error {
+	if err := makeDir(s.Root); err != nil {
+		return err
+	}
+	s.shared().checkDirs(s.Warn, s.Root, s.Root)
 	return withLock(s.lockPath(), func() error {
 		reg, err := s.readRepair()
 		if err != nil {
@@ -186,7 +202,11 @@ func (s *Store) Update(fn func(*Registry) error) error {
 		if err := fn(reg); err != nil {
 			return err
 		}
-		return s.write(reg)
+		if err := s.write(reg); err != nil {
+			return err
+		}
+		sweepStaleTemps(s.statePath())
+		return nil
 	})
 }
 
