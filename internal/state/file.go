@@ -3,8 +3,10 @@ package state
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,6 +34,11 @@ const lockRetry = 10 * time.Millisecond
 // milliseconds; a minute is far beyond that and still clears a crash's
 // leftovers at the next write after it.
 const staleTempAge = time.Minute
+
+// maxBackups bounds the search for a free name for a corrupt file's backup.
+// A thousand backups of one file means something keeps corrupting it, and
+// a human has to look before more disk goes to copies.
+const maxBackups = 1000
 
 // withLock runs fn while holding an exclusive flock on lockPath.
 func withLock(lockPath string, fn func() error) error {
@@ -153,10 +160,31 @@ func isTempOf(name, base string) bool {
 	return err == nil
 }
 
-// backupCorrupt moves a corrupt file aside to path+".corrupted" so a human
-// can look at it, and the caller can start afresh.
-func backupCorrupt(path string) error {
-	return os.Rename(path, path+".corrupted")
+// backupCorrupt saves data, the content of a corrupt file at path, to the
+// first free name of path+".corrupted", path+".corrupted.1", ... so a human
+// can look at it, and returns that name. The first backup has swarm.py's
+// name; later ones never overwrite an earlier one (O_EXCL, which also
+// refuses to follow a symlink planted under the name).
+func backupCorrupt(path string, data []byte) (string, error) {
+	for i := 0; i < maxBackups; i++ {
+		name := path + ".corrupted"
+		if i > 0 {
+			name += "." + strconv.Itoa(i)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if err := errors.Join(writeAll(f, data), f.Close()); err != nil {
+			os.Remove(name)
+			return "", fmt.Errorf("cannot back up %s: %w", path, err)
+		}
+		return name, nil
+	}
+	return "", fmt.Errorf("%s has %d backups already (%s.corrupted*); remove some", path, maxBackups, filepath.Base(path))
 }
 
 // appendLines appends lines to the file at path (created 0600) in one
@@ -188,4 +216,13 @@ func appendLines(path string, undo bool, lines ...[]byte) error {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	return nil
+}
+
+// readIfExists returns the content of path, or nil if there is no file.
+func readIfExists(path string) ([]byte, bool, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	return data, err == nil, err
 }

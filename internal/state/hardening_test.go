@@ -1,6 +1,9 @@
 package state
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -365,5 +368,332 @@ func TestFullDiskLeavesPreviousFileIntact(t *testing.T) {
 	}
 	if st, err := rs.Load(); err != nil || st.CurrentIteration != 0 {
 		t.Errorf("ralph Load after failures: %+v %v", st, err)
+	}
+}
+
+func sidecarLines(t *testing.T, path string) []sidecarEntry {
+	t.Helper()
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []sidecarEntry
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e sidecarEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("sidecar line %q: %v", sc.Text(), err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// checkWarnings checks that the warnings given start with prefixes, and
+// clears them.
+func checkWarnings(t *testing.T, warnings *[]string, prefixes ...string) {
+	t.Helper()
+	ok := len(*warnings) == len(prefixes)
+	for i := 0; ok && i < len(prefixes); i++ {
+		ok = strings.HasPrefix((*warnings)[i], prefixes[i])
+	}
+	if !ok {
+		t.Errorf("warnings = %q\nwant prefixes %q", *warnings, prefixes)
+	}
+	*warnings = nil
+}
+
+// Reads never write, not even for a corrupt file or invalid records: they
+// return what they can, with warnings.
+func TestReadsNeverWrite(t *testing.T) {
+	cases := map[string]struct{ registry, ralph string }{
+		"garbage":  {"{garbage", "{garbage"},
+		"invalid":  {`{"workers": [{"name": ""}, {"name": "ok"}, {"name": "ok"}]}`, `{"worker_name": "loop", "max_iterations": "ten"}`},
+		"not JSON": {"\x00\x01", "[]"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			s, warnings := newStore(t)
+			rs := s.Ralph("loop")
+			if err := rs.Create(loopState()); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Update(addWorker("ok")); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(s.Root, "state.json"), c.registry)
+			writeFile(t, rs.StatePath(), c.ralph)
+			before := tree(t, s.Root)
+			if _, err := s.Load(); err != nil {
+				t.Errorf("Load: %v", err)
+			}
+			s.Get("ok")
+			if _, err := NewStore(s.Root, nil).Ralph("loop").Load(); err != nil {
+				t.Errorf("ralph Load: %v", err)
+			}
+			if err := rs.View(func(*Ralph) {}); err != nil {
+				t.Errorf("View: %v", err)
+			}
+			s.RalphNames()
+			sameTree(t, "a read", before, tree(t, s.Root))
+			if len(*warnings) == 0 {
+				t.Error("no warning")
+			}
+		})
+	}
+}
+
+// invalidRecords is a state.json whose records 2 to 9 are invalid on their
+// own; records 1 and 10 are good.
+var invalidRecords = []string{
+	`{"name": "good", "status": "running"}`,
+	`{"name": ""}`,
+	`{"name": "../evil"}`,
+	`{"name": "good", "status": "duplicate"}`,
+	`{"name": "typed", "pid": "not a number"}`,
+	`{"name": "when", "started": 1e13}`,
+	`5`,
+	`null`,
+	`{"status": "running"}`,
+	`{"name": "other", "cmd": ["a"]}`,
+}
+
+const invalidFirst, invalidLast = 2, 9
+
+func writeInvalidRecords(t *testing.T) (*Store, *[]string, string) {
+	t.Helper()
+	s, warnings := newStore(t)
+	path := filepath.Join(s.Root, "state.json")
+	writeFile(t, path, `{"workers": [`+strings.Join(invalidRecords, ",\n")+`]}`)
+	return s, warnings, path
+}
+
+// A record that is invalid on its own is left out by a read, with a
+// warning naming it, and the others load.
+func TestInvalidRecordsAreLeftOutOnRead(t *testing.T) {
+	s, warnings, path := writeInvalidRecords(t)
+	reg, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(reg); strings.Join(got, ",") != "good,other" || reg.Workers[0].Status != "running" {
+		t.Fatalf("loaded %q (%+v)", got, reg.Workers)
+	}
+	want := map[int]string{
+		2: "ignoring invalid worker record 2 in " + path + ": no name",
+		3: `ignoring invalid worker record 3 (name "../evil") in ` + path + `: invalid worker name '../evil'`,
+		4: `ignoring invalid worker record 4 (name "good") in ` + path + `: duplicate name (record 1 has it too)`,
+		5: `ignoring invalid worker record 5 (name "typed") in ` + path + `: json: cannot unmarshal`,
+		6: `ignoring invalid worker record 6 (name "when") in ` + path + `: started is out of range`,
+		7: "ignoring invalid worker record 7 in " + path + ": json: cannot unmarshal number",
+		8: "ignoring invalid worker record 8 in " + path + ": no name",
+		9: "ignoring invalid worker record 9 in " + path + ": no name",
+	}
+	if len(*warnings) != len(want) {
+		t.Fatalf("warnings = %q", *warnings)
+	}
+	for n := invalidFirst; n <= invalidLast; n++ {
+		if got := (*warnings)[n-invalidFirst]; !strings.HasPrefix(got, want[n]) {
+			t.Errorf("warning = %q, want %q...", got, want[n])
+		}
+	}
+	s.Load()
+	if len(*warnings) != len(want) {
+		t.Errorf("a second read warned again: %q", (*warnings)[len(want):])
+	}
+}
+
+// The next write moves each invalid record to state.json.rejected, once,
+// with one warning naming it.
+func TestInvalidRecordsAreMovedOnWrite(t *testing.T) {
+	s, warnings, path := writeInvalidRecords(t)
+	if err := s.Update(addWorker("new")); err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := s.Load()
+	if got := names(reg); strings.Join(got, ",") != "good,other,new" {
+		t.Errorf("after the write: %q", got)
+	}
+	moved := invalidLast - invalidFirst + 1
+	lines := sidecarLines(t, path+rejectedSuffix)
+	if len(lines) != moved || len(*warnings) != moved {
+		t.Fatalf("sidecar %d lines, warnings %q; want %d", len(lines), *warnings, moved)
+	}
+	for i, line := range lines {
+		n := invalidFirst + i
+		var want bytes.Buffer
+		json.Compact(&want, []byte(invalidRecords[n-1]))
+		if string(line.Record) != want.String() || line.File != "state.json" || line.RejectedAt.IsZero() {
+			t.Errorf("sidecar line %d = %+v, want record %s", i, line, want.String())
+		}
+		w := (*warnings)[i]
+		if !strings.HasPrefix(w, fmt.Sprintf("moved invalid worker record %d", n)) || !strings.Contains(w, "to "+path+rejectedSuffix) {
+			t.Errorf("warning %q", w)
+		}
+	}
+	if err := s.Update(addWorker("newer")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sidecarLines(t, path+rejectedSuffix)); n != moved || len(*warnings) != moved {
+		t.Errorf("second write: %d sidecar lines, warnings %q", n, *warnings)
+	}
+}
+
+// Backups of corrupt files never overwrite an earlier backup, and never
+// follow a symlink planted under the next name.
+func TestCorruptBackupsAreNeverOverwritten(t *testing.T) {
+	s, _ := newStore(t)
+	rs := s.Ralph("loop")
+	if err := rs.Create(loopState()); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(t.TempDir(), "victim")
+	writeFile(t, victim, "keep")
+	for _, path := range []string{filepath.Join(s.Root, "state.json"), rs.StatePath()} {
+		if err := os.Symlink(victim, path+".corrupted.2"); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			writeFile(t, path, fmt.Sprintf("garbage %d", i))
+			if err := s.Update(func(*Registry) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rs.Update(func(*Ralph) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := map[string]string{".corrupted": "garbage 0", ".corrupted.1": "garbage 1", ".corrupted.3": "garbage 2"}
+		for suffix, content := range want {
+			if got := readFile(t, path+suffix); got != content {
+				t.Errorf("%s%s = %q, want %q", path, suffix, got, content)
+			}
+		}
+	}
+	if got := readFile(t, victim); got != "keep" {
+		t.Errorf("a backup followed a symlink: victim = %q", got)
+	}
+	if reg, err := s.Load(); err != nil || len(reg.Workers) != 0 {
+		t.Errorf("after reset: %v %v", reg, err)
+	}
+	if st, err := rs.Load(); err != nil || st.Status != RalphStopped {
+		t.Errorf("ralph after reset: %+v %v", st, err)
+	}
+}
+
+// An update that fails leaves a corrupt file where it is: a loop state
+// must not vanish because its repair was abandoned.
+func TestFailedUpdateLeavesCorruptFileInPlace(t *testing.T) {
+	s, warnings := newStore(t)
+	rs := s.Ralph("loop")
+	if err := rs.Create(loopState()); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(s.Root, "state.json"), rs.StatePath()} {
+		writeFile(t, path, "garbage")
+	}
+	refuse := errors.New("refused")
+	if err := s.Update(func(*Registry) error { return refuse }); err != refuse {
+		t.Fatalf("Update: %v", err)
+	}
+	if _, err := rs.Update(func(*Ralph) error { return refuse }); err != refuse {
+		t.Fatalf("ralph Update: %v", err)
+	}
+	for _, path := range []string{filepath.Join(s.Root, "state.json"), rs.StatePath()} {
+		if got := readFile(t, path); got != "garbage" {
+			t.Errorf("%s = %q", path, got)
+		}
+		if _, err := os.Stat(path + ".corrupted"); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("backup made by a failed update: %v", err)
+		}
+	}
+	if !rs.Exists() || len(*warnings) != 0 {
+		t.Errorf("exists=%v warnings=%q", rs.Exists(), *warnings)
+	}
+}
+
+// On a full disk, a record to be set aside, or a corrupt file to be backed
+// up, stays where it was, and no half-written sidecar line or backup is
+// left behind.
+func TestFullDiskKeepsWhatWouldBeSetAside(t *testing.T) {
+	s, _ := newStore(t)
+	path := filepath.Join(s.Root, "state.json")
+	failWrites(t)
+	for _, content := range []string{`{"workers": [{"name": ""}, {"name": "ok"}]}`, "garbage"} {
+		writeFile(t, path, content)
+		if err := s.Update(addWorker("w")); !errors.Is(err, syscall.ENOSPC) {
+			t.Errorf("%s: err = %v", content, err)
+		}
+		if got := readFile(t, path); got != content {
+			t.Errorf("state.json = %q, want %q", got, content)
+		}
+		if _, err := os.Stat(path + ".corrupted"); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("half a backup left: %v", err)
+		}
+		if b, err := os.ReadFile(path + rejectedSuffix); len(b) != 0 {
+			t.Errorf("half a sidecar line left: %q %v", b, err)
+		}
+	}
+}
+
+// A ralph state field of the wrong type is set aside alone: the rest of the
+// loop loads, the field takes the fallback's value, and the next write
+// moves it to the sidecar.
+func TestRalphInvalidFieldIsSetAside(t *testing.T) {
+	s, warnings := newStore(t)
+	rs := s.Ralph("loop")
+	if err := rs.Create(loopState()); err != nil {
+		t.Fatal(err)
+	}
+	bad := `{"worker_name": "loop", "prompt_file": "/p", "max_iterations": "ten", "current_iteration": 4,
+		"status": "running", "started": 1e13}`
+	writeFile(t, rs.StatePath(), bad)
+	st, err := s.Ralph("loop").Load()
+	if err != nil || st.MaxIterations != 0 || st.CurrentIteration != 4 || st.PromptFile != "/p" || !st.Started.IsZero() {
+		t.Fatalf("Load = %+v, %v", st, err)
+	}
+	checkWarnings(t, warnings, `ignoring invalid field "max_iterations" of ralph state for 'loop': json: cannot unmarshal`,
+		`ignoring invalid field "started" of ralph state for 'loop': started is out of range`)
+	rs.KeepFallback(&Ralph{WorkerName: "loop", PromptFile: "/p", MaxIterations: 9})
+	st, err = rs.Update(func(*Ralph) error { return nil })
+	if err != nil || st.MaxIterations != 9 || st.CurrentIteration != 4 {
+		t.Fatalf("Update = %+v, %v", st, err)
+	}
+	lines := sidecarLines(t, rs.StatePath()+rejectedSuffix)
+	if len(lines) != 2 || string(lines[0].Record) != `{"max_iterations":"ten"}` || string(lines[1].Record) != `{"started":1e13}` {
+		t.Errorf("sidecar = %+v", lines)
+	}
+	checkWarnings(t, warnings, `moved invalid field "max_iterations" of ralph state for 'loop' to `+rs.StatePath()+rejectedSuffix,
+		`moved invalid field "started" of ralph state for 'loop' to `)
+	if st, err := NewStore(s.Root, nil).Ralph("loop").Load(); err != nil || st.MaxIterations != 9 {
+		t.Errorf("reload = %+v, %v", st, err)
+	}
+}
+
+// A read-only warning is given once per content of the file: a command that
+// reads it again is quiet, a monitor whose file breaks anew is told.
+func TestReadWarningsOncePerContent(t *testing.T) {
+	s, warnings := newStore(t)
+	rs := s.Ralph("loop")
+	if err := rs.Create(loopState()); err != nil {
+		t.Fatal(err)
+	}
+	rs.KeepFallback(loopState())
+	for _, content := range []string{"garbage", "garbage", "other garbage"} {
+		writeFile(t, rs.StatePath(), content)
+		st, err := rs.Load()
+		if err != nil || st.PromptFile != "/p" {
+			t.Fatalf("Load = %+v, %v", st, err)
+		}
+	}
+	want := "corrupt ralph state for 'loop', using the last good copy (the next change backs it up and resets it)"
+	if len(*warnings) != 2 || (*warnings)[0] != want || (*warnings)[1] != want {
+		t.Errorf("warnings = %q", *warnings)
+	}
+	if names, err := s.RalphNames(); err != nil || len(names) != 1 {
+		t.Errorf("names = %q, %v", names, err)
 	}
 }

@@ -193,27 +193,25 @@ func (r *RalphStore) Exists() bool {
 	return err == nil
 }
 
-// Load returns the loop state. A corrupt file is repaired under the lock.
+// Load returns the loop state. It takes no lock and never writes: status
+// and list commands must not change what they show. What cannot be used is
+// left out with a warning, for the next Update to deal with: a field of the
+// wrong type reads as the fallback's value (else zero), and a corrupt file
+// as the fallback (else as a stopped loop).
 func (r *RalphStore) Load() (*Ralph, error) {
-	if r.err == nil {
-		r.shared().checkDirs(r.Warn, r.root, r.Dir)
+	if r.err != nil {
+		return nil, r.err
 	}
-	st, err := r.read()
-	if err == nil {
-		r.remember(st)
-		return st, nil
-	}
-	if !errors.Is(err, errCorrupt) {
+	r.shared().checkDirs(r.Warn, r.root, r.Dir)
+	l, err := r.readState()
+	if err != nil {
 		return nil, err
 	}
-	err = withLock(r.lockPath(), func() error {
-		st, err = r.readRepair()
-		if err == nil {
-			err = r.write(st)
-		}
-		return err
-	})
-	return st, err
+	r.warnRead(l)
+	if !l.corrupt {
+		r.remember(l.st)
+	}
+	return l.st, nil
 }
 
 // Create writes a new state file, replacing any old one.
@@ -229,7 +227,9 @@ func (r *RalphStore) Create(st *Ralph) error {
 
 // Update is a locked read-modify-write of the loop state: fn sees what is on
 // disk now, never a stale copy, so the monitor cannot undo a pause or a kill
-// written by another command.
+// written by another command. A corrupt file is backed up and replaced, and
+// invalid fields are moved to the sidecar (state.json.rejected), only when
+// the write happens: a failed update changes nothing.
 func (r *RalphStore) Update(fn func(*Ralph) error) (*Ralph, error) {
 	if r.err != nil {
 		return nil, r.err
@@ -239,15 +239,25 @@ func (r *RalphStore) Update(fn func(*Ralph) error) (*Ralph, error) {
 	}
 	var out *Ralph
 	err := withLock(r.lockPath(), func() error {
-		st, err := r.readRepair()
+		l, err := r.readLocked()
 		if err != nil {
 			return err
 		}
-		if err := fn(st); err != nil {
+		if err := fn(l.st); err != nil {
 			return err
 		}
-		out = st
-		return r.write(st)
+		notes, err := r.setAside(l)
+		if err != nil {
+			return err
+		}
+		if err := r.write(l.st); err != nil {
+			return err
+		}
+		for _, n := range notes {
+			r.warn(n)
+		}
+		out = l.st
+		return nil
 	})
 	if err == nil {
 		r.remember(out)
@@ -255,17 +265,24 @@ func (r *RalphStore) Update(fn func(*Ralph) error) (*Ralph, error) {
 	return out, err
 }
 
-// View runs fn on the current state under the lock, and writes nothing.
+// View runs fn on the current state under the lock, and writes nothing:
+// like Load, it leaves a corrupt file or invalid fields to the next Update.
 func (r *RalphStore) View(fn func(*Ralph)) error {
 	if r.err != nil {
 		return r.err
 	}
+	// Checked first so that viewing a loop that does not exist creates no
+	// directory and no lock file for it.
+	if !r.Exists() {
+		return fmt.Errorf("%w for '%s'", ErrNoRalph, r.Name)
+	}
 	return withLock(r.lockPath(), func() error {
-		st, err := r.readRepair()
+		l, err := r.readLocked()
 		if err != nil {
 			return err
 		}
-		fn(st)
+		r.warnRead(l)
+		fn(l.st)
 		return nil
 	})
 }
@@ -278,48 +295,97 @@ func (r *RalphStore) Remove() error {
 	return os.RemoveAll(r.Dir)
 }
 
-func (r *RalphStore) read() (*Ralph, error) {
-	if r.err != nil {
-		return nil, r.err
-	}
-	data, err := os.ReadFile(r.StatePath())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w for '%s'", ErrNoRalph, r.Name)
-	}
+// loaded is a loop state as read from the disk, with what could not be
+// used: the invalid fields, or (corrupt) all of it, whose content data is
+// kept for the backup.
+type loaded struct {
+	st      *Ralph
+	bad     []rejected
+	data    []byte
+	corrupt bool
+}
+
+// readState reads and decodes the state file, writing nothing. A corrupt
+// file gives the state to go on with (resetState).
+func (r *RalphStore) readState() (*loaded, error) {
+	data, ok, err := readIfExists(r.StatePath())
 	if err != nil {
 		return nil, err
 	}
-	st := &Ralph{}
-	if err := json.Unmarshal(data, st); err != nil {
-		return nil, fmt.Errorf("%w: %w", errCorrupt, err)
+	if !ok {
+		return nil, fmt.Errorf("%w for '%s'", ErrNoRalph, r.Name)
 	}
-	return st, nil
+	st, bad, err := decodeRalph(data, r.LastGood())
+	if err != nil {
+		return &loaded{st: r.resetState(), data: data, corrupt: true}, nil
+	}
+	return &loaded{st: st, bad: bad, data: data}, nil
 }
 
-func (r *RalphStore) readRepair() (*Ralph, error) {
-	st, err := r.read()
-	if err == nil {
-		if fb := r.LastGood(); fb != nil {
-			st.fillConfig(fb)
-		}
-		return st, nil
-	}
-	if !errors.Is(err, errCorrupt) {
-		return nil, err
-	}
-	if berr := backupCorrupt(r.StatePath()); berr != nil {
-		return nil, fmt.Errorf("corrupt ralph state %s, and backing it up failed: %w", r.StatePath(), berr)
-	}
-	if r.Warn != nil {
-		r.Warn(fmt.Sprintf("corrupt ralph state for '%s', resetting", r.Name))
+// readLocked is readState for a caller holding the lock: a state that lost
+// its configuration (a reset file) gets it back from the fallback.
+func (r *RalphStore) readLocked() (*loaded, error) {
+	l, err := r.readState()
+	if err != nil || l.corrupt {
+		return l, err
 	}
 	if fb := r.LastGood(); fb != nil {
-		return fb, nil
+		l.st.fillConfig(fb)
 	}
-	// Nothing to rebuild the configuration from: keep the loop visible but
-	// ended, so nobody restarts an agent with an empty prompt.
+	return l, nil
+}
+
+// resetState is what a corrupt file is replaced with: the fallback, else,
+// with nothing to rebuild the configuration from, a loop that is visible but
+// ended, so nobody restarts an agent with an empty prompt.
+func (r *RalphStore) resetState() *Ralph {
+	if fb := r.LastGood(); fb != nil {
+		return fb
+	}
 	return &Ralph{WorkerName: r.Name, Status: RalphStopped, ExitReason: "failed",
-		ExitDetail: "ralph state was corrupt and has been reset"}, nil
+		ExitDetail: "ralph state was corrupt and has been reset"}
+}
+
+// warnRead tells, once per command (or per content, for a monitor), what a
+// read without repair left out.
+func (r *RalphStore) warnRead(l *loaded) {
+	if l.corrupt {
+		using := "read as stopped"
+		if r.LastGood() != nil {
+			using = "using the last good copy"
+		}
+		r.shared().warnOnce(r.Warn, l.data, fmt.Sprintf("corrupt ralph state for '%s', %s (the next change backs it up and resets it)", r.Name, using))
+		return
+	}
+	for _, b := range l.bad {
+		r.shared().warnOnce(r.Warn, l.data, fmt.Sprintf("ignoring invalid %s of ralph state for '%s': %s", b.what, r.Name, b.reason))
+	}
+}
+
+// setAside keeps what the coming write drops: a corrupt file's content as a
+// backup, invalid fields in the sidecar. It returns the warnings to give
+// once the write has succeeded.
+func (r *RalphStore) setAside(l *loaded) ([]string, error) {
+	if l.corrupt {
+		if _, err := backupCorrupt(r.StatePath(), l.data); err != nil {
+			return nil, fmt.Errorf("corrupt ralph state %s, and backing it up failed: %w", r.StatePath(), err)
+		}
+		return []string{fmt.Sprintf("corrupt ralph state for '%s', resetting", r.Name)}, nil
+	}
+	if err := moveRejected(r.StatePath(), l.bad); err != nil {
+		return nil, err
+	}
+	var notes []string
+	for _, b := range l.bad {
+		notes = append(notes, fmt.Sprintf("moved invalid %s of ralph state for '%s' to %s: %s", b.what, r.Name, r.StatePath()+rejectedSuffix, b.reason))
+	}
+	return notes, nil
+}
+
+func (r *RalphStore) warn(msg string) {
+	if r.Warn != nil {
+		r.Warn(msg)
+	}
 }
 
 // fillConfig restores configuration fields that a reset file lost.
@@ -338,6 +404,8 @@ func (st *Ralph) fillConfig(from *Ralph) {
 	}
 }
 
+// write replaces the state file with st and sweeps temp files that
+// crashed writers left. Call it with the lock held.
 func (r *RalphStore) write(st *Ralph) error {
 	if st.IterationDurations == nil {
 		st.IterationDurations = []float64{}
