@@ -264,11 +264,13 @@ func TestStaleTempFilesAreSwept(t *testing.T) {
 		".state.json.abc.tmp":            stale,  // not a name CreateTemp makes
 		".other.json.333.tmp":            stale,  // another file's
 		"state.json.444.tmp":             stale,  // swarm.py's temp name
+		".delivered-prompt.txt.555.tmp":  stale,  // swept by SaveDelivered
+		".delivered-prompt.txt.666.tmp":  recent, // kept
 		".state.json.corrupted.777.tmp":  stale,  // not state.json's
 		".state.json.888.tmp.something":  stale,  // not a temp name
 		".state.json.99999999999999.tmp": stale,  // swept
 	}
-	swept := []string{".state.json.111.tmp", ".state.json.99999999999999.tmp"}
+	swept := []string{".state.json.111.tmp", ".delivered-prompt.txt.555.tmp", ".state.json.99999999999999.tmp"}
 	for _, dir := range []string{s.Root, rs.Dir} {
 		for name, mtime := range files {
 			p := filepath.Join(dir, name)
@@ -287,10 +289,13 @@ func TestStaleTempFilesAreSwept(t *testing.T) {
 	if _, err := rs.Update(func(*Ralph) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err := rs.SaveDelivered("prompt"); err != nil {
+		t.Fatal(err)
+	}
 	for _, dir := range []string{s.Root, rs.Dir} {
 		for name := range files {
 			_, err := os.Stat(filepath.Join(dir, name))
-			wantGone := contains(swept, name)
+			wantGone := contains(swept, name) && (dir == rs.Dir || !strings.HasPrefix(name, ".delivered"))
 			if gone := errors.Is(err, fs.ErrNotExist); gone != wantGone {
 				t.Errorf("%s/%s: removed=%v, want %v", filepath.Base(dir), name, gone, wantGone)
 			}
@@ -345,6 +350,9 @@ func TestFullDiskLeavesPreviousFileIntact(t *testing.T) {
 	if err := rs.Create(loopState()); err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err := rs.SaveDelivered("first"); err != nil {
+		t.Fatal(err)
+	}
 	before := tree(t, s.Root)
 	failWrites(t)
 	errs := map[string]error{
@@ -354,6 +362,7 @@ func TestFullDiskLeavesPreviousFileIntact(t *testing.T) {
 		"WriteFileAtomic": WriteFileAtomic(filepath.Join(s.Root, "state.json"), []byte("{}")),
 	}
 	_, errs["ralph Update"] = rs.Update(func(st *Ralph) error { st.CurrentIteration = 9; return nil })
+	_, _, errs["SaveDelivered"] = rs.SaveDelivered("second")
 	for name, err := range errs {
 		if !errors.Is(err, syscall.ENOSPC) {
 			t.Errorf("%s: err = %v, want ENOSPC", name, err)
@@ -414,6 +423,7 @@ func TestReadsNeverWrite(t *testing.T) {
 		"garbage":  {"{garbage", "{garbage"},
 		"invalid":  {`{"workers": [{"name": ""}, {"name": "ok"}, {"name": "ok"}]}`, `{"worker_name": "loop", "max_iterations": "ten"}`},
 		"not JSON": {"\x00\x01", "[]"},
+		"legacy":   {`[{"name": "ok"}]`, `{"worker_name": "loop", "prompt_file": "/p", "delivered_prompt": "old"}`},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -438,9 +448,10 @@ func TestReadsNeverWrite(t *testing.T) {
 			if err := rs.View(func(*Ralph) {}); err != nil {
 				t.Errorf("View: %v", err)
 			}
+			rs.LoadDelivered()
 			s.RalphNames()
 			sameTree(t, "a read", before, tree(t, s.Root))
-			if len(*warnings) == 0 {
+			if name != "legacy" && len(*warnings) == 0 {
 				t.Error("no warning")
 			}
 		})
@@ -695,5 +706,90 @@ func TestReadWarningsOncePerContent(t *testing.T) {
 	}
 	if names, err := s.RalphNames(); err != nil || len(names) != 1 {
 		t.Errorf("names = %q, %v", names, err)
+	}
+}
+
+// The delivered prompt lives in its own file; the state holds its hash and
+// size, and stays small however large the prompt.
+func TestDeliveredPromptFile(t *testing.T) {
+	s, _ := newStore(t)
+	rs := s.Ralph("loop")
+	if err := rs.Create(loopState()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.LoadDelivered(); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("no prompt yet: err = %v", err)
+	}
+	prompt := strings.Repeat("do the work\n", 100000)
+	st, err := rs.Update(func(st *Ralph) error {
+		sum, n, err := rs.SaveDelivered(prompt)
+		st.PromptSHA256, st.PromptBytes = sum, n
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.PromptSHA256 != sha256Hex([]byte(prompt)) || st.PromptBytes != len(prompt) {
+		t.Errorf("sum %s size %d", st.PromptSHA256, st.PromptBytes)
+	}
+	if p := perm(t, rs.DeliveredPromptPath()); p != 0o600 {
+		t.Errorf("mode %v", p)
+	}
+	data := readFile(t, rs.StatePath())
+	if len(data) > 4096 || strings.Contains(data, "delivered_prompt") || !strings.Contains(data, `"prompt_sha256": "`+st.PromptSHA256) {
+		t.Errorf("state.json (%d bytes):\n%.2000s", len(data), data)
+	}
+	if got, err := rs.LoadDelivered(); err != nil || got != prompt {
+		t.Errorf("LoadDelivered = %d bytes, %v", len(got), err)
+	}
+	writeFile(t, rs.DeliveredPromptPath(), "another iteration's prompt")
+	if _, err := rs.LoadDelivered(); err == nil || !strings.Contains(err.Error(), "is not the prompt of the current iteration") {
+		t.Errorf("mismatch: err = %v", err)
+	}
+}
+
+// A state written by an older swarm, with the prompt inside, still works:
+// LoadDelivered returns it, and the next locked write moves it out.
+func TestLegacyDeliveredPromptIsMigrated(t *testing.T) {
+	s, warnings := newStore(t)
+	rs := s.Ralph("loop")
+	if err := rs.Create(loopState()); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, rs.StatePath(), `{"worker_name": "loop", "prompt_file": "/p", "max_iterations": 3, "status": "running",
+		"iteration_active": true, "prompt_delivered": true, "delivered_prompt": "old prompt"}`)
+	if st, err := rs.Load(); err != nil || st.MaxIterations != 3 || !st.IterationActive {
+		t.Fatalf("Load = %+v, %v", st, err)
+	}
+	if got, err := rs.LoadDelivered(); err != nil || got != "old prompt" {
+		t.Errorf("LoadDelivered before migration = %q, %v", got, err)
+	}
+	st, err := rs.Update(func(*Ralph) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := readFile(t, rs.StatePath())
+	if strings.Contains(data, "delivered_prompt") || st.PromptSHA256 != sha256Hex([]byte("old prompt")) || st.PromptBytes != len("old prompt") {
+		t.Errorf("after migration: %+v\n%s", st, data)
+	}
+	if got := readFile(t, rs.DeliveredPromptPath()); got != "old prompt" {
+		t.Errorf("delivered file = %q", got)
+	}
+	if got, err := rs.LoadDelivered(); err != nil || got != "old prompt" {
+		t.Errorf("LoadDelivered after migration = %q, %v", got, err)
+	}
+	if len(*warnings) != 0 {
+		t.Errorf("warnings = %q", *warnings)
+	}
+	// An iteration claimed by the first update after an upgrade keeps
+	// its own prompt, not the old one.
+	writeFile(t, rs.StatePath(), `{"worker_name": "loop", "prompt_file": "/p", "delivered_prompt": "old prompt"}`)
+	st, err = rs.Update(func(st *Ralph) error {
+		sum, n, err := rs.SaveDelivered("new prompt")
+		st.PromptSHA256, st.PromptBytes = sum, n
+		return err
+	})
+	if got, lerr := rs.LoadDelivered(); err != nil || lerr != nil || got != "new prompt" || st.PromptBytes != len("new prompt") {
+		t.Errorf("claim after upgrade: LoadDelivered = %q, %v, %v", got, lerr, err)
 	}
 }

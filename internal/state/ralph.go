@@ -62,16 +62,25 @@ type Ralph struct {
 
 	// Progress of the current iteration, so a new monitor can adopt a
 	// running agent after the old one died.
-	IterationActive bool       `json:"iteration_active"`
-	OutputOffset    int64      `json:"output_offset"`
-	PromptSent      bool       `json:"prompt_delivered"`
-	Delivered       string     `json:"delivered_prompt,omitempty"`
-	StartHead       string     `json:"start_head,omitempty"`
-	StartTree       string     `json:"start_tree,omitempty"`
-	Feedback        NullString `json:"pending_feedback"`
-	PauseReason     NullString `json:"pause_reason"`
-	TasksDone       []TaskDone `json:"tasks_done"`
-	LastEnd         NullString `json:"last_iteration_result"`
+	IterationActive bool  `json:"iteration_active"`
+	OutputOffset    int64 `json:"output_offset"`
+	PromptSent      bool  `json:"prompt_delivered"`
+	// The prompt delivered in the current iteration lives in its own file
+	// (SaveDelivered, LoadDelivered), not here: a prompt can be hundreds
+	// of MB, and this file is rewritten at every update. These two
+	// identify it.
+	PromptSHA256 string     `json:"prompt_sha256"`
+	PromptBytes  int        `json:"prompt_bytes"`
+	StartHead    string     `json:"start_head,omitempty"`
+	StartTree    string     `json:"start_tree,omitempty"`
+	Feedback     NullString `json:"pending_feedback"`
+	PauseReason  NullString `json:"pause_reason"`
+	TasksDone    []TaskDone `json:"tasks_done"`
+	LastEnd      NullString `json:"last_iteration_result"`
+
+	// legacyDelivered is the delivered_prompt an older swarm kept in the
+	// file; the next locked write moves it to the delivered-prompt file.
+	legacyDelivered string
 }
 
 // TaskDone is one <promise>TASK-ID:DONE</promise> seen in an iteration.
@@ -114,17 +123,24 @@ type RalphStore struct {
 func (r *RalphStore) KeepFallback(st *Ralph) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := *st
-	r.fallback = &c
+	r.fallback = fallbackCopy(st)
 }
 
 func (r *RalphStore) remember(st *Ralph) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fallback != nil {
-		c := *st
-		r.fallback = &c
+		r.fallback = fallbackCopy(st)
 	}
+}
+
+// fallbackCopy copies st for the fallback, without a legacy delivered
+// prompt: once written, that belongs to the delivered-prompt file, and a
+// reset from the fallback must not bring an old one back over a newer one.
+func fallbackCopy(st *Ralph) *Ralph {
+	c := *st
+	c.legacyDelivered = ""
+	return &c
 }
 
 // LastGood returns a copy of the last good state kept by KeepFallback, or nil.
@@ -241,6 +257,11 @@ func (r *RalphStore) Update(fn func(*Ralph) error) (*Ralph, error) {
 	err := withLock(r.lockPath(), func() error {
 		l, err := r.readLocked()
 		if err != nil {
+			return err
+		}
+		// Before fn, so that a prompt fn saves for a new iteration is
+		// never overwritten by the old one.
+		if err := r.migrateDelivered(l.st); err != nil {
 			return err
 		}
 		if err := fn(l.st); err != nil {
@@ -404,9 +425,28 @@ func (st *Ralph) fillConfig(from *Ralph) {
 	}
 }
 
-// write replaces the state file with st and sweeps temp files that
-// crashed writers left. Call it with the lock held.
+// migrateDelivered moves the delivered prompt an older swarm kept in the
+// state to its own file. Call it with the lock held.
+func (r *RalphStore) migrateDelivered(st *Ralph) error {
+	if st.legacyDelivered == "" {
+		return nil
+	}
+	sum, n, err := r.SaveDelivered(st.legacyDelivered)
+	if err != nil {
+		return err
+	}
+	st.PromptSHA256, st.PromptBytes, st.legacyDelivered = sum, n, ""
+	return nil
+}
+
+// write replaces the state file with st, a legacy delivered prompt moved to
+// its own file first (Create may be given a state read from an old file),
+// and sweeps temp files that crashed writers left. Call it with the lock
+// held.
 func (r *RalphStore) write(st *Ralph) error {
+	if err := r.migrateDelivered(st); err != nil {
+		return err
+	}
 	if st.IterationDurations == nil {
 		st.IterationDurations = []float64{}
 	}

@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// legacyDeliveredKey is where swarm kept the delivered prompt in the loop
+// state before it had a file of its own.
+const legacyDeliveredKey = "delivered_prompt"
+
 // decodeRalph reads ralph/N/state.json. It fails (errCorrupt) only when the
 // file is not a JSON object. A field that is invalid on its own (a value of
 // the wrong type, a time that cannot be written back) is returned in bad
@@ -20,6 +24,7 @@ func decodeRalph(data []byte, fb *Ralph) (*Ralph, []rejected, error) {
 	if obj == nil {
 		return nil, nil, fmt.Errorf("%w: not a JSON object", errCorrupt)
 	}
+	legacy := takeLegacyDelivered(obj)
 	st := &Ralph{}
 	var bad []rejected
 	if err := json.Unmarshal(data, st); err != nil || st.badTime() != "" {
@@ -27,7 +32,23 @@ func decodeRalph(data []byte, fb *Ralph) (*Ralph, []rejected, error) {
 			return nil, nil, err
 		}
 	}
+	st.legacyDelivered = legacy
 	return st, bad, nil
+}
+
+// takeLegacyDelivered removes delivered_prompt from obj and returns it ("" if
+// it is not a string).
+func takeLegacyDelivered(obj map[string]json.RawMessage) string {
+	raw, ok := obj[legacyDeliveredKey]
+	if !ok {
+		return ""
+	}
+	delete(obj, legacyDeliveredKey)
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // decodeRalphFields decodes obj one field at a time to find the invalid
