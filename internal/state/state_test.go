@@ -256,19 +256,3 @@ func TestRalphStoreUpdateAndLog(t *testing.T) {
 		t.Errorf("names = %v", names)
 	}
 }
-
-func FuzzDecodeRegistry(f *testing.F) {
-	f.Add([]byte(`{"workers":[{"name":"a","started":"2024-01-15T10:30:00"}]}`))
-	f.Add([]byte(`[{"name":"a"}]`))
-	f.Add([]byte(`{"workers":[{"name":""}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		reg, _, err := decodeRegistry(data)
-		if err == nil {
-			for _, w := range reg.Workers {
-				if w.Name == "" {
-					t.Fatal("accepted a record without a name")
-				}
-			}
-		}
-	})
-}
