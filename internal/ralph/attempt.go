@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -166,16 +167,23 @@ func (e *Engine) claim(a *attempt) error {
 	if a.st.RequireChange {
 		head, tree = worktree.Head(a.st.WorkDir), worktree.TreeState(a.st.WorkDir)
 	}
-	_, err := e.update(func(s *state.Ralph) error {
+	// The prompt is kept beside the state, not in it (it may be large):
+	// a new monitor reads it back to recognise its echo.
+	sum, size, err := e.RS.SaveDelivered(a.prompt)
+	if err != nil {
+		return fmt.Errorf("cannot save the prompt: %w", err)
+	}
+	_, err = e.update(func(s *state.Ralph) error {
 		if s.Status != state.RalphRunning || s.IterationActive {
 			return errSkip
 		}
+		s.PromptSHA256, s.PromptBytes = sum, size
 		s.CurrentIteration = a.iter
 		s.LastIterationStart = state.Timestamp{Time: a.started}
 		s.IterationActive = true
 		s.OutputOffset = 0
 		s.PromptSent = s.PromptMode != ModeType
-		s.Delivered = a.prompt
+		s.PromptEntered = false
 		s.Feedback = ""
 		s.PauseReason = ""
 		s.LastScreenChange = state.UTCTimestamp{Time: a.started}
@@ -206,7 +214,11 @@ func (e *Engine) launchAndDeliver(ctx context.Context, a *attempt, w *state.Work
 // again within the same iteration: it may hold half a prompt. If the
 // window is gone, the iteration is judged on the output it left.
 func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*attempt, *Outcome, error) {
-	a := e.newAttempt(st, w, st.CurrentIteration, st.LastIterationStart.Time, string(st.Delivered))
+	delivered, err := e.RS.LoadDelivered()
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		e.say("cannot read the delivered prompt (%v); its echo may count as output", err)
+	}
+	a := e.newAttempt(st, w, st.CurrentIteration, st.LastIterationStart.Time, delivered)
 	a.off = st.OutputOffset
 	win, ok, err := a.tc.Lookup(w.Tmux.Session, w.Tmux.Window)
 	if err != nil || !ok {

@@ -151,12 +151,16 @@ func (e *Engine) continueSession(ctx context.Context, a *attempt) (*attempt, Out
 	next.iter, next.started, next.prompt = a.iter+1, time.Now(), msg
 	next.warned, next.nudged, next.tasks, next.det = map[string]bool{}, false, 0, nil
 	// The agent and its output stream are the same: out and exit stay.
+	sum, size, err := e.RS.SaveDelivered(msg)
+	if err != nil {
+		e.say("cannot save the prompt: %v", err)
+	}
 	e.update(func(s *state.Ralph) error {
 		s.CurrentIteration = next.iter
 		s.LastIterationStart = state.Timestamp{Time: next.started}
 		s.IterationActive = true
-		s.Delivered = msg
-		s.PromptSent = false
+		s.PromptSHA256, s.PromptBytes = sum, size
+		s.PromptSent, s.PromptEntered = false, false
 		return nil
 	})
 	if err := e.M.SetMetadata(e.Name, map[string]any{"ralph_iteration": next.iter}, ""); err != nil {

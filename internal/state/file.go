@@ -1,10 +1,16 @@
 package state
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -15,31 +21,65 @@ import (
 // hitting this means a process is stuck, not busy.
 var LockTimeout = 30 * time.Second
 
+// lockRetry is how often a waiting command tries the lock again.
+const lockRetry = 10 * time.Millisecond
+
+// staleTempAge is how old a temp file of WriteFileAtomic must be before the
+// next locked write of the same file removes it as the leftover of a writer
+// killed between creating and renaming it. Every writer of a state file
+// holds the file's lock while its temp file exists, so a sweep under that
+// lock cannot meet a live one; the age guards against writers that do not
+// take the lock (an older swarm, a script) and against clock skew on a
+// network file system. A live temp file lives for one write and fsync,
+// milliseconds; a minute is far beyond that and still clears a crash's
+// leftovers at the next write after it.
+const staleTempAge = time.Minute
+
+// maxBackups bounds the search for a free name for a corrupt file's backup.
+// A thousand backups of one file means something keeps corrupting it, and
+// a human has to look before more disk goes to copies.
+const maxBackups = 1000
+
 // withLock runs fn while holding an exclusive flock on lockPath.
 func withLock(lockPath string, fn func() error) error {
-	if err := ensureDir(filepath.Dir(lockPath)); err != nil {
+	if err := makeDir(filepath.Dir(lockPath)); err != nil {
 		return err
 	}
 	fl := flock.New(lockPath, flock.SetPermissions(filePerm))
 	ctx, cancel := context.WithTimeout(context.Background(), LockTimeout)
 	defer cancel()
-	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
+	ok, err := fl.TryLockContext(ctx, lockRetry)
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("cannot lock %s: %w", lockPath, err)
 	}
 	if !ok {
 		return fmt.Errorf("cannot lock %s: another swarm process has held it for %s", lockPath, LockTimeout)
 	}
+	// Closing the descriptor releases the lock even if Unlock fails, so
+	// its error tells nothing the caller could act on.
 	defer fl.Unlock()
 	return fn()
 }
 
-// WriteFileAtomic writes data to path so that readers see either the old or
-// the new content, never a mix: unique temp file in the same directory,
-// fsync, rename, fsync of the directory.
+// writeAll writes data to f and flushes it to the disk. It is a variable so
+// tests can simulate a full disk (ENOSPC) without mounting a small file
+// system, which needs privileges CI does not have.
+var writeAll = func(f *os.File, data []byte) error {
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// WriteFileAtomic writes data to path, mode 0600, so that readers see either
+// the old or the new content, never a mix: unique temp file in the same
+// directory, fsync, rename, fsync of the directory. On error the old file is
+// untouched and the temp file removed. A missing parent directory is created
+// 0700; an existing one keeps its mode (callers write project files such as
+// PROMPT.md with it, in the user's directories).
 func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
-	if err := ensureDir(dir); err != nil {
+	if err := makeDir(dir); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
@@ -54,31 +94,135 @@ func WriteFileAtomic(path string, data []byte) error {
 			os.Remove(name)
 		}
 	}()
+	// fchmod on our own descriptor: no path, so no symlink to follow. It
+	// undoes a umask that would leave the owner without read access.
 	if err := tmp.Chmod(filePerm); err != nil {
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
+	if err := writeAll(tmp, data); err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	if err := os.Rename(name, path); err != nil {
 		return err
 	}
 	ok = true
+	syncDir(dir)
+	return nil
+}
+
+// syncDir makes a rename in dir durable. Failing here is not an error: the
+// new content is already in place for every reader, and some file systems
+// refuse to fsync a directory; only a power cut at this instant could still
+// bring back the old file.
+func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}
+}
+
+// sweepStaleTemps removes the temp files WriteFileAtomic left for path when
+// its writer died, once they are older than staleTempAge. Call it with
+// path's lock held. A temp file that cannot be removed is left for the
+// next sweep: the write it follows has succeeded and must not fail for it.
+func sweepStaleTemps(path string) {
+	dir, base := filepath.Split(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	now := time.Now()
+	for _, e := range entries {
+		if !isTempOf(e.Name(), base) || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > staleTempAge {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// isTempOf reports whether name is a temp file os.CreateTemp made for base
+// in WriteFileAtomic: "." + base + "." + digits + ".tmp".
+func isTempOf(name, base string) bool {
+	mid, ok := strings.CutPrefix(name, "."+base+".")
+	if !ok {
+		return false
+	}
+	mid, ok = strings.CutSuffix(mid, ".tmp")
+	if !ok || mid == "" {
+		return false
+	}
+	_, err := strconv.ParseUint(mid, 10, 64)
+	return err == nil
+}
+
+// backupCorrupt saves data, the content of a corrupt file at path, to the
+// first free name of path+".corrupted", path+".corrupted.1", ... so a human
+// can look at it, and returns that name. The first backup has swarm.py's
+// name; later ones never overwrite an earlier one (O_EXCL, which also
+// refuses to follow a symlink planted under the name).
+func backupCorrupt(path string, data []byte) (string, error) {
+	for i := 0; i < maxBackups; i++ {
+		name := path + ".corrupted"
+		if i > 0 {
+			name += "." + strconv.Itoa(i)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if err := errors.Join(writeAll(f, data), f.Close()); err != nil {
+			os.Remove(name)
+			return "", fmt.Errorf("cannot back up %s: %w", path, err)
+		}
+		return name, nil
+	}
+	return "", fmt.Errorf("%s has %d backups already (%s.corrupted*); remove some", path, maxBackups, filepath.Base(path))
+}
+
+// appendLines appends lines to the file at path (created 0600) in one
+// write with O_APPEND, flushed to the disk before it returns, so lines from
+// concurrent writers never interleave and a caller can rely on them. With
+// undo, a failed write is cut off again, so a full disk leaves no half line;
+// only a caller holding the file's lock may ask for that, since the cut
+// would also remove lines appended meanwhile by others.
+func appendLines(path string, undo bool, lines ...[]byte) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, filePerm)
+	if err != nil {
+		return err
+	}
+	var size int64
+	if undo {
+		if size, err = f.Seek(0, io.SeekEnd); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	err = writeAll(f, bytes.Join(lines, nil))
+	if err != nil && undo {
+		f.Truncate(size)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
 	return nil
 }
 
-// backupCorrupt moves a corrupt file aside to path+".corrupted" so a human
-// can look at it, and the caller can start afresh.
-func backupCorrupt(path string) error {
-	return os.Rename(path, path+".corrupted")
+// readIfExists returns the content of path, or nil if there is no file.
+func readIfExists(path string) ([]byte, bool, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	return data, err == nil, err
 }

@@ -89,14 +89,23 @@ type Ralph struct {
 	PromptSent      bool  `json:"prompt_delivered"`
 	// PromptEntered: the prompt was typed and Enter pressed, but the
 	// agent has not yet shown it received it (PromptSent).
-	PromptEntered bool       `json:"prompt_entered"`
-	Delivered     string     `json:"delivered_prompt,omitempty"`
-	StartHead     string     `json:"start_head,omitempty"`
-	StartTree     string     `json:"start_tree,omitempty"`
-	Feedback      NullString `json:"pending_feedback"`
-	PauseReason   NullString `json:"pause_reason"`
-	TasksDone     []TaskDone `json:"tasks_done"`
-	LastEnd       NullString `json:"last_iteration_result"`
+	PromptEntered bool `json:"prompt_entered"`
+	// The prompt delivered in the current iteration lives in its own file
+	// (SaveDelivered, LoadDelivered), not here: a prompt can be hundreds
+	// of MB, and this file is rewritten at every update. These two
+	// identify it.
+	PromptSHA256 string     `json:"prompt_sha256"`
+	PromptBytes  int        `json:"prompt_bytes"`
+	StartHead    string     `json:"start_head,omitempty"`
+	StartTree    string     `json:"start_tree,omitempty"`
+	Feedback     NullString `json:"pending_feedback"`
+	PauseReason  NullString `json:"pause_reason"`
+	TasksDone    []TaskDone `json:"tasks_done"`
+	LastEnd      NullString `json:"last_iteration_result"`
+
+	// legacyDelivered is the delivered_prompt an older swarm kept in the
+	// file; the next locked write moves it to the delivered-prompt file.
+	legacyDelivered string
 }
 
 // TaskDone is one <promise>TASK-ID:DONE</promise> seen in an iteration.
@@ -125,6 +134,11 @@ type RalphStore struct {
 	Dir  string
 	Name string
 	Warn func(string)
+	// root is the state root, whose directories are checked as this
+	// loop's are; notes is shared with the Store, so one command warns
+	// once.
+	root  string
+	notes *notices
 	// err is set for a name that is not a valid worker name: such a name
 	// must never become a path ("..", "a/b"), so every operation fails.
 	err error
@@ -141,17 +155,24 @@ type RalphStore struct {
 func (r *RalphStore) KeepFallback(st *Ralph) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := *st
-	r.fallback = &c
+	r.fallback = fallbackCopy(st)
 }
 
 func (r *RalphStore) remember(st *Ralph) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fallback != nil {
-		c := *st
-		r.fallback = &c
+		r.fallback = fallbackCopy(st)
 	}
+}
+
+// fallbackCopy copies st for the fallback, without a legacy delivered
+// prompt: once written, that belongs to the delivered-prompt file, and a
+// reset from the fallback must not bring an old one back over a newer one.
+func fallbackCopy(st *Ralph) *Ralph {
+	c := *st
+	c.legacyDelivered = ""
+	return &c
 }
 
 // LastGood returns a copy of the last good state kept by KeepFallback, or nil.
@@ -168,10 +189,11 @@ func (r *RalphStore) LastGood() *Ralph {
 // Ralph returns the store of the named loop. An invalid name gives a store
 // whose every operation fails with the invalid-name error.
 func (s *Store) Ralph(name string) *RalphStore {
+	rs := &RalphStore{Dir: filepath.Join(s.Root, "ralph", name), Name: name, Warn: s.Warn, root: s.Root, notes: s.shared()}
 	if err := ValidateName(name); err != nil {
-		return &RalphStore{Dir: filepath.Join(s.Root, "ralph", ".invalid"), Name: name, Warn: s.Warn, err: err}
+		rs.Dir, rs.err = filepath.Join(s.Root, "ralph", ".invalid"), err
 	}
-	return &RalphStore{Dir: filepath.Join(s.Root, "ralph", name), Name: name, Warn: s.Warn}
+	return rs
 }
 
 // Err is the invalid-name error of the store, if any.
@@ -219,24 +241,25 @@ func (r *RalphStore) Exists() bool {
 	return err == nil
 }
 
-// Load returns the loop state. A corrupt file is repaired under the lock.
+// Load returns the loop state. It takes no lock and never writes: status
+// and list commands must not change what they show. What cannot be used is
+// left out with a warning, for the next Update to deal with: a field of the
+// wrong type reads as the fallback's value (else zero), and a corrupt file
+// as the fallback (else as a stopped loop).
 func (r *RalphStore) Load() (*Ralph, error) {
-	st, err := r.read()
-	if err == nil {
-		r.remember(st)
-		return st, nil
+	if r.err != nil {
+		return nil, r.err
 	}
-	if !errors.Is(err, errCorrupt) {
+	r.shared().checkDirs(r.Warn, r.root, r.Dir)
+	l, err := r.readState()
+	if err != nil {
 		return nil, err
 	}
-	err = withLock(r.lockPath(), func() error {
-		st, err = r.readRepair()
-		if err == nil {
-			err = r.write(st)
-		}
-		return err
-	})
-	return st, err
+	r.warnRead(l)
+	if !l.corrupt {
+		r.remember(l.st)
+	}
+	return l.st, nil
 }
 
 // Create writes a new state file, replacing any old one.
@@ -244,27 +267,50 @@ func (r *RalphStore) Create(st *Ralph) error {
 	if r.err != nil {
 		return r.err
 	}
+	if err := r.prepare(); err != nil {
+		return err
+	}
 	return withLock(r.lockPath(), func() error { return r.write(st) })
 }
 
 // Update is a locked read-modify-write of the loop state: fn sees what is on
 // disk now, never a stale copy, so the monitor cannot undo a pause or a kill
-// written by another command.
+// written by another command. A corrupt file is backed up and replaced, and
+// invalid fields are moved to the sidecar (state.json.rejected), only when
+// the write happens: a failed update changes nothing.
 func (r *RalphStore) Update(fn func(*Ralph) error) (*Ralph, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	if err := r.prepare(); err != nil {
+		return nil, err
+	}
 	var out *Ralph
 	err := withLock(r.lockPath(), func() error {
-		st, err := r.readRepair()
+		l, err := r.readLocked()
 		if err != nil {
 			return err
 		}
-		if err := fn(st); err != nil {
+		// Before fn, so that a prompt fn saves for a new iteration is
+		// never overwritten by the old one.
+		if err := r.migrateDelivered(l.st); err != nil {
 			return err
 		}
-		out = st
-		return r.write(st)
+		if err := fn(l.st); err != nil {
+			return err
+		}
+		notes, err := r.setAside(l)
+		if err != nil {
+			return err
+		}
+		if err := r.write(l.st); err != nil {
+			return err
+		}
+		for _, n := range notes {
+			r.warn(n)
+		}
+		out = l.st
+		return nil
 	})
 	if err == nil {
 		r.remember(out)
@@ -272,17 +318,24 @@ func (r *RalphStore) Update(fn func(*Ralph) error) (*Ralph, error) {
 	return out, err
 }
 
-// View runs fn on the current state under the lock, and writes nothing.
+// View runs fn on the current state under the lock, and writes nothing:
+// like Load, it leaves a corrupt file or invalid fields to the next Update.
 func (r *RalphStore) View(fn func(*Ralph)) error {
 	if r.err != nil {
 		return r.err
 	}
+	// Checked first so that viewing a loop that does not exist creates no
+	// directory and no lock file for it.
+	if !r.Exists() {
+		return fmt.Errorf("%w for '%s'", ErrNoRalph, r.Name)
+	}
 	return withLock(r.lockPath(), func() error {
-		st, err := r.readRepair()
+		l, err := r.readLocked()
 		if err != nil {
 			return err
 		}
-		fn(st)
+		r.warnRead(l)
+		fn(l.st)
 		return nil
 	})
 }
@@ -295,48 +348,97 @@ func (r *RalphStore) Remove() error {
 	return os.RemoveAll(r.Dir)
 }
 
-func (r *RalphStore) read() (*Ralph, error) {
-	if r.err != nil {
-		return nil, r.err
-	}
-	data, err := os.ReadFile(r.StatePath())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w for '%s'", ErrNoRalph, r.Name)
-	}
+// loaded is a loop state as read from the disk, with what could not be
+// used: the invalid fields, or (corrupt) all of it, whose content data is
+// kept for the backup.
+type loaded struct {
+	st      *Ralph
+	bad     []rejected
+	data    []byte
+	corrupt bool
+}
+
+// readState reads and decodes the state file, writing nothing. A corrupt
+// file gives the state to go on with (resetState).
+func (r *RalphStore) readState() (*loaded, error) {
+	data, ok, err := readIfExists(r.StatePath())
 	if err != nil {
 		return nil, err
 	}
-	st := &Ralph{}
-	if err := json.Unmarshal(data, st); err != nil {
-		return nil, fmt.Errorf("%w: %w", errCorrupt, err)
+	if !ok {
+		return nil, fmt.Errorf("%w for '%s'", ErrNoRalph, r.Name)
 	}
-	return st, nil
+	st, bad, err := decodeRalph(data, r.LastGood())
+	if err != nil {
+		return &loaded{st: r.resetState(), data: data, corrupt: true}, nil
+	}
+	return &loaded{st: st, bad: bad, data: data}, nil
 }
 
-func (r *RalphStore) readRepair() (*Ralph, error) {
-	st, err := r.read()
-	if err == nil {
-		if fb := r.LastGood(); fb != nil {
-			st.fillConfig(fb)
-		}
-		return st, nil
-	}
-	if !errors.Is(err, errCorrupt) {
-		return nil, err
-	}
-	if berr := backupCorrupt(r.StatePath()); berr != nil {
-		return nil, fmt.Errorf("corrupt ralph state %s, and backing it up failed: %w", r.StatePath(), berr)
-	}
-	if r.Warn != nil {
-		r.Warn(fmt.Sprintf("corrupt ralph state for '%s', resetting", r.Name))
+// readLocked is readState for a caller holding the lock: a state that lost
+// its configuration (a reset file) gets it back from the fallback.
+func (r *RalphStore) readLocked() (*loaded, error) {
+	l, err := r.readState()
+	if err != nil || l.corrupt {
+		return l, err
 	}
 	if fb := r.LastGood(); fb != nil {
-		return fb, nil
+		l.st.fillConfig(fb)
 	}
-	// Nothing to rebuild the configuration from: keep the loop visible but
-	// ended, so nobody restarts an agent with an empty prompt.
+	return l, nil
+}
+
+// resetState is what a corrupt file is replaced with: the fallback, else,
+// with nothing to rebuild the configuration from, a loop that is visible but
+// ended, so nobody restarts an agent with an empty prompt.
+func (r *RalphStore) resetState() *Ralph {
+	if fb := r.LastGood(); fb != nil {
+		return fb
+	}
 	return &Ralph{WorkerName: r.Name, Status: RalphStopped, ExitReason: "failed",
-		ExitDetail: "ralph state was corrupt and has been reset"}, nil
+		ExitDetail: "ralph state was corrupt and has been reset"}
+}
+
+// warnRead tells, once per command (or per content, for a monitor), what a
+// read without repair left out.
+func (r *RalphStore) warnRead(l *loaded) {
+	if l.corrupt {
+		using := "read as stopped"
+		if r.LastGood() != nil {
+			using = "using the last good copy"
+		}
+		r.shared().warnOnce(r.Warn, l.data, fmt.Sprintf("corrupt ralph state for '%s', %s (the next change backs it up and resets it)", r.Name, using))
+		return
+	}
+	for _, b := range l.bad {
+		r.shared().warnOnce(r.Warn, l.data, fmt.Sprintf("ignoring invalid %s of ralph state for '%s': %s", b.what, r.Name, b.reason))
+	}
+}
+
+// setAside keeps what the coming write drops: a corrupt file's content as a
+// backup, invalid fields in the sidecar. It returns the warnings to give
+// once the write has succeeded.
+func (r *RalphStore) setAside(l *loaded) ([]string, error) {
+	if l.corrupt {
+		if _, err := backupCorrupt(r.StatePath(), l.data); err != nil {
+			return nil, fmt.Errorf("corrupt ralph state %s, and backing it up failed: %w", r.StatePath(), err)
+		}
+		return []string{fmt.Sprintf("corrupt ralph state for '%s', resetting", r.Name)}, nil
+	}
+	if err := moveRejected(r.StatePath(), l.bad); err != nil {
+		return nil, err
+	}
+	var notes []string
+	for _, b := range l.bad {
+		notes = append(notes, fmt.Sprintf("moved invalid %s of ralph state for '%s' to %s: %s", b.what, r.Name, r.StatePath()+rejectedSuffix, b.reason))
+	}
+	return notes, nil
+}
+
+func (r *RalphStore) warn(msg string) {
+	if r.Warn != nil {
+		r.Warn(msg)
+	}
 }
 
 // fillConfig restores configuration fields that a reset file lost.
@@ -355,7 +457,28 @@ func (st *Ralph) fillConfig(from *Ralph) {
 	}
 }
 
+// migrateDelivered moves the delivered prompt an older swarm kept in the
+// state to its own file. Call it with the lock held.
+func (r *RalphStore) migrateDelivered(st *Ralph) error {
+	if st.legacyDelivered == "" {
+		return nil
+	}
+	sum, n, err := r.SaveDelivered(st.legacyDelivered)
+	if err != nil {
+		return err
+	}
+	st.PromptSHA256, st.PromptBytes, st.legacyDelivered = sum, n, ""
+	return nil
+}
+
+// write replaces the state file with st, a legacy delivered prompt moved to
+// its own file first (Create may be given a state read from an old file),
+// and sweeps temp files that crashed writers left. Call it with the lock
+// held.
 func (r *RalphStore) write(st *Ralph) error {
+	if err := r.migrateDelivered(st); err != nil {
+		return err
+	}
 	if st.IterationDurations == nil {
 		st.IterationDurations = []float64{}
 	}
@@ -369,7 +492,31 @@ func (r *RalphStore) write(st *Ralph) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(r.StatePath(), append(data, '\n'))
+	if err := WriteFileAtomic(r.StatePath(), append(data, '\n')); err != nil {
+		return err
+	}
+	sweepStaleTemps(r.StatePath())
+	return nil
+}
+
+// prepare makes the loop's directory and checks who can write it.
+func (r *RalphStore) prepare() error {
+	if err := makeDir(r.Dir); err != nil {
+		return err
+	}
+	r.shared().checkDirs(r.Warn, r.root, r.Dir)
+	return nil
+}
+
+// shared returns the notices shared with the Store; a RalphStore made
+// without one gets its own.
+func (r *RalphStore) shared() *notices {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.notes == nil {
+		r.notes = &notices{}
+	}
+	return r.notes
 }
 
 // LogTimeLayout is the time of an iterations.log line, as swarm.py writes
@@ -383,15 +530,9 @@ func (r *RalphStore) Log(event, text string) error {
 	if r.err != nil {
 		return r.err
 	}
-	if err := ensureDir(r.Dir); err != nil {
+	if err := r.prepare(); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(r.LogPath(), os.O_APPEND|os.O_CREATE|os.O_WRONLY, filePerm)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	line := fmt.Sprintf("%s [%s] %s\n", time.Now().Format(LogTimeLayout), event, strings.ReplaceAll(text, "\n", " "))
-	_, err = f.WriteString(line)
-	return err
+	return appendLines(r.LogPath(), false, []byte(line))
 }

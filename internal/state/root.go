@@ -4,8 +4,10 @@
 // Every read-modify-write of a JSON file happens under an exclusive flock on a
 // sibling lock file, and every write is atomic (unique temp file, fsync,
 // rename), so concurrent swarm processes never lose each other's updates and
-// a crash never leaves a half-written file. A corrupt file is backed up and
-// replaced, with a warning, instead of stopping the caller.
+// a crash never leaves a half-written file. Reads never write. What cannot be
+// used does not stop the caller: a read leaves it out with a warning, and the
+// next locked write backs a corrupt file up (never over an earlier backup)
+// and resets it, or moves an invalid record to the file's .rejected sidecar.
 package state
 
 import (
@@ -42,16 +44,10 @@ func DefaultSession(root string) string {
 }
 
 // Dir and file permissions: the state holds commands and environments, which
-// may carry secrets.
+// may carry secrets. othersWrite are the mode bits that let someone else
+// swap swarm's files in a directory.
 const (
-	dirPerm  = 0o700
-	filePerm = 0o600
+	dirPerm     = 0o700
+	filePerm    = 0o600
+	othersWrite = 0o022
 )
-
-func ensureDir(dir string) error {
-	if err := os.MkdirAll(dir, dirPerm); err != nil {
-		return err
-	}
-	// MkdirAll does not change an existing directory; tighten the leaf.
-	return os.Chmod(dir, dirPerm)
-}

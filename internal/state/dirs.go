@@ -1,0 +1,96 @@
+package state
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// makeDir creates dir and its missing parents 0700. The mode of a directory
+// that already exists is left alone: it is the user's choice, and SWARM_HOME
+// may name a directory swarm does not own (SWARM_HOME=/tmp once made every
+// write chmod the host's /tmp to 0700, through the symlink if it was one).
+// Created directories are never wider than 0700, since the umask can only
+// take bits away; so nothing here ever needs a chmod.
+func makeDir(dir string) error {
+	return os.MkdirAll(dir, dirPerm)
+}
+
+// notices remembers what the stores of one Store (one command, or one
+// monitor) have already told the user: which directories were checked and
+// which read-only warnings were given. A command reads the same file
+// several times and must not repeat a warning each time.
+type notices struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// first reports whether key is new, and records it.
+func (n *notices) first(key string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.seen[key] {
+		return false
+	}
+	if n.seen == nil {
+		n.seen = map[string]bool{}
+	}
+	n.seen[key] = true
+	return true
+}
+
+// warnOnce gives msg through warn unless it was already given about the
+// same file content. Keying on the content (not the message alone) lets a
+// long-lived monitor warn again when a file breaks anew.
+func (n *notices) warnOnce(warn func(string), data []byte, msg string) {
+	if warn == nil {
+		return
+	}
+	sum := sha256.Sum256(data)
+	if n.first("warn\x00" + msg + "\x00" + hex.EncodeToString(sum[:])) {
+		warn(msg)
+	}
+}
+
+// checkDirs warns, once per directory, when the state root or a directory
+// between it and dir can be written by group or others: they could replace
+// swarm's files there. Symlinks are followed (a symlinked SWARM_HOME works
+// and the directory it points to is what is checked); a directory that does
+// not exist yet is checked once it does.
+func (n *notices) checkDirs(warn func(string), root, dir string) {
+	if warn == nil {
+		return
+	}
+	for _, d := range dirChain(root, dir) {
+		fi, err := os.Stat(d)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if fi.Mode().Perm()&othersWrite != 0 && n.first("dir\x00"+d) {
+			warn(fmt.Sprintf("state directory %s is writable by others (chmod 700 %s)", d, d))
+		}
+	}
+}
+
+// dirChain lists root and each directory from it down to dir; just dir when
+// dir is not under root.
+func dirChain(root, dir string) []string {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return []string{dir}
+	}
+	chain := []string{root}
+	if rel == "." {
+		return chain
+	}
+	cur := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		chain = append(chain, cur)
+	}
+	return chain
+}

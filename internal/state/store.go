@@ -1,0 +1,241 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+)
+
+// ErrNotFound is returned for a worker that has no record.
+var ErrNotFound = errors.New("worker not found")
+
+// Store is the worker registry under one state root.
+type Store struct {
+	Root string
+	// Warn receives warnings such as a corrupt state file being reset.
+	// Nil discards them.
+	Warn func(msg string)
+
+	notesOnce sync.Once
+	notes     *notices
+}
+
+// NewStore returns the registry under root.
+func NewStore(root string, warn func(string)) *Store {
+	return &Store{Root: root, Warn: warn}
+}
+
+func (s *Store) statePath() string { return filepath.Join(s.Root, "state.json") }
+func (s *Store) lockPath() string  { return filepath.Join(s.Root, "state.lock") }
+
+// LogsDir is where process workers' stdout and stderr logs live.
+func (s *Store) LogsDir() string { return filepath.Join(s.Root, "logs") }
+
+func (s *Store) warn(msg string) {
+	if s.Warn != nil {
+		s.Warn(msg)
+	}
+}
+
+// shared returns what this store and its RalphStores have already warned
+// about, so one command warns once.
+func (s *Store) shared() *notices {
+	s.notesOnce.Do(func() { s.notes = &notices{} })
+	return s.notes
+}
+
+// Load returns a snapshot of the registry. It takes no lock (writes are
+// atomic renames, so a reader sees a whole file) and never writes: listing
+// the state must not change it. What cannot be used is left out, with a
+// warning, for the next Update to deal with: an invalid record, or all of a
+// corrupt file.
+func (s *Store) Load() (*Registry, error) {
+	s.shared().checkDirs(s.Warn, s.Root, s.Root)
+	data, _, err := readIfExists(s.statePath())
+	if err != nil {
+		return nil, err
+	}
+	reg, bad, err := decodeRegistry(data)
+	if err != nil {
+		s.shared().warnOnce(s.Warn, data, fmt.Sprintf("corrupt state file %s, read as empty (the next change backs it up and resets it)", s.statePath()))
+		return &Registry{}, nil
+	}
+	for _, b := range bad {
+		s.shared().warnOnce(s.Warn, data, fmt.Sprintf("ignoring invalid %s in %s: %s", b.what, s.statePath(), b.reason))
+	}
+	return reg, nil
+}
+
+// Update runs fn on the current registry while holding the state lock and
+// writes the result back atomically if fn returns nil. No other swarm
+// process can write between the read and the write. A corrupt file is
+// backed up and replaced, and invalid records are moved to the sidecar
+// (state.json.rejected), only when the write happens: a failed update
+// changes nothing.
+func (s *Store) Update(fn func(*Registry) error) error {
+	if err := makeDir(s.Root); err != nil {
+		return err
+	}
+	s.shared().checkDirs(s.Warn, s.Root, s.Root)
+	return withLock(s.lockPath(), func() error {
+		data, _, err := readIfExists(s.statePath())
+		if err != nil {
+			return err
+		}
+		reg, bad, derr := decodeRegistry(data)
+		if derr != nil {
+			reg = &Registry{}
+		}
+		if err := fn(reg); err != nil {
+			return err
+		}
+		notes, err := s.setAside(data, derr != nil, bad)
+		if err != nil {
+			return err
+		}
+		if err := s.write(reg); err != nil {
+			return err
+		}
+		for _, n := range notes {
+			s.warn(n)
+		}
+		sweepStaleTemps(s.statePath())
+		return nil
+	})
+}
+
+// setAside keeps what the coming write drops: a corrupt file's content as a
+// backup, invalid records in the sidecar. It returns the warnings to give
+// once the write has succeeded.
+func (s *Store) setAside(data []byte, corrupt bool, bad []rejected) ([]string, error) {
+	if corrupt {
+		if _, err := backupCorrupt(s.statePath(), data); err != nil {
+			return nil, fmt.Errorf("corrupt state file %s, and backing it up failed: %w", s.statePath(), err)
+		}
+		return []string{"corrupt state file, resetting"}, nil
+	}
+	if err := moveRejected(s.statePath(), bad); err != nil {
+		return nil, err
+	}
+	var notes []string
+	for _, b := range bad {
+		notes = append(notes, fmt.Sprintf("moved invalid %s from %s to %s: %s", b.what, s.statePath(), s.statePath()+rejectedSuffix, b.reason))
+	}
+	return notes, nil
+}
+
+// Get returns a copy of the named worker's record.
+func (s *Store) Get(name string) (*Worker, error) {
+	reg, err := s.Load()
+	if err != nil {
+		return nil, err
+	}
+	w := reg.Find(name)
+	if w == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
+	}
+	return w, nil
+}
+
+// decodeRegistry reads state.json: {"workers": [...]}, a bare list (some
+// swarm.py versions), or an empty file. It fails (errCorrupt) only when the
+// file as a whole is not such a document. A record that is invalid on its
+// own is returned in bad and the others load normally: one broken record
+// must not cost the whole registry. Of two records with one name the first
+// is kept, the one Find has always returned.
+func decodeRegistry(data []byte) (*Registry, []rejected, error) {
+	raws, err := registryRecords(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	reg := &Registry{}
+	var bad []rejected
+	seen := map[string]int{}
+	for i, raw := range raws {
+		w, name, err := decodeWorker(raw)
+		if j, dup := seen[name]; err == nil && dup {
+			err = fmt.Errorf("duplicate name (record %d has it too)", j+1)
+		}
+		if err != nil {
+			bad = append(bad, rejected{what: recordLabel(i, name), reason: err.Error(), raw: raw})
+			continue
+		}
+		seen[name] = i
+		reg.Workers = append(reg.Workers, w)
+	}
+	return reg, bad, nil
+}
+
+// registryRecords splits state.json into its records, still encoded.
+func registryRecords(data []byte) ([]json.RawMessage, error) {
+	data = bytes.TrimSpace(data)
+	list := data
+	switch {
+	case len(data) == 0:
+		return nil, nil
+	case data[0] == '{':
+		var top struct {
+			Workers json.RawMessage `json:"workers"`
+		}
+		if err := json.Unmarshal(data, &top); err != nil {
+			return nil, fmt.Errorf("%w: %w", errCorrupt, err)
+		}
+		list = bytes.TrimSpace(top.Workers)
+		if len(list) == 0 || bytes.Equal(list, []byte("null")) {
+			return nil, nil
+		}
+	case data[0] != '[':
+		return nil, fmt.Errorf("%w: neither an object nor a list", errCorrupt)
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(list, &raws); err != nil {
+		return nil, fmt.Errorf("%w: no list of workers: %w", errCorrupt, err)
+	}
+	return raws, nil
+}
+
+// decodeWorker decodes one record and checks it can be used: it has a
+// valid name (names become paths and tmux targets) and values that will
+// survive being written back. It returns the name, or for a record that
+// does not decode, whatever name it seems to carry (for the warning).
+func decodeWorker(raw json.RawMessage) (Worker, string, error) {
+	var w Worker
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return w, probeName(raw), err
+	}
+	switch {
+	case w.Name == "":
+		return w, "", errors.New("no name")
+	case !timeWritable(w.Started.Time):
+		return w, w.Name, fmt.Errorf("started is out of range (%s)", w.Started.Time)
+	}
+	return w, w.Name, ValidateName(w.Name)
+}
+
+// probeName returns the "name" of a record that did not decode, if it is a
+// string. Its own decoding error is the one already reported.
+func probeName(raw json.RawMessage) string {
+	var probe struct {
+		Name any `json:"name"`
+	}
+	json.Unmarshal(raw, &probe)
+	name, _ := probe.Name.(string)
+	return name
+}
+
+func (s *Store) write(reg *Registry) error {
+	if reg.Workers == nil {
+		reg.Workers = []Worker{}
+	}
+	for i := range reg.Workers {
+		normalize(&reg.Workers[i])
+	}
+	data, err := json.MarshalIndent(reg, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(s.statePath(), append(data, '\n'))
+}
