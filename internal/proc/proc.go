@@ -9,13 +9,9 @@ package proc
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -87,10 +83,7 @@ func Alive(pid int) bool {
 		return false
 	}
 	st, ok := readStat(pid)
-	if ok && st.state == "Z" {
-		return false
-	}
-	return true
+	return !ok || !st.dead()
 }
 
 // GroupAlive reports whether any process of the group is alive.
@@ -105,7 +98,7 @@ func GroupAlive(pgid int) bool {
 	// kill(-pgid, 0) succeeds while zombies remain; look closer on Linux.
 	if groups, ok := scan(); ok {
 		for _, st := range groups {
-			if st.pgrp == pgid && st.state != "Z" {
+			if st.pgrp == pgid && !st.dead() {
 				return true
 			}
 		}
@@ -114,41 +107,16 @@ func GroupAlive(pgid int) bool {
 	return true
 }
 
-type stat struct {
-	pid, ppid, pgrp, session int
-	state                    string
-	start                    int64 // clock ticks after boot
-}
-
-// clockTicks is USER_HZ, 100 on every Linux platform Go supports.
-const clockTicks = 100
-
 // StartTime returns when pid started (Linux; ok is false elsewhere or when
 // the process is gone).
 func StartTime(pid int) (time.Time, bool) {
 	st, ok := readStat(pid)
-	boot := bootTime()
-	if !ok || st.start <= 0 || boot.IsZero() {
+	if !ok {
 		return time.Time{}, false
 	}
-	return boot.Add(time.Duration(st.start) * time.Second / clockTicks), true
+	t := ticksTime(st.start)
+	return t, !t.IsZero()
 }
-
-// bootTime is read once: ls refreshes every process worker with it.
-var bootTime = sync.OnceValue(func() time.Time {
-	data, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return time.Time{}
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "btime ") {
-			if boot, err := strconv.ParseInt(strings.TrimSpace(line[6:]), 10, 64); err == nil {
-				return time.Unix(boot, 0)
-			}
-		}
-	}
-	return time.Time{}
-})
 
 // Same reports whether pid is still the process started around when: a
 // recorded pid may have been reused by an unrelated process since, which
@@ -164,59 +132,6 @@ func Same(pid int, when time.Time) bool {
 	}
 	d := start.Sub(when)
 	return d > -30*time.Second && d < 30*time.Second
-}
-
-func readStat(pid int) (stat, bool) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return stat{}, false
-	}
-	return parseStat(string(data))
-}
-
-// parseStat reads /proc/PID/stat; the command name may contain spaces and
-// parentheses, so fields are taken after the last ')'.
-func parseStat(s string) (stat, bool) {
-	open := strings.IndexByte(s, '(')
-	close := strings.LastIndexByte(s, ')')
-	if open < 0 || close < open {
-		return stat{}, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(s[:open]))
-	if err != nil {
-		return stat{}, false
-	}
-	f := strings.Fields(s[close+1:])
-	if len(f) < 4 {
-		return stat{}, false
-	}
-	st := stat{pid: pid, state: f[0]}
-	st.ppid, _ = strconv.Atoi(f[1])
-	st.pgrp, _ = strconv.Atoi(f[2])
-	st.session, _ = strconv.Atoi(f[3])
-	if len(f) > 19 {
-		st.start, _ = strconv.ParseInt(f[19], 10, 64)
-	}
-	return st, true
-}
-
-// scan reads every process's stat; ok is false where /proc is missing.
-func scan() ([]stat, bool) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, false
-	}
-	var out []stat
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, ok := readStat(pid); ok {
-			out = append(out, st)
-		}
-	}
-	return out, true
 }
 
 // Groups returns the process groups to signal for a worker whose top
@@ -312,7 +227,7 @@ func anyAlive(groups []int) bool {
 		return false
 	}
 	for _, st := range all {
-		if st.state != "Z" && contains(groups, st.pgrp) {
+		if !st.dead() && contains(groups, st.pgrp) {
 			return true
 		}
 	}
