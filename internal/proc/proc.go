@@ -5,6 +5,11 @@
 // groups: the worker's own group, and on Linux every group of the session
 // the worker leads (a shell with job control puts jobs in groups of their
 // own).
+//
+// A pid names a process only until it is reaped; then the number may go to
+// an unrelated process. So swarm never signals a pid it learned earlier:
+// it holds a Target (pid and exact start time, see Identify) and
+// TerminateTarget signals only what still belongs to it.
 package proc
 
 import (
@@ -79,11 +84,18 @@ func Alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+	if !pidExists(pid) {
 		return false
 	}
 	st, ok := readStat(pid)
 	return !ok || !st.dead()
+}
+
+// pidExists reports whether pid is taken, by a running process or a
+// zombie.
+func pidExists(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // GroupAlive reports whether any process of the group is alive.
@@ -120,8 +132,9 @@ func StartTime(pid int) (time.Time, bool) {
 
 // Same reports whether pid is still the process started around when: a
 // recorded pid may have been reused by an unrelated process since, which
-// must never be mistaken for the worker (or signalled). Where start times
-// cannot be read, a live pid counts.
+// must never be mistaken for the worker. Where start times cannot be read,
+// or when is zero, a live pid counts. It is for showing status; before
+// signalling, take an identity with SameAs (or better, record Spawn's).
 func Same(pid int, when time.Time) bool {
 	if !Alive(pid) {
 		return false
@@ -131,12 +144,14 @@ func Same(pid int, when time.Time) bool {
 		return true
 	}
 	d := start.Sub(when)
-	return d > -30*time.Second && d < 30*time.Second
+	return d > -SpawnSlack && d < SpawnSlack
 }
 
-// Groups returns the process groups to signal for a worker whose top
-// process is pid: its own group plus, on Linux, every group in the session
-// it leads and every group of its descendants.
+// Groups returns the process groups of a worker whose top process is pid:
+// its own group plus, on Linux, every group in the session it leads and
+// every group of its descendants. It is a snapshot of one moment for a pid
+// that may have been reused: to signal them, use TerminateTarget, which
+// checks identities.
 func Groups(pid int) []int {
 	groups := []int{pid}
 	seen := map[int]bool{pid: true}
@@ -180,65 +195,4 @@ func Signal(groups []int, sig syscall.Signal) {
 			syscall.Kill(-g, sig)
 		}
 	}
-}
-
-// PollInterval is how often Terminate checks whether the groups are gone.
-var PollInterval = 50 * time.Millisecond
-
-// Terminate stops the worker whose top process is pid: SIGTERM to all its
-// process groups, then SIGKILL to whatever is left after grace. It returns
-// once every group is gone or the SIGKILL has been sent.
-func Terminate(pid int, grace time.Duration) {
-	if pid <= 1 {
-		return
-	}
-	groups := Groups(pid)
-	Signal(groups, syscall.SIGTERM)
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		if !anyAlive(groups) {
-			return
-		}
-		time.Sleep(PollInterval)
-	}
-	// Descendants may have formed new groups during the grace period.
-	for _, g := range Groups(pid) {
-		if !contains(groups, g) {
-			groups = append(groups, g)
-		}
-	}
-	Signal(groups, syscall.SIGKILL)
-	end := time.Now().Add(2 * time.Second)
-	for anyAlive(groups) && time.Now().Before(end) {
-		time.Sleep(PollInterval)
-	}
-}
-
-// anyAlive reports whether any process of the groups lives, with one scan
-// of /proc for all of them (Terminate checks this every 50 ms).
-func anyAlive(groups []int) bool {
-	all, ok := scan()
-	if !ok {
-		for _, g := range groups {
-			if GroupAlive(g) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, st := range all {
-		if !st.dead() && contains(groups, st.pgrp) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
