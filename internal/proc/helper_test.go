@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/testenv"
 )
 
@@ -21,6 +22,7 @@ import (
 const (
 	helperEnv  = "PROC_TEST_HELPER"
 	pidFileEnv = "PROC_TEST_PIDFILE"
+	maxEnv     = "PROC_TEST_MAX"
 )
 
 func TestMain(m *testing.M) {
@@ -53,6 +55,14 @@ func runHelper(mode string) {
 		}
 	case "sleep":
 		time.Sleep(time.Hour) // default dispositions: SIGTERM ends it
+	case "logpipe":
+		max, _ := strconv.ParseInt(os.Getenv(maxEnv), 10, 64)
+		if err := logcap.Pipe(os.Stdin, os.Args[len(os.Args)-1], max); err != nil {
+			os.Exit(1)
+		}
+	case "chatty":
+		fmt.Print(strings.Repeat("o", 10000) + "END-OUT\n")
+		fmt.Fprint(os.Stderr, strings.Repeat("e", 10000)+"END-ERR\n")
 	}
 }
 

@@ -14,6 +14,7 @@ package proc
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,55 +29,98 @@ type StartSpec struct {
 	Env     []string // full environment
 	Stdout  string   // log file paths
 	Stderr  string
+	// LogSink, when set, is a command that copies its standard input to
+	// the file named by the argument appended to it, capped (swarm
+	// _logpipe --max N). Stdout and stderr then go through a pipe to one
+	// sink each instead of straight into the files, so a chatty worker
+	// cannot fill the disk. Each sink runs in a session of its own, so
+	// stopping the worker does not cut off its last words, and exits when
+	// the worker and everything it started have closed the pipe.
+	LogSink []string
 }
 
 // Start runs the command in a new session (and so a new process group)
 // with stdio going to the log files, and returns its pid. The process is
-// not waited for: it outlives swarm.
+// not waited for: it outlives swarm. Spawn also returns its identity.
 func Start(spec StartSpec) (int, error) {
+	t, err := Spawn(spec)
+	return t.PID, err
+}
+
+// Spawn is Start returning the process's identity, read before anything
+// can reap it, so the Target is exact: record it (pid and start ticks) to
+// stop the worker later without guessing from the spawn time.
+func Spawn(spec StartSpec) (Target, error) {
 	if len(spec.Command) == 0 {
-		return 0, errors.New("no command")
+		return Target{}, errors.New("no command")
 	}
 	path, err := exec.LookPath(spec.Command[0])
 	if err != nil {
-		return 0, err
+		return Target{}, err
 	}
-	open := func(p string) (*os.File, error) {
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return nil, err
-		}
-		return os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	}
-	stdout, err := open(spec.Stdout)
-	if err != nil {
-		return 0, err
-	}
-	defer stdout.Close()
-	stderr, err := open(spec.Stderr)
-	if err != nil {
-		return 0, err
-	}
-	defer stderr.Close()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
-		return 0, err
+		return Target{}, err
 	}
 	defer devnull.Close()
-	attr := &os.ProcAttr{
-		Dir:   spec.Dir,
-		Env:   spec.Env,
-		Files: []*os.File{devnull, stdout, stderr},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
-	}
-	p, err := os.StartProcess(path, spec.Command, attr)
+	stdout, err := openLog(spec.Stdout, spec.LogSink, devnull)
 	if err != nil {
-		return 0, err
+		return Target{}, err
 	}
-	pid := p.Pid
-	// Reap it in the background for as long as we live, so a short-lived
-	// worker does not linger as a zombie that looks alive.
+	defer stdout.Close()
+	stderr, err := openLog(spec.Stderr, spec.LogSink, devnull)
+	if err != nil {
+		return Target{}, err
+	}
+	defer stderr.Close()
+	return startDetached(path, spec.Command, spec.Dir, spec.Env, []*os.File{devnull, stdout, stderr})
+}
+
+// startDetached starts argv in a new session with the given stdio and
+// returns its identity. It is reaped in the background for as long as we
+// live, so a short-lived process does not linger as a zombie that looks
+// alive; its identity is read first, while it cannot have been reaped.
+func startDetached(path string, argv []string, dir string, env []string, files []*os.File) (Target, error) {
+	p, err := os.StartProcess(path, argv, &os.ProcAttr{
+		Dir: dir, Env: env, Files: files,
+		Sys: &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		return Target{}, err
+	}
+	t, ok := Identify(p.Pid)
+	if !ok {
+		t = Target{PID: p.Pid} // identity unreadable: stopping it will refuse
+	}
 	go p.Wait()
-	return pid, nil
+	return t, nil
+}
+
+// openLog returns the file a worker writes one of its streams to: the log
+// file itself, opened for appending, or with a sink the write end of a
+// pipe whose read end a new sink process copies into the log file.
+func openLog(path string, sink []string, devnull *os.File) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	if len(sink) == 0 {
+		return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	}
+	bin, err := exec.LookPath(sink[0])
+	if err != nil {
+		return nil, fmt.Errorf("log sink: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close() // the sink holds its own copy
+	argv := append(append([]string{}, sink...), path)
+	if _, err := startDetached(bin, argv, "/", os.Environ(), []*os.File{r, devnull, devnull}); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("log sink: %w", err)
+	}
+	return w, nil
 }
 
 // Alive reports whether pid is a live process (not a zombie).

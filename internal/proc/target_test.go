@@ -2,8 +2,12 @@ package proc
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/testenv"
 )
 
 func TestIdentifySelf(t *testing.T) {
@@ -52,5 +56,38 @@ func TestSameAsAllowsSlackOnly(t *testing.T) {
 	}
 	if _, ok := SameAs(0, time.Now(), SpawnSlack); ok {
 		t.Error("pid 0")
+	}
+}
+
+// Spawn returns the exact identity, and with a log sink (here the test
+// binary running logcap.Pipe) a chatty worker's logs stay capped and keep
+// their last lines.
+func TestSpawnWithLogSink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, errLog := filepath.Join(dir, "logs", "w.stdout.log"), filepath.Join(dir, "logs", "w.stderr.log")
+	const max = 2048
+	tg, err := Spawn(StartSpec{
+		Command: []string{os.Args[0]},
+		Dir:     dir,
+		Env:     append(os.Environ(), helperEnv+"=chatty"),
+		Stdout:  out, Stderr: errLog,
+		LogSink: []string{"env", helperEnv + "=logpipe", maxEnv + "=2048", os.Args[0]},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.PID <= 0 || tg.Ticks <= 0 {
+		t.Fatalf("Spawn = %+v", tg)
+	}
+	for path, end := range map[string]string{out: "END-OUT\n", errLog: "END-ERR\n"} {
+		testenv.Eventually(t, filepath.Base(path)+" complete", 20*time.Second, func() bool {
+			b, _ := os.ReadFile(path)
+			return strings.HasSuffix(string(b), end)
+		})
+		b, _ := os.ReadFile(path)
+		if len(b) > max || strings.Count(string(b), "[swarm: ") != 1 {
+			t.Errorf("%s: %d bytes, marker count %d", path, len(b), strings.Count(string(b), "[swarm: "))
+		}
 	}
 }
