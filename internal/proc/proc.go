@@ -5,6 +5,11 @@
 // groups: the worker's own group, and on Linux every group of the session
 // the worker leads (a shell with job control puts jobs in groups of their
 // own).
+//
+// A pid names a process only until it is reaped; then the number may go to
+// an unrelated process. So swarm never signals a pid it learned earlier:
+// it holds a Target (pid and exact start time, see Identify) and
+// TerminateTarget signals only what still belongs to it.
 package proc
 
 import (
@@ -13,9 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -27,55 +29,98 @@ type StartSpec struct {
 	Env     []string // full environment
 	Stdout  string   // log file paths
 	Stderr  string
+	// LogSink, when set, is a command that copies its standard input to
+	// the file named by the argument appended to it, capped (swarm
+	// _logpipe --max N). Stdout and stderr then go through a pipe to one
+	// sink each instead of straight into the files, so a chatty worker
+	// cannot fill the disk. Each sink runs in a session of its own, so
+	// stopping the worker does not cut off its last words, and exits when
+	// the worker and everything it started have closed the pipe.
+	LogSink []string
 }
 
 // Start runs the command in a new session (and so a new process group)
 // with stdio going to the log files, and returns its pid. The process is
-// not waited for: it outlives swarm.
+// not waited for: it outlives swarm. Spawn also returns its identity.
 func Start(spec StartSpec) (int, error) {
+	t, err := Spawn(spec)
+	return t.PID, err
+}
+
+// Spawn is Start returning the process's identity, read before anything
+// can reap it, so the Target is exact: record it (pid and start ticks) to
+// stop the worker later without guessing from the spawn time.
+func Spawn(spec StartSpec) (Target, error) {
 	if len(spec.Command) == 0 {
-		return 0, errors.New("no command")
+		return Target{}, errors.New("no command")
 	}
 	path, err := exec.LookPath(spec.Command[0])
 	if err != nil {
-		return 0, err
+		return Target{}, err
 	}
-	open := func(p string) (*os.File, error) {
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return nil, err
-		}
-		return os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	}
-	stdout, err := open(spec.Stdout)
-	if err != nil {
-		return 0, err
-	}
-	defer stdout.Close()
-	stderr, err := open(spec.Stderr)
-	if err != nil {
-		return 0, err
-	}
-	defer stderr.Close()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
-		return 0, err
+		return Target{}, err
 	}
 	defer devnull.Close()
-	attr := &os.ProcAttr{
-		Dir:   spec.Dir,
-		Env:   spec.Env,
-		Files: []*os.File{devnull, stdout, stderr},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
-	}
-	p, err := os.StartProcess(path, spec.Command, attr)
+	stdout, err := openLog(spec.Stdout, spec.LogSink, devnull)
 	if err != nil {
-		return 0, err
+		return Target{}, err
 	}
-	pid := p.Pid
-	// Reap it in the background for as long as we live, so a short-lived
-	// worker does not linger as a zombie that looks alive.
+	defer stdout.Close()
+	stderr, err := openLog(spec.Stderr, spec.LogSink, devnull)
+	if err != nil {
+		return Target{}, err
+	}
+	defer stderr.Close()
+	return startDetached(path, spec.Command, spec.Dir, spec.Env, []*os.File{devnull, stdout, stderr})
+}
+
+// startDetached starts argv in a new session with the given stdio and
+// returns its identity. It is reaped in the background for as long as we
+// live, so a short-lived process does not linger as a zombie that looks
+// alive; its identity is read first, while it cannot have been reaped.
+func startDetached(path string, argv []string, dir string, env []string, files []*os.File) (Target, error) {
+	p, err := os.StartProcess(path, argv, &os.ProcAttr{
+		Dir: dir, Env: env, Files: files,
+		Sys: &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		return Target{}, err
+	}
+	t, ok := Identify(p.Pid)
+	if !ok {
+		t = Target{PID: p.Pid} // identity unreadable: stopping it will refuse
+	}
 	go p.Wait()
-	return pid, nil
+	return t, nil
+}
+
+// openLog returns the file a worker writes one of its streams to: the log
+// file itself, opened for appending, or with a sink the write end of a
+// pipe whose read end a new sink process copies into the log file.
+func openLog(path string, sink []string, devnull *os.File) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	if len(sink) == 0 {
+		return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	}
+	bin, err := exec.LookPath(sink[0])
+	if err != nil {
+		return nil, fmt.Errorf("log sink: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close() // the sink holds its own copy
+	argv := append(append([]string{}, sink...), path)
+	if _, err := startDetached(bin, argv, "/", os.Environ(), []*os.File{r, devnull, devnull}); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("log sink: %w", err)
+	}
+	return w, nil
 }
 
 // Alive reports whether pid is a live process (not a zombie).
@@ -83,14 +128,18 @@ func Alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+	if !pidExists(pid) {
 		return false
 	}
 	st, ok := readStat(pid)
-	if ok && st.state == "Z" {
-		return false
-	}
-	return true
+	return !ok || !st.dead()
+}
+
+// pidExists reports whether pid is taken, by a running process or a
+// zombie.
+func pidExists(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // GroupAlive reports whether any process of the group is alive.
@@ -105,7 +154,7 @@ func GroupAlive(pgid int) bool {
 	// kill(-pgid, 0) succeeds while zombies remain; look closer on Linux.
 	if groups, ok := scan(); ok {
 		for _, st := range groups {
-			if st.pgrp == pgid && st.state != "Z" {
+			if st.pgrp == pgid && !st.dead() {
 				return true
 			}
 		}
@@ -114,46 +163,22 @@ func GroupAlive(pgid int) bool {
 	return true
 }
 
-type stat struct {
-	pid, ppid, pgrp, session int
-	state                    string
-	start                    int64 // clock ticks after boot
-}
-
-// clockTicks is USER_HZ, 100 on every Linux platform Go supports.
-const clockTicks = 100
-
 // StartTime returns when pid started (Linux; ok is false elsewhere or when
 // the process is gone).
 func StartTime(pid int) (time.Time, bool) {
 	st, ok := readStat(pid)
-	boot := bootTime()
-	if !ok || st.start <= 0 || boot.IsZero() {
+	if !ok {
 		return time.Time{}, false
 	}
-	return boot.Add(time.Duration(st.start) * time.Second / clockTicks), true
+	t := ticksTime(st.start)
+	return t, !t.IsZero()
 }
-
-// bootTime is read once: ls refreshes every process worker with it.
-var bootTime = sync.OnceValue(func() time.Time {
-	data, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return time.Time{}
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "btime ") {
-			if boot, err := strconv.ParseInt(strings.TrimSpace(line[6:]), 10, 64); err == nil {
-				return time.Unix(boot, 0)
-			}
-		}
-	}
-	return time.Time{}
-})
 
 // Same reports whether pid is still the process started around when: a
 // recorded pid may have been reused by an unrelated process since, which
-// must never be mistaken for the worker (or signalled). Where start times
-// cannot be read, a live pid counts.
+// must never be mistaken for the worker. Where start times cannot be read,
+// or when is zero, a live pid counts. It is for showing status; before
+// signalling, take an identity with SameAs (or better, record Spawn's).
 func Same(pid int, when time.Time) bool {
 	if !Alive(pid) {
 		return false
@@ -163,65 +188,14 @@ func Same(pid int, when time.Time) bool {
 		return true
 	}
 	d := start.Sub(when)
-	return d > -30*time.Second && d < 30*time.Second
+	return d > -SpawnSlack && d < SpawnSlack
 }
 
-func readStat(pid int) (stat, bool) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return stat{}, false
-	}
-	return parseStat(string(data))
-}
-
-// parseStat reads /proc/PID/stat; the command name may contain spaces and
-// parentheses, so fields are taken after the last ')'.
-func parseStat(s string) (stat, bool) {
-	open := strings.IndexByte(s, '(')
-	close := strings.LastIndexByte(s, ')')
-	if open < 0 || close < open {
-		return stat{}, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(s[:open]))
-	if err != nil {
-		return stat{}, false
-	}
-	f := strings.Fields(s[close+1:])
-	if len(f) < 4 {
-		return stat{}, false
-	}
-	st := stat{pid: pid, state: f[0]}
-	st.ppid, _ = strconv.Atoi(f[1])
-	st.pgrp, _ = strconv.Atoi(f[2])
-	st.session, _ = strconv.Atoi(f[3])
-	if len(f) > 19 {
-		st.start, _ = strconv.ParseInt(f[19], 10, 64)
-	}
-	return st, true
-}
-
-// scan reads every process's stat; ok is false where /proc is missing.
-func scan() ([]stat, bool) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, false
-	}
-	var out []stat
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, ok := readStat(pid); ok {
-			out = append(out, st)
-		}
-	}
-	return out, true
-}
-
-// Groups returns the process groups to signal for a worker whose top
-// process is pid: its own group plus, on Linux, every group in the session
-// it leads and every group of its descendants.
+// Groups returns the process groups of a worker whose top process is pid:
+// its own group plus, on Linux, every group in the session it leads and
+// every group of its descendants. It is a snapshot of one moment for a pid
+// that may have been reused: to signal them, use TerminateTarget, which
+// checks identities.
 func Groups(pid int) []int {
 	groups := []int{pid}
 	seen := map[int]bool{pid: true}
@@ -265,65 +239,4 @@ func Signal(groups []int, sig syscall.Signal) {
 			syscall.Kill(-g, sig)
 		}
 	}
-}
-
-// PollInterval is how often Terminate checks whether the groups are gone.
-var PollInterval = 50 * time.Millisecond
-
-// Terminate stops the worker whose top process is pid: SIGTERM to all its
-// process groups, then SIGKILL to whatever is left after grace. It returns
-// once every group is gone or the SIGKILL has been sent.
-func Terminate(pid int, grace time.Duration) {
-	if pid <= 1 {
-		return
-	}
-	groups := Groups(pid)
-	Signal(groups, syscall.SIGTERM)
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		if !anyAlive(groups) {
-			return
-		}
-		time.Sleep(PollInterval)
-	}
-	// Descendants may have formed new groups during the grace period.
-	for _, g := range Groups(pid) {
-		if !contains(groups, g) {
-			groups = append(groups, g)
-		}
-	}
-	Signal(groups, syscall.SIGKILL)
-	end := time.Now().Add(2 * time.Second)
-	for anyAlive(groups) && time.Now().Before(end) {
-		time.Sleep(PollInterval)
-	}
-}
-
-// anyAlive reports whether any process of the groups lives, with one scan
-// of /proc for all of them (Terminate checks this every 50 ms).
-func anyAlive(groups []int) bool {
-	all, ok := scan()
-	if !ok {
-		for _, g := range groups {
-			if GroupAlive(g) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, st := range all {
-		if st.state != "Z" && contains(groups, st.pgrp) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

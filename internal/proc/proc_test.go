@@ -11,16 +11,6 @@ import (
 	"github.com/swarmtools/swarm/internal/testenv"
 )
 
-func TestParseStat(t *testing.T) {
-	st, ok := parseStat("123 (my (odd) cmd) S 1 120 110 0 -1")
-	if !ok || st.pid != 123 || st.state != "S" || st.ppid != 1 || st.pgrp != 120 || st.session != 110 {
-		t.Fatalf("parseStat = %+v %v", st, ok)
-	}
-	if _, ok := parseStat("garbage"); ok {
-		t.Error("garbage parsed")
-	}
-}
-
 // A process worker that started a child in its own group, and one that
 // ignores SIGTERM: Terminate leaves nothing behind.
 func TestStartAndTerminateKillsDescendants(t *testing.T) {
