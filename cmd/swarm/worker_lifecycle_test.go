@@ -392,13 +392,20 @@ func TestWorkerCorruptState(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.Home, "state.json"), []byte(garbage), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	wkExpect(t, "ls on garbage state", e.Run("ls"), 0, "", "swarm: warning: corrupt state file, resetting\n")
+	// A read never writes: ls warns and changes nothing (a torn file
+	// from a non-atomic writer must not be thrown away by a look at it).
+	path := filepath.Join(e.Home, "state.json")
+	wkExpect(t, "ls on garbage state", e.Run("ls"), 0, "", "swarm: warning: corrupt state file "+path+", read as empty (the next change backs it up and resets it)\n")
+	if data, _ := os.ReadFile(path); string(data) != garbage {
+		t.Errorf("ls changed the state file: %q", data)
+	}
+	// The next change backs it up and resets it.
+	r := e.Run("spawn", "--name", "after", "--tmux", "--", "sleep", "300")
+	wkExpect(t, "spawn after reset", r, 0, wkSpawnedTmux(e, "after"), "swarm: warning: corrupt state file, resetting\n")
 	data, err := os.ReadFile(filepath.Join(e.Home, "state.json.corrupted"))
 	if err != nil || string(data) != garbage {
 		t.Errorf("state.json.corrupted = %q, %v; want the garbage", data, err)
 	}
-	r := e.Run("spawn", "--name", "after", "--tmux", "--", "sleep", "300")
-	wkExpect(t, "spawn after reset", r, 0, wkSpawnedTmux(e, "after"), "")
 	if got := wkNames(t, e); !reflect.DeepEqual(got, []string{"after"}) {
 		t.Errorf("ls after reset: %q", got)
 	}

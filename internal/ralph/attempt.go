@@ -4,15 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/ready"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
@@ -48,6 +51,7 @@ type attempt struct {
 	idleSince  time.Time        // at its input box after working, since
 	errorSince time.Time        // showing an API error, since
 	dialog     string           // the dialog it shows now ("" for none)
+	agentProc  proc.Target      // the agent's process, identified at launch
 	shown      agent.State      // the state last recorded
 
 	lastHash   [16]byte
@@ -220,6 +224,7 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	}
 	a := e.newAttempt(st, w, st.CurrentIteration, st.LastIterationStart.Time, delivered)
 	a.off = st.OutputOffset
+	a.agentProc = proc.Target{PID: st.AgentPID, Ticks: st.AgentStartTicks}
 	win, ok, err := a.tc.Lookup(w.Tmux.Session, w.Tmux.Window)
 	if err != nil || !ok {
 		a.det = e.primedDetector(a)
@@ -293,6 +298,10 @@ func (e *Engine) launch(a *attempt, w *state.Worker) error {
 	if err != nil {
 		return fmt.Errorf("cannot start the agent: %w", err)
 	}
+	if t, ok := worker.PaneTarget(a.tc, a.window); ok {
+		a.agentProc = t
+		e.update(func(s *state.Ralph) error { s.AgentPID, s.AgentStartTicks = t.PID, t.Ticks; return nil })
+	}
 	return nil
 }
 
@@ -352,15 +361,41 @@ func (a *attempt) readExit() (int, bool) {
 	return n, err == nil
 }
 
+// MaxPromptBytes bounds a prompt file: a prompt is typed into an agent's
+// input box and kept beside the loop state every iteration, and a larger
+// file is almost surely a mistake (a log, a binary).
+const MaxPromptBytes = 1 << 20
+
 // readPrompt reads the prompt file fresh from disk (edits take effect in
-// the next iteration), with the messages of docs/ralph.md.
+// the next iteration), with the messages of docs/ralph.md. Only a regular
+// file up to MaxPromptBytes is read: a FIFO would block the monitor
+// forever, a device never ends.
 func readPrompt(path string) (string, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("prompt file not found: %s", path)
 	}
 	if err != nil {
 		return "", fmt.Errorf("cannot read prompt file: %s", path)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("cannot read prompt file: %s", path)
+	case fi.IsDir():
+		return "", fmt.Errorf("prompt file not found: %s", path)
+	case !fi.Mode().IsRegular():
+		return "", fmt.Errorf("prompt file is not a regular file: %s", path)
+	case fi.Size() > MaxPromptBytes:
+		return "", fmt.Errorf("prompt file is too large: %s (%d bytes; at most %d)", path, fi.Size(), MaxPromptBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxPromptBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("cannot read prompt file: %s", path)
+	}
+	if len(data) > MaxPromptBytes {
+		return "", fmt.Errorf("prompt file is too large: %s (more than %d bytes)", path, MaxPromptBytes)
 	}
 	return string(data), nil
 }

@@ -22,7 +22,7 @@ func (e *Engine) conclude(a *attempt, o Outcome, w *state.Worker) Decision {
 		e.log("END", "iteration %d exit=%s%s duration=%s", a.iter, exitText(o), endReason(o), duration.Compact(dur))
 	}
 	if completion(o) {
-		e.stopAgent(a.tc, a.window)
+		e.stopAgent(a.tc, a.window, a.agentProc)
 		e.verify(&o, st, a.iter)
 	}
 	if o.End == EndExited && (o.ExitCode == 126 || o.ExitCode == 127) && len(w.Cmd) > 0 {
@@ -30,7 +30,7 @@ func (e *Engine) conclude(a *attempt, o Outcome, w *state.Worker) Decision {
 	}
 	d := Decide(o, e.snapshot(st))
 	if d.Action != Continue {
-		e.stopAgent(a.tc, a.window)
+		e.stopAgent(a.tc, a.window, a.agentProc)
 	}
 	e.update(func(s *state.Ralph) error {
 		s.ConsecutiveFailures, s.TotalFailures = d.ConsecutiveFailures, d.TotalFailures

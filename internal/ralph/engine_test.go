@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -305,5 +306,37 @@ func TestEngineWaitExitCodePausesTheLoop(t *testing.T) {
 	st := l.state()
 	if st.Status != state.RalphPaused || !strings.Contains(string(st.PauseReason), "exit 42") || st.ConsecutiveFailures != 0 {
 		t.Fatalf("status %s reason %q failures %d", st.Status, st.PauseReason, st.ConsecutiveFailures)
+	}
+}
+
+func TestReadPromptRefusesFIFOsAndHugeFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := readPrompt(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("fifo: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("reading a FIFO prompt blocked")
+	}
+	big := filepath.Join(dir, "big")
+	os.WriteFile(big, make([]byte, MaxPromptBytes+1), 0o600)
+	if _, err := readPrompt(big); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("big: %v", err)
+	}
+	ok := filepath.Join(dir, "ok")
+	os.WriteFile(ok, []byte("fine"), 0o600)
+	if s, err := readPrompt(ok); err != nil || s != "fine" {
+		t.Fatalf("ok: %q %v", s, err)
+	}
+	o := Options{PromptFile: fifo, MaxIterations: 1, InactivityTimeout: time.Second}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "not a regular file: "+fifo) {
+		t.Fatalf("validate fifo: %v", err)
 	}
 }

@@ -12,7 +12,6 @@ package ralph
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -165,15 +164,10 @@ func (o *Options) validatePrompt() error {
 	if err != nil {
 		return err
 	}
-	fi, err := os.Stat(abs)
-	if err != nil || fi.IsDir() {
-		return fmt.Errorf("prompt file not found: %s", o.PromptFile)
+	if _, err := readPrompt(abs); err != nil {
+		// The messages name the path as the user gave it.
+		return errors.New(strings.Replace(err.Error(), abs, o.PromptFile, 1))
 	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return fmt.Errorf("cannot read prompt file: %s", o.PromptFile)
-	}
-	f.Close()
 	o.PromptFile = abs
 	return nil
 }

@@ -374,17 +374,25 @@ func (e *Engine) persistScreenChange(t time.Time) {
 }
 
 // stopAgent stops the pane's process and everything it started (SIGTERM
-// to its process groups, SIGKILL after the grace period) and waits until
-// tmux sees the pane dead. The window stays (remain-on-exit).
-func (e *Engine) stopAgent(tc Tmux, id string) {
+// to its process groups, SIGKILL after the grace period), confirming its
+// identity first (worker.PaneTarget), and waits until tmux sees the pane
+// dead. The window stays (remain-on-exit). An agent that already exited
+// may have left children in its group: those go too when the agent's
+// identity is known (agent, recorded at launch).
+func (e *Engine) stopAgent(tc Tmux, id string, agentProc ...proc.Target) {
 	if id == "" {
 		return
 	}
-	ps, _, err := tc.Poll(id)
-	if err != nil || ps.Dead || ps.PID <= 0 {
+	t, alive := worker.PaneTarget(tc, id)
+	if !alive {
+		for _, a := range agentProc {
+			if a.PID > 1 && !a.Exists() {
+				proc.TerminateTargets(proc.OrphansOf(a.PID), e.StopGrace)
+			}
+		}
 		return
 	}
-	proc.Terminate(ps.PID, e.StopGrace)
+	proc.TerminateTarget(t, e.StopGrace)
 	deadline := time.Now().Add(paneDeadWait)
 	for time.Now().Before(deadline) {
 		ps, _, err := tc.Poll(id)

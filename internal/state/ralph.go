@@ -81,6 +81,11 @@ type Ralph struct {
 	// LimitWaits counts waits in a row without a known reset time.
 	WaitingUntil Timestamp `json:"waiting_until"`
 	LimitWaits   int       `json:"limit_waits"`
+	// AgentPID and AgentStartTicks identify the current iteration's
+	// agent process (its pane's), so what it leaves behind after exiting
+	// can be stopped without ever signalling a stranger.
+	AgentPID        int   `json:"agent_pid"`
+	AgentStartTicks int64 `json:"agent_start_ticks"`
 
 	// Progress of the current iteration, so a new monitor can adopt a
 	// running agent after the old one died.

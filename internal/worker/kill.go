@@ -57,20 +57,46 @@ func (m *Manager) stop(w *state.Worker) error {
 		if l.WindowID == "" {
 			return nil
 		}
-		if l.PanePID > 0 && proc.Alive(l.PanePID) {
-			proc.Terminate(l.PanePID, m.KillGrace)
+		tc := m.tmux(w)
+		// Only a live pane's own process: a dead pane's pid is a reaped
+		// process's, which may be anyone's by now.
+		if t, ok := PaneTarget(tc, l.WindowID); ok {
+			proc.TerminateTarget(t, m.KillGrace)
 		}
-		if err := m.tmux(w).KillWindow(l.WindowID); err != nil {
+		if err := tc.KillWindow(l.WindowID); err != nil {
 			return fmt.Errorf("cannot remove tmux window of '%s': %w", w.Name, err)
 		}
 	case w.PID != nil:
-		// Only the worker's own process (its pid may have been reused);
-		// children that outlived it are still in its process group.
-		if proc.Same(*w.PID, w.Started.Time) || (!proc.Alive(*w.PID) && proc.GroupAlive(*w.PID)) {
-			proc.Terminate(*w.PID, m.KillGrace)
+		// Only the worker's own process (its pid may have been reused,
+		// which its start time tells); children that outlived it are
+		// still in its process group.
+		if t, ok := proc.SameAs(*w.PID, w.Started.Time, proc.SpawnSlack); ok {
+			proc.TerminateTarget(t, m.KillGrace)
+		} else {
+			proc.TerminateTargets(proc.OrphansOf(*w.PID), m.KillGrace)
 		}
 	}
 	return nil
+}
+
+// PaneTarget identifies the process of a pane that is alive: its pid and
+// start time read now, and the pane polled again to confirm it is still
+// alive with that pid (tmux reaps a pane's process before it reports the
+// pane dead, so a live pane's pid is its own process).
+func PaneTarget(tc Poller, id string) (proc.Target, bool) {
+	ps, _, err := tc.Poll(id)
+	if err != nil || ps.Dead || ps.PID <= 1 {
+		return proc.Target{}, false
+	}
+	t, ok := proc.Identify(ps.PID)
+	if !ok {
+		return proc.Target{}, false
+	}
+	again, _, err := tc.Poll(id)
+	if err != nil || again.Dead || again.PID != ps.PID {
+		return proc.Target{}, false
+	}
+	return t, true
 }
 
 // removeWorktree removes a worker's worktree, keeping it (with a warning)
