@@ -51,10 +51,10 @@ const statusFormat = livenessFormat + "\t#{history_size}\t#{cursor_y}\t#{pane_he
 // Poll returns the pane's liveness and its visible screen in one tmux
 // process (display-message and capture-pane chained).
 func (c *Client) Poll(target string) (PaneStatus, string, error) {
-	out, err := c.Run(nil, Chain(
+	out, err := c.RunChain(nil,
 		[]string{"display-message", "-p", "-t", target, statusFormat},
 		[]string{"capture-pane", "-p", "-t", target},
-	)...)
+	)
 	if err != nil {
 		return PaneStatus{}, "", err
 	}
@@ -102,17 +102,17 @@ func (c *Client) TypeText(target, text string, enter bool) error {
 		}
 		return nil
 	}
-	cmds := [][]string{{"send-keys", "-t", target, "-l", "--", text}}
+	var cmds [][]string
+	if text != "" {
+		cmds = append(cmds, []string{"send-keys", "-t", target, "-l", "--", text})
+	}
 	if enter {
 		cmds = append(cmds, []string{"send-keys", "-t", target, "Enter"})
 	}
-	if text == "" {
-		cmds = cmds[1:]
-		if len(cmds) == 0 {
-			return nil
-		}
+	if len(cmds) == 0 {
+		return nil
 	}
-	_, err := c.Run(nil, Chain(cmds...)...)
+	_, err := c.RunChain(nil, cmds...)
 	return err
 }
 
@@ -121,10 +121,10 @@ func (c *Client) TypeText(target, text string, enter bool) error {
 // the buffer afterwards. One tmux process.
 func (c *Client) Paste(target, text string) error {
 	buf := "swarm-" + uuid.NewString()
-	_, err := c.Run(strings.NewReader(text), Chain(
+	_, err := c.RunChain(strings.NewReader(text),
 		[]string{"load-buffer", "-b", buf, "-"},
 		[]string{"paste-buffer", "-p", "-d", "-b", buf, "-t", target},
-	)...)
+	)
 	return err
 }
 
@@ -135,18 +135,18 @@ func (c *Client) Attach(session, windowID string) error {
 	if err != nil {
 		return err
 	}
-	var args []string
-	if os.Getenv("TMUX") != "" && c.Socket == "" {
-		args = c.Args(Chain(
-			[]string{"select-window", "-t", windowID},
-			[]string{"switch-client", "-t", "=" + session},
-		)...)
-	} else {
-		args = c.Args(Chain(
-			[]string{"select-window", "-t", windowID},
-			[]string{"attach-session", "-t", "=" + session},
-		)...)
+	if err := c.checkSocket(); err != nil {
+		return err
 	}
+	// attach-session from outside tmux, switch-client from inside it.
+	show := "attach-session"
+	if os.Getenv("TMUX") != "" && c.Socket == "" {
+		show = "switch-client"
+	}
+	args := c.Args(
+		[]string{"select-window", "-t", windowID},
+		[]string{show, "-t", "=" + session},
+	)
 	env := os.Environ()
 	if c.Socket != "" {
 		// Attaching to another server from inside tmux needs TMUX unset.
