@@ -86,13 +86,19 @@ const literalLimit = 2048
 // Enter arriving with a paste as part of it.
 var PasteEnterGap = 60 * time.Millisecond
 
+// pasteOnly are the characters SanitizePaste keeps that would act as
+// keys when typed (Enter, Tab), so text with them is pasted instead.
+const pasteOnly = "\n\t"
+
 // TypeText types text literally (send-keys -l --, so text starting with "-"
 // or looking like a key name is typed as written), optionally followed by
-// Enter in the same invocation. Text with a newline, or long text, is
-// delivered as one bracketed paste instead, so the program receives it as
-// one message.
+// Enter in the same invocation. The text is sanitised first
+// (SanitizePaste), so no control character in it acts as a key. Text with
+// a newline or a tab, or long text, is delivered as one bracketed paste
+// instead, so the program receives it as one message.
 func (c *Client) TypeText(target, text string, enter bool) error {
-	if strings.ContainsAny(text, "\r\n") || len(text) > literalLimit {
+	text = SanitizePaste(text)
+	if strings.ContainsAny(text, pasteOnly) || len(text) > literalLimit {
 		if err := c.Paste(target, text); err != nil {
 			return err
 		}
@@ -118,8 +124,14 @@ func (c *Client) TypeText(target, text string, enter bool) error {
 
 // Paste loads text into a uniquely named buffer and pastes it as a bracketed
 // paste (the program sees one paste, not lines typed one by one), deleting
-// the buffer afterwards. One tmux process.
+// the buffer afterwards. One tmux process. The text is sanitised first
+// (SanitizePaste), so it cannot end the paste early; nothing is pasted
+// when nothing is left.
 func (c *Client) Paste(target, text string) error {
+	text = SanitizePaste(text)
+	if text == "" {
+		return nil
+	}
 	buf := "swarm-" + uuid.NewString()
 	_, err := c.RunChain(strings.NewReader(text),
 		[]string{"load-buffer", "-b", buf, "-"},

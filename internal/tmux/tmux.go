@@ -7,9 +7,9 @@
 // and no gap in which a fast-exiting command could be missed.
 //
 // Nothing a user or agent writes reaches a tmux or shell parser: every
-// argument is escaped where the invocation is built (Args), and strings
-// tmux expands as formats are escaped for that too. escape.go says what
-// tmux does with each.
+// argument is escaped where the invocation is built (Args), strings tmux
+// expands as formats are escaped for that too, and text sent to a pane is
+// sanitised (SanitizePaste). escape.go says what tmux does with each.
 package tmux
 
 import (
