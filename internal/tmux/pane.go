@@ -51,10 +51,10 @@ const statusFormat = livenessFormat + "\t#{history_size}\t#{cursor_y}\t#{pane_he
 // Poll returns the pane's liveness and its visible screen in one tmux
 // process (display-message and capture-pane chained).
 func (c *Client) Poll(target string) (PaneStatus, string, error) {
-	out, err := c.Run(nil, Chain(
+	out, err := c.RunChain(nil,
 		[]string{"display-message", "-p", "-t", target, statusFormat},
 		[]string{"capture-pane", "-p", "-t", target},
-	)...)
+	)
 	if err != nil {
 		return PaneStatus{}, "", err
 	}
@@ -86,13 +86,19 @@ const literalLimit = 2048
 // Enter arriving with a paste as part of it.
 var PasteEnterGap = 60 * time.Millisecond
 
+// pasteOnly are the characters SanitizePaste keeps that would act as
+// keys when typed (Enter, Tab), so text with them is pasted instead.
+const pasteOnly = "\n\t"
+
 // TypeText types text literally (send-keys -l --, so text starting with "-"
 // or looking like a key name is typed as written), optionally followed by
-// Enter in the same invocation. Text with a newline, or long text, is
-// delivered as one bracketed paste instead, so the program receives it as
-// one message.
+// Enter in the same invocation. The text is sanitised first
+// (SanitizePaste), so no control character in it acts as a key. Text with
+// a newline or a tab, or long text, is delivered as one bracketed paste
+// instead, so the program receives it as one message.
 func (c *Client) TypeText(target, text string, enter bool) error {
-	if strings.ContainsAny(text, "\r\n") || len(text) > literalLimit {
+	text = SanitizePaste(text)
+	if strings.ContainsAny(text, pasteOnly) || len(text) > literalLimit {
 		if err := c.Paste(target, text); err != nil {
 			return err
 		}
@@ -102,29 +108,35 @@ func (c *Client) TypeText(target, text string, enter bool) error {
 		}
 		return nil
 	}
-	cmds := [][]string{{"send-keys", "-t", target, "-l", "--", text}}
+	var cmds [][]string
+	if text != "" {
+		cmds = append(cmds, []string{"send-keys", "-t", target, "-l", "--", text})
+	}
 	if enter {
 		cmds = append(cmds, []string{"send-keys", "-t", target, "Enter"})
 	}
-	if text == "" {
-		cmds = cmds[1:]
-		if len(cmds) == 0 {
-			return nil
-		}
+	if len(cmds) == 0 {
+		return nil
 	}
-	_, err := c.Run(nil, Chain(cmds...)...)
+	_, err := c.RunChain(nil, cmds...)
 	return err
 }
 
 // Paste loads text into a uniquely named buffer and pastes it as a bracketed
 // paste (the program sees one paste, not lines typed one by one), deleting
-// the buffer afterwards. One tmux process.
+// the buffer afterwards. One tmux process. The text is sanitised first
+// (SanitizePaste), so it cannot end the paste early; nothing is pasted
+// when nothing is left.
 func (c *Client) Paste(target, text string) error {
+	text = SanitizePaste(text)
+	if text == "" {
+		return nil
+	}
 	buf := "swarm-" + uuid.NewString()
-	_, err := c.Run(strings.NewReader(text), Chain(
+	_, err := c.RunChain(strings.NewReader(text),
 		[]string{"load-buffer", "-b", buf, "-"},
 		[]string{"paste-buffer", "-p", "-d", "-b", buf, "-t", target},
-	)...)
+	)
 	return err
 }
 
@@ -135,18 +147,18 @@ func (c *Client) Attach(session, windowID string) error {
 	if err != nil {
 		return err
 	}
-	var args []string
-	if os.Getenv("TMUX") != "" && c.Socket == "" {
-		args = c.Args(Chain(
-			[]string{"select-window", "-t", windowID},
-			[]string{"switch-client", "-t", "=" + session},
-		)...)
-	} else {
-		args = c.Args(Chain(
-			[]string{"select-window", "-t", windowID},
-			[]string{"attach-session", "-t", "=" + session},
-		)...)
+	if err := c.checkSocket(); err != nil {
+		return err
 	}
+	// attach-session from outside tmux, switch-client from inside it.
+	show := "attach-session"
+	if os.Getenv("TMUX") != "" && c.Socket == "" {
+		show = "switch-client"
+	}
+	args := c.Args(
+		[]string{"select-window", "-t", windowID},
+		[]string{show, "-t", "=" + session},
+	)
 	env := os.Environ()
 	if c.Socket != "" {
 		// Attaching to another server from inside tmux needs TMUX unset.

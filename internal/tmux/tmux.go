@@ -3,8 +3,13 @@
 // Every call can run on a private server (tmux -L socket), targets windows
 // by their unique id (@N) or exact names (=session:), never by prefix, and
 // sends text literally. Commands that belong together are chained into one
-// tmux invocation ("a \; b"), which tmux executes in one go: fewer processes,
+// tmux invocation ("a ; b"), which tmux executes in one go: fewer processes,
 // and no gap in which a fast-exiting command could be missed.
+//
+// Nothing a user or agent writes reaches a tmux or shell parser: every
+// argument is escaped where the invocation is built (Args), strings tmux
+// expands as formats are escaped for that too, and text sent to a pane is
+// sanitised (SanitizePaste). escape.go says what tmux does with each.
 package tmux
 
 import (
@@ -97,17 +102,42 @@ func isTransient(err error) bool {
 		strings.Contains(te.Stderr, "duplicate session")
 }
 
-// Args returns the full argument list for a tmux invocation, socket first.
-func (c *Client) Args(args ...string) []string {
+// Args returns the full argument list for one tmux invocation running
+// cmds in order, socket first. Every element is escaped (escapeArg), so
+// each arrives at its command exactly as given, and the commands are
+// joined by separators that no escaped element can be mistaken for.
+func (c *Client) Args(cmds ...[]string) []string {
+	args := buildArgs(cmds)
 	if c.Socket != "" {
 		return append([]string{"-L", c.Socket}, args...)
 	}
 	return args
 }
 
-// Run executes one tmux invocation and returns its standard output.
+// checkSocket refuses socket names tmux would turn into a path outside
+// its socket directory (tmux -L joins the directory and the name).
+func (c *Client) checkSocket() error {
+	if strings.Contains(c.Socket, "/") {
+		return fmt.Errorf("invalid tmux socket name '%s' (no '/')", c.Socket)
+	}
+	return nil
+}
+
+// Run executes one tmux command and returns its standard output. Every
+// argument arrives as given (see Args).
 func (c *Client) Run(stdin io.Reader, args ...string) (string, error) {
-	cmd := exec.Command(c.Bin, c.Args(args...)...)
+	return c.RunChain(stdin, args)
+}
+
+// RunChain executes commands in one tmux invocation: tmux runs them in
+// order within one server event ("cmd1 ; cmd2"), without a gap in which a
+// fast-exiting program could be missed. Output is that of all commands.
+func (c *Client) RunChain(stdin io.Reader, cmds ...[]string) (string, error) {
+	if err := c.checkSocket(); err != nil {
+		return "", err
+	}
+	args := c.Args(cmds...)
+	cmd := exec.Command(c.Bin, args...)
 	cmd.Stdin = stdin
 	var out, stderr bytes.Buffer
 	cmd.Stdout = &out
@@ -119,19 +149,6 @@ func (c *Client) Run(stdin io.Reader, args ...string) (string, error) {
 		return out.String(), &Error{Args: args, Stderr: stderr.String(), Err: err}
 	}
 	return out.String(), nil
-}
-
-// Chain joins tmux commands into one invocation: tmux runs them in order
-// within one server event, as "cmd1 \; cmd2".
-func Chain(cmds ...[]string) []string {
-	var args []string
-	for i, c := range cmds {
-		if i > 0 {
-			args = append(args, ";")
-		}
-		args = append(args, c...)
-	}
-	return args
 }
 
 // Liveness is whether a pane's process has exited and how.

@@ -34,14 +34,7 @@ func TestParsePane(t *testing.T) {
 	}
 }
 
-func TestChainQuoteWindows(t *testing.T) {
-	got := Chain([]string{"a", "b"}, []string{"c"})
-	if strings.Join(got, " ") != "a b ; c" {
-		t.Errorf("Chain = %q", got)
-	}
-	if ShellQuote("it's a path") != `'it'\''s a path'` {
-		t.Errorf("quote = %s", ShellQuote("it's a path"))
-	}
+func TestWindows(t *testing.T) {
 	ws := Windows([]Pane{
 		{Session: "s", WindowName: "foobar", WindowID: "@1"},
 		{Session: "s", WindowName: "foo", WindowID: "@2", Liveness: Liveness{Dead: true}},

@@ -23,10 +23,13 @@ type WindowSpec struct {
 	Width, Height int
 }
 
+// common is what new-window and new-session share: the start directory
+// (format-expanded by tmux, so escaped for it) and the environment (not
+// expanded).
 func (s WindowSpec) common() []string {
 	var args []string
 	if s.Dir != "" {
-		args = append(args, "-c", s.Dir)
+		args = append(args, "-c", escapeFormat(s.Dir))
 	}
 	for _, e := range s.Env {
 		args = append(args, "-e", e)
@@ -34,24 +37,38 @@ func (s WindowSpec) common() []string {
 	return args
 }
 
+// commands returns the new-window command, which adds the window to an
+// existing session, and the new-session command, which creates the
+// session with this window. The session target is exact and not
+// expanded; the names given to -s and -n are format-expanded, so escaped.
+func (s WindowSpec) commands() (newWindow, newSession []string) {
+	command := directCommand(s.Command)
+	newWindow = append([]string{"new-window", "-d", "-P", "-F", "#{window_id}",
+		"-t", "=" + s.Session + ":", "-n", escapeFormat(s.Name)}, s.common()...)
+	newWindow = append(append(newWindow, "--"), command...)
+
+	newSession = append([]string{"new-session", "-d", "-P", "-F", "#{window_id}",
+		"-s", escapeFormat(s.Session), "-n", escapeFormat(s.Name)}, s.common()...)
+	if s.Width > 0 && s.Height > 0 {
+		newSession = append(newSession, "-x", fmt.Sprint(s.Width), "-y", fmt.Sprint(s.Height))
+	}
+	newSession = append(append(newSession, "--"), command...)
+	return newWindow, newSession
+}
+
 // NewWindow creates the window and returns its id (@N). When the session
 // does not exist yet it is created with this window as its only one, so no
 // stray shell window appears; two concurrent callers racing to create the
-// session both end up with a window in it.
+// session both end up with a window in it. The command is executed
+// directly, never parsed by a shell (directCommand).
 func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 	if len(spec.Command) == 0 {
 		return "", fmt.Errorf("no command")
 	}
-	newWindow := append([]string{"new-window", "-d", "-P", "-F", "#{window_id}",
-		"-t", "=" + spec.Session + ":", "-n", spec.Name}, spec.common()...)
-	newWindow = append(append(newWindow, "--"), spec.Command...)
-
-	newSession := append([]string{"new-session", "-d", "-P", "-F", "#{window_id}",
-		"-s", spec.Session, "-n", spec.Name}, spec.common()...)
-	if spec.Width > 0 && spec.Height > 0 {
-		newSession = append(newSession, "-x", fmt.Sprint(spec.Width), "-y", fmt.Sprint(spec.Height))
+	if err := CheckSessionName(spec.Session); err != nil {
+		return "", err
 	}
-	newSession = append(append(newSession, "--"), spec.Command...)
+	newWindow, newSession := spec.commands()
 
 	// The server may be starting (another spawn created it a moment ago)
 	// or shutting down (its last window just closed) while we talk to it:
@@ -102,12 +119,12 @@ type RespawnSpec struct {
 func (c *Client) Respawn(target string, spec RespawnSpec) error {
 	respawn := []string{"respawn-pane", "-k", "-t", target}
 	if spec.Dir != "" {
-		respawn = append(respawn, "-c", spec.Dir)
+		respawn = append(respawn, "-c", escapeFormat(spec.Dir))
 	}
 	for _, e := range spec.Env {
 		respawn = append(respawn, "-e", e)
 	}
-	respawn = append(append(respawn, "--"), spec.Command...)
+	respawn = append(append(respawn, "--"), directCommand(spec.Command)...)
 	cmds := [][]string{}
 	if spec.RemainOnExit {
 		cmds = append(cmds, []string{"set-option", "-w", "-t", target, "remain-on-exit", "on"})
@@ -116,9 +133,9 @@ func (c *Client) Respawn(target string, spec RespawnSpec) error {
 		[]string{"send-keys", "-R", "-t", target},
 		[]string{"clear-history", "-t", target})
 	if spec.PipeTo != "" {
-		cmds = append(cmds, []string{"pipe-pane", "-t", target, "exec cat >> " + ShellQuote(spec.PipeTo)})
+		cmds = append(cmds, []string{"pipe-pane", "-t", target, pipeCommand(spec.PipeTo)})
 	}
-	_, err := c.Run(nil, Chain(cmds...)...)
+	_, err := c.RunChain(nil, cmds...)
 	return err
 }
 
@@ -149,9 +166,4 @@ func (c *Client) KillServer() error {
 		os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), c.Socket))
 	}
 	return err
-}
-
-// ShellQuote quotes s for sh.
-func ShellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
