@@ -68,9 +68,14 @@ func runLs(opts *lsOptions) error {
 	}
 	switch opts.Format {
 	case "json":
-		records := make([]state.Worker, 0, len(shown))
+		records := make([]lsRecord, 0, len(shown))
 		for _, l := range shown {
-			records = append(records, l.Worker)
+			r := lsRecord{Worker: l.Worker}
+			if l.PaneDead && l.HasExit && !l.Running() {
+				code := l.ExitCode
+				r.ExitCode = &code
+			}
+			records = append(records, r)
 		}
 		return printJSON(opts.IO, records)
 	case "names":
@@ -82,6 +87,16 @@ func runLs(opts *lsOptions) error {
 	return printWorkerTable(opts.IO.Out, shown)
 }
 
+// lsRecord is a worker record as ls --format json prints it: swarm.py's
+// keys with the live status, and the exit code of a tmux worker whose
+// command exited (its pane kept), which swarm.py readers ignore.
+type lsRecord struct {
+	state.Worker
+	ExitCode *int `json:"exit_code,omitempty"`
+}
+
+// printWorkerTable prints swarm.py's ls columns; a stopped tmux worker's
+// exit code, when known, follows its status ("stopped (3)").
 func printWorkerTable(w io.Writer, shown []worker.Live) error {
 	if len(shown) == 0 {
 		return nil
@@ -103,7 +118,11 @@ func printWorkerTable(w io.Writer, shown []worker.Live) error {
 		if len(l.Tags) > 0 {
 			tags = strings.Join(l.Tags, ",")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, l.Status, where, age(l.Started), wt, tags)
+		status := l.Status
+		if l.PaneDead && l.HasExit && !l.Running() {
+			status = fmt.Sprintf("%s(%d)", l.Status, l.ExitCode)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, status, where, age(l.Started), wt, tags)
 	}
 	return tw.Flush()
 }

@@ -52,6 +52,9 @@ func runStatus(opts *statusOptions) error {
 		parts = append(parts, "worktree "+l.Worktree.Path)
 	}
 	parts = append(parts, "uptime "+age(l.Started))
+	if l.PaneDead && l.HasExit && !l.Running() {
+		parts = append(parts, fmt.Sprintf("exit %d", l.ExitCode))
+	}
 	fmt.Fprintf(opts.IO.Out, "%s: %s (%s)\n", opts.Name, l.Status, strings.Join(parts, ", "))
 	if !l.Running() {
 		return exitCode(exitFail)

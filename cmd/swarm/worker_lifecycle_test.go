@@ -206,7 +206,7 @@ func TestWorkerProcessRoundTrip(t *testing.T) {
 		return e.Run("logs", "p").Stdout == "Fake Agent v1.0\nhello-from-agent\n"
 	})
 	wkExpect(t, "peek on a process worker", e.Run("peek", "p"), 1, "", "swarm: error: worker 'p' is not a tmux worker\n")
-	wkExpect(t, "clean running p", e.Run("clean", "p"), 1, "", "swarm: error: cannot clean running worker 'p'\n")
+	wkExpect(t, "clean running p", e.Run("clean", "p"), 1, "", "swarm: error: cannot clean running worker 'p'\nhint: swarm kill p, then swarm clean p\n")
 
 	wkExpect(t, "kill p", e.Run("kill", "p"), 0, "killed p\n", "")
 	e.Eventually("the process worker to die", wkTimeout, func() bool { return !wkAlive(pid) })
@@ -532,8 +532,8 @@ func TestWorkerBadInputChangesNothing(t *testing.T) {
 		{args: []string{"send", "w"}, code: 2},
 		{args: []string{"status"}, code: 2},
 		{args: []string{"peek", "p"}, code: 1, stderr: "swarm: error: worker 'p' is not a tmux worker\n"},
-		{args: []string{"clean", "w"}, code: 1, stderr: "swarm: error: cannot clean running worker 'w'\n"},
-		{args: []string{"clean", "p"}, code: 1, stderr: "swarm: error: cannot clean running worker 'p'\n"},
+		{args: []string{"clean", "w"}, code: 1, stderr: "swarm: error: cannot clean running worker 'w'\nhint: swarm kill w, then swarm clean w\n"},
+		{args: []string{"clean", "p"}, code: 1, stderr: "swarm: error: cannot clean running worker 'p'\nhint: swarm kill p, then swarm clean p\n"},
 		{args: []string{"kill", "nope"}, code: 1, stderr: "swarm: error: worker 'nope' not found\n"},
 		{args: []string{"nosuchcommand"}, code: 2},
 	}

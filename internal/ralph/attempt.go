@@ -225,7 +225,7 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	a := e.newAttempt(st, w, st.CurrentIteration, st.LastIterationStart.Time, delivered)
 	a.off = st.OutputOffset
 	a.agentProc = proc.Target{PID: st.AgentPID, Ticks: st.AgentStartTicks}
-	win, ok, err := a.tc.Lookup(w.Tmux.Session, w.Tmux.Window)
+	win, ok, err := worker.FindWindow(a.tc, w)
 	if err != nil || !ok {
 		a.det = e.primedDetector(a)
 		o := e.final(a, Outcome{End: EndWindowLost})
@@ -275,7 +275,7 @@ func (e *Engine) launch(a *attempt, w *state.Worker) error {
 	if err := e.prepareFiles(a); err != nil {
 		return err
 	}
-	win, ok, err := a.tc.Lookup(w.Tmux.Session, w.Tmux.Window)
+	win, ok, err := worker.FindWindow(a.tc, w)
 	if err != nil {
 		return err
 	}
@@ -283,11 +283,17 @@ func (e *Engine) launch(a *attempt, w *state.Worker) error {
 	if !ok {
 		a.window, err = a.tc.NewWindow(tmux.WindowSpec{
 			Session: w.Tmux.Session, Name: w.Tmux.Window, Dir: a.st.WorkDir,
-			Command: []string{"sh", "-c", "while :; do sleep 3600; done"},
+			Command:     []string{"sh", "-c", "while :; do sleep 3600; done"},
+			FocusEvents: worker.Socket(w) != "",
 		})
 		if err != nil {
 			return fmt.Errorf("failed to create tmux window: %w", err)
 		}
+		// Found by this id from now on: never a window of the same name.
+		if err := e.M.SetMetadata(e.Name, map[string]any{worker.WindowIDKey: a.window}, ""); err != nil {
+			e.say("cannot update the worker record: %v", err)
+		}
+		w.Metadata[worker.WindowIDKey] = a.window
 	}
 	env := append(worker.WithCallerPath(w.Env), "SWARM_WORKER="+e.Name, fmt.Sprintf("SWARM_RALPH_ITERATION=%d", a.iter))
 	err = a.tc.Respawn(a.window, tmux.RespawnSpec{

@@ -20,6 +20,7 @@ import (
 // Tmux is what the loop needs from a tmux server. *tmux.Client implements
 // it; the engine's unit tests use a fake.
 type Tmux interface {
+	ListPanes() ([]tmux.Pane, error)
 	Lookup(session, name string) (tmux.Window, bool, error)
 	NewWindow(spec tmux.WindowSpec) (string, error)
 	KillWindow(target string) error
@@ -468,7 +469,7 @@ func (e *Engine) removeWindow(w *state.Worker) {
 		return
 	}
 	tc := e.TmuxFor(worker.Socket(w))
-	win, ok, err := tc.Lookup(w.Tmux.Session, w.Tmux.Window)
+	win, ok, err := worker.FindWindow(tc, w)
 	if err != nil || !ok {
 		return
 	}

@@ -9,6 +9,10 @@ import (
 const (
 	StatusRunning = "running"
 	StatusStopped = "stopped"
+	// StatusStarting marks a record whose spawn is under way: it is
+	// written before anything is started, so a crashed spawn leaves a
+	// record that says what to clean up (worker.Manager recovers it).
+	StatusStarting = "starting"
 )
 
 // Worker is one record of state.json, in the schema swarm.py writes.

@@ -127,11 +127,19 @@ func directCommand(cmd []string) []string {
 	return []string{"sh", "-c", execDirect, cmd[0]}
 }
 
-// pipeCommand is pipe-pane's command appending the pane's output to path:
-// a shell string (tmux runs it with /bin/sh -c) that tmux first expands as
-// a time format, so the path is shell-quoted and then format-escaped.
-func pipeCommand(path string) string {
-	return escapeTimeFormat("exec cat >> " + ShellQuote(path))
+// pipeCommand is pipe-pane's command writing the pane's output to path,
+// through via (argv, path appended) or appended by cat: a shell string
+// (tmux runs it with /bin/sh -c) that tmux first expands as a time format,
+// so every word is shell-quoted and then format-escaped.
+func pipeCommand(via []string, path string) string {
+	if len(via) == 0 {
+		return escapeTimeFormat("exec cat >> " + ShellQuote(path))
+	}
+	words := make([]string, 0, len(via)+1)
+	for _, w := range append(via, path) {
+		words = append(words, ShellQuote(w))
+	}
+	return escapeTimeFormat("exec " + strings.Join(words, " "))
 }
 
 // ShellQuote quotes s for sh as one single-quoted word, inside which sh

@@ -175,9 +175,12 @@ func TestDirectCommandAndPipeCommand(t *testing.T) {
 	if got := directCommand([]string{"/p/d$(x)"}); !reflect.DeepEqual(got, []string{"sh", "-c", execDirect, "/p/d$(x)"}) {
 		t.Errorf("one element: %q", got)
 	}
-	got := pipeCommand("/h/a#b %Y/it's")
+	got := pipeCommand(nil, "/h/a#b %Y/it's")
 	if got != `exec cat >> '/h/a##b %%Y/it'\''s'` {
 		t.Errorf("pipeCommand = %s", got)
+	}
+	if via := pipeCommand([]string{"/bin/sw#arm", "_logpipe", "--max", "100"}, "/h/o;x"); via != `exec '/bin/sw##arm' '_logpipe' '--max' '100' '/h/o;x'` {
+		t.Errorf("pipeCommand via = %s", via)
 	}
 	if back, ok := expandTimeFormatModel(got); !ok || back != `exec cat >> '/h/a#b %Y/it'\''s'` {
 		t.Errorf("tmux would run %q", back)

@@ -184,3 +184,46 @@ func TestConcurrentNewWindowsShareOneSession(t *testing.T) {
 		t.Errorf("%d panes, want 10", len(panes))
 	}
 }
+
+// A window made with RemainOnExit keeps its pane after a command that
+// exits at once, with its exit status, under its own name; a stale window
+// of the same name is not touched.
+func TestNewWindowRemainOnExit(t *testing.T) {
+	c := server(t)
+	stale, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sleep", "300"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sh", "-c", "echo bye; sleep 0.2; exit 3"}, RemainOnExit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ps, _, err := c.Poll(id)
+		if err == nil && ps.Dead {
+			// tmux 3.3 scrolls a dead pane's screen into its history,
+			// and does not always record the exit status.
+			screen, _ := c.Capture(id, CaptureOptions{Start: "-"})
+			if (ps.ExitKnown() && ps.ExitCode() != 3) || !strings.Contains(screen, "bye") {
+				t.Fatalf("exit %d screen %q", ps.ExitCode(), screen)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pane not kept dead: %v %+v", err, ps)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	panes, _ := c.ListPanes()
+	names := map[string]string{}
+	for _, p := range panes {
+		names[p.WindowID] = p.WindowName
+	}
+	if names[id] != "w" || names[stale] != "w" {
+		t.Fatalf("names %v", names)
+	}
+	if out, _ := c.Run(nil, "show-options", "-w", "-v", "-t", stale, "remain-on-exit"); strings.TrimSpace(out) == "on" {
+		t.Fatal("the stale window got remain-on-exit")
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // WindowSpec describes a window to create.
@@ -21,6 +23,13 @@ type WindowSpec struct {
 	Command []string
 	// Width and Height size a session this call creates (0: tmux default).
 	Width, Height int
+	// RemainOnExit keeps the pane, dead, after the command exits: its
+	// exit status and last screen stay readable (peek, logs, status).
+	RemainOnExit bool
+	// FocusEvents turns the server's focus-events on when this call
+	// creates the session (only on swarm's own server, a -L socket:
+	// agents such as Claude Code complain without it).
+	FocusEvents bool
 }
 
 // common is what new-window and new-session share: the start directory
@@ -37,22 +46,42 @@ func (s WindowSpec) common() []string {
 	return args
 }
 
-// commands returns the new-window command, which adds the window to an
-// existing session, and the new-session command, which creates the
-// session with this window. The session target is exact and not
-// expanded; the names given to -s and -n are format-expanded, so escaped.
-func (s WindowSpec) commands() (newWindow, newSession []string) {
+// commands returns the new-window chain, which adds the window to an
+// existing session, and the new-session chain, which creates the session
+// with this window. The session target is exact and not expanded; the
+// names given to -s and -n are format-expanded, so escaped.
+//
+// With RemainOnExit the window is created under a unique temporary name,
+// remain-on-exit is set on it and it is renamed, all in one invocation: a
+// command that exits at once still leaves its pane, and no other window
+// (a stale one of the same name) can be touched by the name targets.
+func (s WindowSpec) commands() (newWindow, newSession [][]string) {
 	command := directCommand(s.Command)
-	newWindow = append([]string{"new-window", "-d", "-P", "-F", "#{window_id}",
-		"-t", "=" + s.Session + ":", "-n", escapeFormat(s.Name)}, s.common()...)
-	newWindow = append(append(newWindow, "--"), command...)
-
-	newSession = append([]string{"new-session", "-d", "-P", "-F", "#{window_id}",
-		"-s", escapeFormat(s.Session), "-n", escapeFormat(s.Name)}, s.common()...)
-	if s.Width > 0 && s.Height > 0 {
-		newSession = append(newSession, "-x", fmt.Sprint(s.Width), "-y", fmt.Sprint(s.Height))
+	name := s.Name
+	var after [][]string
+	if s.RemainOnExit {
+		name = "swarm-new-" + uuid.NewString()
+		target := "=" + s.Session + ":=" + name
+		after = [][]string{
+			{"set-option", "-w", "-t", target, "remain-on-exit", "on"},
+			{"rename-window", "-t", target, escapeFormat(s.Name)},
+		}
 	}
-	newSession = append(append(newSession, "--"), command...)
+	nw := append([]string{"new-window", "-d", "-P", "-F", "#{window_id}",
+		"-t", "=" + s.Session + ":", "-n", escapeFormat(name)}, s.common()...)
+	nw = append(append(nw, "--"), command...)
+
+	ns := append([]string{"new-session", "-d", "-P", "-F", "#{window_id}",
+		"-s", escapeFormat(s.Session), "-n", escapeFormat(name)}, s.common()...)
+	if s.Width > 0 && s.Height > 0 {
+		ns = append(ns, "-x", fmt.Sprint(s.Width), "-y", fmt.Sprint(s.Height))
+	}
+	ns = append(append(ns, "--"), command...)
+	newWindow = append([][]string{nw}, after...)
+	newSession = append([][]string{ns}, after...)
+	if s.FocusEvents {
+		newSession = append(newSession, []string{"set-option", "-s", "focus-events", "on"})
+	}
 	return newWindow, newSession
 }
 
@@ -78,17 +107,17 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 	var lastWindow, lastSession error
 	deadline := time.Now().Add(30 * time.Second)
 	for attempt := 0; time.Now().Before(deadline); attempt++ {
-		out, err := c.Run(nil, newWindow...)
+		out, err := c.RunChain(nil, newWindow...)
 		if err == nil {
-			return strings.TrimSpace(out), nil
+			return firstLine(out), nil
 		}
 		if !isTransient(err) {
 			return "", err
 		}
 		lastWindow = err
-		out, err = c.Run(nil, newSession...)
+		out, err = c.RunChain(nil, newSession...)
 		if err == nil {
-			return strings.TrimSpace(out), nil
+			return firstLine(out), nil
 		}
 		if !isTransient(err) {
 			return "", err
@@ -99,14 +128,23 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 	return "", fmt.Errorf("cannot create window in session %s: new-window: %w; new-session: %w", spec.Session, lastWindow, lastSession)
 }
 
+// firstLine is the first line of a chain's output: the id new-window or
+// new-session printed.
+func firstLine(out string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	return strings.TrimSpace(l)
+}
+
 // RespawnSpec describes the command a pane is restarted with.
 type RespawnSpec struct {
 	Dir     string
 	Env     []string
 	Command []string
 	// PipeTo, when set, receives everything the new process writes to the
-	// pane (pipe-pane), from its first byte.
-	PipeTo string
+	// pane (pipe-pane), from its first byte. PipeVia is the program that
+	// writes it (argv, PipeTo appended; default: cat >> PipeTo).
+	PipeTo  string
+	PipeVia []string
 	// RemainOnExit keeps the pane after the command exits so its exit
 	// status can be read.
 	RemainOnExit bool
@@ -133,7 +171,7 @@ func (c *Client) Respawn(target string, spec RespawnSpec) error {
 		[]string{"send-keys", "-R", "-t", target},
 		[]string{"clear-history", "-t", target})
 	if spec.PipeTo != "" {
-		cmds = append(cmds, []string{"pipe-pane", "-t", target, pipeCommand(spec.PipeTo)})
+		cmds = append(cmds, []string{"pipe-pane", "-t", target, pipeCommand(spec.PipeVia, spec.PipeTo)})
 	}
 	_, err := c.RunChain(nil, cmds...)
 	return err

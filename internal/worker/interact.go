@@ -72,18 +72,40 @@ func (m *Manager) keys(name string, keys ...string) error {
 	return m.tmux(&l.Worker).SendKeys(l.WindowID, keys...)
 }
 
-// Peek returns the last lines of the worker's pane.
+// Peek returns the last lines of the worker's pane; a stopped worker
+// whose window is kept (its command exited) shows its last screen.
 func (m *Manager) Peek(name string, lines int) (string, error) {
-	l, err := m.running(name)
+	l, err := m.withWindow(name)
 	if err != nil {
 		return "", err
 	}
 	return peekWindow(m.tmux(&l.Worker), l.WindowID, lines)
 }
 
+// withWindow returns a tmux worker whose window exists (running, or
+// stopped with its dead pane kept), or the error commands print.
+func (m *Manager) withWindow(name string) (*Live, error) {
+	l, err := m.Status(name)
+	if err != nil {
+		return nil, err
+	}
+	if l.Tmux == nil {
+		return nil, fmt.Errorf("worker '%s' is not a tmux worker", name)
+	}
+	if l.WindowID == "" {
+		return nil, fmt.Errorf("worker '%s' %w", name, ErrNotRunning)
+	}
+	return l, nil
+}
+
+// DefaultPeekLines is peek's default (swarm.py's -n 30).
+const DefaultPeekLines = 30
+
+// peekWindow captures the last lines from the scrollback too: tmux moves
+// a dead pane's screen into its history when it shows "Pane is dead".
 func peekWindow(tc Tmux, id string, lines int) (string, error) {
 	if lines <= 0 {
-		lines = 30
+		lines = DefaultPeekLines
 	}
 	out, err := tc.Capture(id, tmux.CaptureOptions{Start: fmt.Sprint(-lines)})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worktree"
@@ -21,7 +22,7 @@ type KillOptions struct {
 // after the grace period, then the tmux window is removed. The record stays,
 // marked stopped. A ralph loop is stopped for good (through Hooks).
 func (m *Manager) Kill(name string, o KillOptions) error {
-	w, err := m.Get(name)
+	w, err := m.settled(name)
 	if err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func (m *Manager) stop(w *state.Worker) error {
 		// Only the worker's own process (its pid may have been reused,
 		// which its start time tells); children that outlived it are
 		// still in its process group.
-		if t, ok := proc.SameAs(*w.PID, w.Started.Time, proc.SpawnSlack); ok {
+		if t, ok := processTarget(w); ok {
 			proc.TerminateTarget(t, m.KillGrace)
 		} else {
 			proc.TerminateTargets(proc.OrphansOf(*w.PID), m.KillGrace)
@@ -153,12 +154,21 @@ type CleanOptions struct {
 // Clean removes a stopped worker's record, logs and (clean) worktree.
 // A dirty worktree is kept and its path returned.
 func (m *Manager) Clean(name string, o CleanOptions) (kept string, err error) {
+	if _, err := m.settled(name); err != nil {
+		return "", err
+	}
 	l, err := m.Status(name)
 	if err != nil {
 		return "", err
 	}
 	if l.Running() {
-		return "", fmt.Errorf("cannot clean running worker '%s'", name)
+		return "", hint.Errorf(fmt.Sprintf("swarm kill %s, then swarm clean %s", name, name), "cannot clean running worker '%s'", name)
+	}
+	if l.WindowID != "" {
+		// The window kept after its command exited (remain-on-exit).
+		if err := m.tmux(&l.Worker).KillWindow(l.WindowID); err != nil {
+			return "", fmt.Errorf("cannot remove tmux window of '%s': %w", name, err)
+		}
 	}
 	if o.RmWorktree && l.Worktree != nil {
 		if !m.removeWorktree(&l.Worker, o.ForceDirty) {

@@ -3,7 +3,6 @@ package worker
 import (
 	"sort"
 
-	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
 )
@@ -16,6 +15,14 @@ type Live struct {
 	WindowID string
 	// PanePID is the pid of the window's first pane process.
 	PanePID int
+	// PaneDead: the window is kept (remain-on-exit) but its command has
+	// exited, with ExitCode when tmux knows it (HasExit).
+	PaneDead bool
+	ExitCode int
+	HasExit  bool
+	// Crashed: the record is "starting" but the process spawning it is
+	// gone (killed mid-spawn).
+	Crashed bool
 }
 
 // Running reports the refreshed status.
@@ -43,10 +50,24 @@ func (m *Manager) Refresh(workers []state.Worker) ([]Live, error) {
 	for i, w := range workers {
 		l := Live{Worker: w}
 		l.Status = state.StatusStopped
+		if w.Status == state.StatusStarting {
+			// Being spawned: its window or process may not exist yet.
+			// A spawn whose process died crashed: it shows stopped, and
+			// List rolls it back.
+			l.Status, l.Crashed = state.StatusStarting, !spawnerAlive(&l.Worker)
+			if l.Crashed {
+				l.Status = state.StatusStopped
+			}
+			out[i] = l
+			continue
+		}
 		switch {
 		case w.Tmux != nil:
-			if win, ok := tmux.FindWindow(bySocket[string(w.Tmux.Socket)], w.Tmux.Session, w.Tmux.Window); ok {
-				l.WindowID, l.PanePID = win.WindowID, win.PID
+			if win, ok := WindowOf(bySocket[string(w.Tmux.Socket)], &l.Worker); ok {
+				l.WindowID, l.PanePID, l.PaneDead = win.WindowID, win.PID, win.AllDead
+				if win.AllDead && win.ExitKnown() {
+					l.ExitCode, l.HasExit = win.ExitCode(), true
+				}
 				// A ralph window keeps its dead pane between iterations;
 				// the loop removes the window when it ends.
 				if !win.AllDead || w.IsRalph() {
@@ -54,7 +75,7 @@ func (m *Manager) Refresh(workers []state.Worker) ([]Live, error) {
 				}
 			}
 		case w.PID != nil:
-			if proc.Same(*w.PID, w.Started.Time) {
+			if t, ok := processTarget(&l.Worker); ok && t.Alive() {
 				l.Status = state.StatusRunning
 			}
 		}
@@ -73,6 +94,9 @@ func (m *Manager) List() ([]Live, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.rollBackCrashed(live) {
+		return m.List()
+	}
 	sort.SliceStable(live, func(i, j int) bool { return live[i].Started.Before(live[j].Started.Time) })
 	return live, nil
 }
@@ -86,6 +110,9 @@ func (m *Manager) Status(name string) (*Live, error) {
 	live, err := m.Refresh([]state.Worker{*w})
 	if err != nil {
 		return nil, err
+	}
+	if m.rollBackCrashed(live) {
+		return m.Status(name)
 	}
 	return &live[0], nil
 }

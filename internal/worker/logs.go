@@ -38,7 +38,8 @@ func (m *Manager) Logs(name string, o LogsOptions) (string, error) {
 		return "", fmt.Errorf("worker '%s' %w", name, ErrNotRunning)
 	}
 	opt := tmux.CaptureOptions{}
-	if o.History {
+	if o.History || l.PaneDead {
+		// A dead pane's screen is in its history (tmux moves it there).
 		opt.Start = fmt.Sprint(-o.Lines)
 	}
 	out, err := m.tmux(&l.Worker).Capture(l.WindowID, opt)

@@ -118,9 +118,24 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 			rollback.run()
 		}
 	}()
+	// The record is written first, "starting", with what a later command
+	// needs to finish or undo a spawn that crashes half way: the spawning
+	// process, the tmux session and window name; then each thing made is
+	// added to it as it is made (worktree, window id, process identity).
+	meta := map[string]any{}
+	for k, v := range o.Metadata {
+		meta[k] = v
+	}
+	meta[SpawnerKey] = spawner()
+	if o.Replace {
+		meta[replacingKey] = true
+	}
 	rec := state.Worker{
-		Name: o.Name, Status: state.StatusRunning, Cmd: o.Command, Started: state.Now(),
-		Cwd: p.cwd, Env: p.env, Tags: o.Tags, Metadata: o.Metadata,
+		Name: o.Name, Status: state.StatusStarting, Cmd: o.Command, Started: state.Now(),
+		Cwd: p.cwd, Env: p.env, Tags: o.Tags, Metadata: meta,
+	}
+	if o.Tmux {
+		rec.Tmux = &state.TmuxInfo{Session: p.session, Window: o.Name, Socket: state.NullString(o.Socket)}
 	}
 	if err = m.reserve(rec, o.Replace, &rollback); err != nil {
 		return nil, err
@@ -129,14 +144,14 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 		if err = m.makeWorktree(p, &rec, &rollback); err != nil {
 			return nil, err
 		}
-	}
-	if o.Tmux {
-		rec.Tmux = &state.TmuxInfo{Session: p.session, Window: o.Name, Socket: state.NullString(o.Socket)}
+		if err = m.note(rec); err != nil {
+			return nil, err
+		}
 	}
 	if err = m.launch(p, &rec, &rollback); err != nil {
 		return nil, err
 	}
-	if err = m.commit(rec); err != nil {
+	if err = m.commit(&rec); err != nil {
 		return nil, err
 	}
 	res = &SpawnResult{Worker: &rec}
@@ -168,8 +183,10 @@ func (m *Manager) plan(o SpawnOptions) (*spawnPlan, error) {
 	if p.session == "" {
 		p.session = m.Session
 	}
-	if o.Tmux && (strings.ContainsAny(p.session, ":.") || p.session == "") {
-		return nil, fmt.Errorf("invalid session name '%s' (no ':' or '.')", p.session)
+	if o.Tmux {
+		if err := tmux.CheckSessionName(p.session); err != nil {
+			return nil, err
+		}
 	}
 	if o.Worktree {
 		root, warns, err := worktree.RepoRoot(cwd)
@@ -260,6 +277,8 @@ func (m *Manager) makeWorktree(p *spawnPlan, rec *state.Worker, rollback *undo) 
 	}
 	if existed != nil { // we made it: undo removes it (it is clean), and its new branch
 		rollback.add(func() { worktree.Undo(info) })
+		rec.Metadata[worktreeMadeKey] = true
+		rec.Metadata[branchMadeKey] = info.NewBranch
 	}
 	rec.Worktree = &state.WorktreeInfo{Path: info.Path, Branch: info.Branch, BaseRepo: info.BaseRepo}
 	rec.Cwd = info.Path
@@ -288,27 +307,34 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 		id, err := tc.NewWindow(tmux.WindowSpec{
 			Session: p.session, Name: o.Name, Dir: rec.Cwd,
 			Env: WithCallerPath(p.env), Command: o.Command,
+			// The pane stays when the command exits: its exit status
+			// and last screen remain readable, and the session (and
+			// the server) outlive the last worker, as with swarm.py.
+			RemainOnExit: true, FocusEvents: o.Socket != "",
 		})
 		if err != nil {
 			return fmt.Errorf("failed to create tmux window: %w", err)
 		}
 		rollback.add(func() { tc.KillWindow(id) })
+		rec.Metadata[WindowIDKey] = id
 	default:
-		pid, err := proc.Start(proc.StartSpec{
+		t, err := proc.Spawn(proc.StartSpec{
 			Command: o.Command, Dir: rec.Cwd, Env: append(os.Environ(), EnvList(p.env)...),
-			Stdout: m.stdoutLog(o.Name), Stderr: m.stderrLog(o.Name),
+			Stdout: m.stdoutLog(o.Name), Stderr: m.stderrLog(o.Name), LogSink: m.LogSink,
 		})
 		if err != nil {
 			return fmt.Errorf("failed to spawn process: %w", err)
 		}
-		rollback.add(func() { proc.Terminate(pid, time.Second) })
+		rollback.add(func() { proc.TerminateTarget(t, time.Second) })
+		pid := t.PID
 		rec.PID = &pid
+		rec.Metadata[StartTicksKey] = t.Ticks
 	}
-	return nil
+	return m.note(*rec)
 }
 
-// commit writes the finished record over the reservation.
-func (m *Manager) commit(rec state.Worker) error {
+// note writes what the spawn has made so far into its "starting" record.
+func (m *Manager) note(rec state.Worker) error {
 	return m.Store.Update(func(r *state.Registry) error {
 		w := r.Find(rec.Name)
 		if w == nil {
@@ -317,6 +343,18 @@ func (m *Manager) commit(rec state.Worker) error {
 		*w = rec
 		return nil
 	})
+}
+
+// commit writes the finished record over the reservation: running (or,
+// with NoStart, stopped), no longer starting.
+func (m *Manager) commit(rec *state.Worker) error {
+	if rec.Status == state.StatusStarting {
+		rec.Status = state.StatusRunning
+	}
+	for _, k := range []string{SpawnerKey, replacingKey, worktreeMadeKey, branchMadeKey} {
+		delete(rec.Metadata, k)
+	}
+	return m.note(*rec)
 }
 
 // WithCallerPath renders env as KEY=VAL entries for a tmux window, adding

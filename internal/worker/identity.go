@@ -1,0 +1,106 @@
+package worker
+
+import (
+	"os"
+
+	"github.com/swarmtools/swarm/internal/proc"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
+)
+
+// Metadata keys swarm keeps in a worker record (swarm.py keeps metadata as
+// an opaque object, so these travel safely through its files).
+const (
+	// WindowIDKey is the tmux window id (@N) made for the worker: the
+	// window is found by it, so a window of the same name left over by
+	// someone else is never taken for the worker's.
+	WindowIDKey = "tmux_window_id"
+	// StartTicksKey is a process worker's start time in clock ticks, its
+	// exact identity (proc.Target).
+	StartTicksKey = "start_ticks"
+	// SpawnerKey identifies the process spawning the worker while the
+	// record is "starting": if it dies, the spawn crashed.
+	SpawnerKey = "swarm_spawner"
+	// worktreeMadeKey marks a worktree this spawn created (undone if the
+	// spawn crashes), as opposed to an existing one it reuses.
+	worktreeMadeKey = "swarm_worktree_created"
+	branchMadeKey   = "swarm_branch_created"
+	// replacingKey marks a respawn: its crashed spawn keeps the record
+	// (stopped) instead of removing it.
+	replacingKey = "swarm_replacing"
+)
+
+// Lister lists a tmux server's panes.
+type Lister interface {
+	ListPanes() ([]tmux.Pane, error)
+}
+
+// WindowOf finds a worker's window among windows: by its recorded id, else
+// (a record written by swarm.py) by exact session and name.
+func WindowOf(windows []tmux.Window, w *state.Worker) (tmux.Window, bool) {
+	if w.Tmux == nil {
+		return tmux.Window{}, false
+	}
+	if id, _ := w.Metadata[WindowIDKey].(string); id != "" {
+		for _, win := range windows {
+			if win.WindowID == id {
+				return win, true
+			}
+		}
+		return tmux.Window{}, false
+	}
+	return tmux.FindWindow(windows, w.Tmux.Session, w.Tmux.Window)
+}
+
+// FindWindow looks a worker's window up with one tmux listing.
+func FindWindow(tc Lister, w *state.Worker) (tmux.Window, bool, error) {
+	panes, err := tc.ListPanes()
+	if err != nil {
+		return tmux.Window{}, false, err
+	}
+	win, ok := WindowOf(tmux.Windows(panes), w)
+	return win, ok, nil
+}
+
+// metaInt reads a number from metadata (JSON numbers load as float64).
+func metaInt(m map[string]any, key string) int64 {
+	switch v := m[key].(type) {
+	case float64:
+		return int64(v)
+	case int64:
+		return v
+	case int:
+		return int64(v)
+	}
+	return 0
+}
+
+// spawner is this process's identity, recorded while a spawn is under way.
+func spawner() map[string]any {
+	t, _ := proc.Identify(os.Getpid())
+	return map[string]any{"pid": t.PID, "start_ticks": t.Ticks}
+}
+
+// spawnerAlive reports whether the process spawning a "starting" worker
+// still runs (a record without one, from an older swarm, counts as dead).
+func spawnerAlive(w *state.Worker) bool {
+	sp, _ := w.Metadata[SpawnerKey].(map[string]any)
+	pid, ticks := metaInt(sp, "pid"), metaInt(sp, "start_ticks")
+	if pid <= 0 {
+		return false
+	}
+	return proc.Target{PID: int(pid), Ticks: ticks}.Alive()
+}
+
+// processTarget is a process worker's identity: exact when its start
+// ticks were recorded, else from its start time within proc.SpawnSlack.
+func processTarget(w *state.Worker) (proc.Target, bool) {
+	if w.PID == nil {
+		return proc.Target{}, false
+	}
+	if ticks := metaInt(w.Metadata, StartTicksKey); ticks > 0 {
+		t := proc.Target{PID: *w.PID, Ticks: ticks}
+		return t, t.Exists()
+	}
+	return proc.SameAs(*w.PID, w.Started.Time, proc.SpawnSlack)
+}
