@@ -72,6 +72,9 @@ type Profile struct {
 	Fatal []Fatal
 	// Hints by dialog kind (ready.Stuck*): the config that skips it.
 	Hints map[string]string
+	// Dialogs: the agent's own dialogs and menus, which the generic
+	// ones (ready.Stuck) do not know (see Stuck).
+	Dialogs []DialogPattern
 }
 
 // Fatal is an error an agent prints at start before exiting.
@@ -124,8 +127,11 @@ func For(command []string) *Profile {
 func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Regexp) Verdict {
 	lines := ready.Lines(stripansi.Strip(screen))
 	v := Verdict{Turns: countMatches(lines, p.TurnDone)}
-	if kind, ok := ready.Stuck(screen); ok {
-		v.State, v.Kind, v.Line, v.Hint = Dialog, kind, dialogLine(lines), p.Hints[kind]
+	if kind, line, ok := p.Stuck(screen); ok {
+		if line == "" {
+			line = dialogLine(lines)
+		}
+		v.State, v.Kind, v.Line, v.Hint = Dialog, kind, line, p.Hints[kind]
 		return v
 	}
 	if line, ok := lastMatch(lines, append(append([]*regexp.Regexp{}, p.Limit...), extraLimits...)); ok {
@@ -153,7 +159,7 @@ func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Reg
 // the moment to type a prompt. Profiles without an input box pattern use
 // the generic ready patterns (and extra, --ready-pattern).
 func (p *Profile) Ready(screen string, extra ...*regexp.Regexp) bool {
-	if _, stuck := ready.Stuck(screen); stuck {
+	if _, _, stuck := p.Stuck(screen); stuck {
 		return false
 	}
 	if len(p.InputBox) > 0 && p.Judge(screen, time.Time{}).State == Idle {
