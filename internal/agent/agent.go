@@ -70,8 +70,15 @@ type Profile struct {
 	Limit []*regexp.Regexp
 	// Fatal: start errors after which the agent exits, with their fix.
 	Fatal []Fatal
+	// MessageStart: a line that begins a message of the agent or a
+	// prompt (default: Claude Code's "● "); an error or limit above the
+	// last one is answered past.
+	MessageStart []*regexp.Regexp
 	// Hints by dialog kind (ready.Stuck*): the config that skips it.
 	Hints map[string]string
+	// Dialogs: the agent's own dialogs and menus, which the generic
+	// ones (ready.Stuck) do not know (see Stuck).
+	Dialogs []DialogPattern
 }
 
 // Fatal is an error an agent prints at start before exiting.
@@ -124,7 +131,7 @@ func For(command []string) *Profile {
 func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Regexp) Verdict {
 	lines := ready.Lines(stripansi.Strip(screen))
 	v := Verdict{Turns: countMatches(lines, p.TurnDone)}
-	if kind, line, ok := ready.StuckLine(screen); ok {
+	if kind, line, ok := p.Stuck(screen); ok {
 		v.State, v.Kind, v.Line, v.Hint = Dialog, kind, line, p.Hints[kind]
 		return v
 	}
@@ -135,12 +142,12 @@ func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Reg
 		return v
 	}
 	limits := append(append([]*regexp.Regexp{}, p.Limit...), extraLimits...)
-	if line, ok := lastMessage(lines, limits); ok {
+	if line, ok := p.lastMessage(lines, limits); ok {
 		v.State, v.Kind, v.Line = Limited, "limit", line
 		v.Reset, _ = ParseReset(joinFrom(lines, line), now)
 		return v
 	}
-	if line, ok := lastMessage(lines, p.APIError); ok {
+	if line, ok := p.lastMessage(lines, p.APIError); ok {
 		v.State, v.Line = Error, line
 		return v
 	}
@@ -154,7 +161,7 @@ func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Reg
 // the moment to type a prompt. Profiles without an input box pattern use
 // the generic ready patterns (and extra, --ready-pattern).
 func (p *Profile) Ready(screen string, extra ...*regexp.Regexp) bool {
-	if _, stuck := ready.Stuck(screen); stuck {
+	if _, _, stuck := p.Stuck(screen); stuck {
 		return false
 	}
 	if len(p.InputBox) > 0 && p.Judge(screen, time.Time{}).State == Idle {
@@ -185,24 +192,35 @@ func (p *Profile) FatalIn(text string) (line, hint string, ok bool) {
 }
 
 // lastMessage finds a line matching res in the agent's last message: the
-// screen is read from the bottom up to the first line of another message
-// ("● " starts each of Claude Code's), so an error or a limit that the
+// screen is read from the bottom up to the first line that starts another
+// message (the profile's MessageStart), so an error or a limit that the
 // agent has since answered past does not count.
-func lastMessage(lines []string, res []*regexp.Regexp) (string, bool) {
+func (p *Profile) lastMessage(lines []string, res []*regexp.Regexp) (string, bool) {
 	if len(res) == 0 {
 		return "", false
+	}
+	starts := p.MessageStart
+	if len(starts) == 0 {
+		starts = defaultMessageStart
 	}
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
 		if matchAny(l, res) {
 			return l, true
 		}
-		if strings.HasPrefix(l, "● ") || strings.HasPrefix(l, "⏺ ") {
+		if matchAny(lines[i], p.InputBox) {
+			continue // the input box (or a prompt echoed like it) is no message
+		}
+		if matchAny(lines[i], starts) {
 			return "", false
 		}
 	}
 	return "", false
 }
+
+// defaultMessageStart: Claude Code begins each message with "● " ("⏺ "
+// in older versions).
+var defaultMessageStart = []*regexp.Regexp{regexp.MustCompile(`^\s*[●⏺] `)}
 
 func matchAny(line string, res []*regexp.Regexp) bool {
 	for _, re := range res {

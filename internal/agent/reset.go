@@ -12,11 +12,13 @@ import (
 
 var (
 	// "try again in 2 hours 14 minutes", "retry after 30s", "resets in 5h"
-	relativeReset = regexp.MustCompile(`(?i)(?:try again|retry|resets?|available(?: again)?)\s+(?:in|after)\s+((?:\d+\s*(?:hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)`)
-	relativePart  = regexp.MustCompile(`(?i)(\d+)\s*(hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
+	relativeReset = regexp.MustCompile(`(?i)(?:try again|retry|resets?|available(?: again)?)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?\s*(?:hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)`)
+	relativePart  = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
 	// "resets 3pm", "reset at 5pm (America/New_York)", "resets 15:30",
 	// "resets at 3:30 pm (UTC)"
-	clockReset = regexp.MustCompile(`(?i)resets?(?:\s+at)?\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z_+-]+)*)\))?`)
+	clockReset = regexp.MustCompile(`(?i)(?:resets?|try again|retry)(?:\s+at)?\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z_+-]+)*)\))?`)
+	// "Try again at Nov 28th, 2026 9:05 AM." (Codex, another day)
+	dateReset = regexp.MustCompile(`(?i)(?:try again|resets?|retry)\s+(?:at|on)\s+([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4}),?\s+(\d{1,2}):(\d{2})\s*(am|pm)?`)
 	// Older Claude Code: "Claude AI usage limit reached|1700000000"
 	epochReset = regexp.MustCompile(`\|(\d{10})\b`)
 )
@@ -30,11 +32,16 @@ func ParseReset(msg string, now time.Time) (time.Time, bool) {
 	if m := relativeReset.FindStringSubmatch(msg); m != nil {
 		var d time.Duration
 		for _, p := range relativePart.FindAllStringSubmatch(m[1], -1) {
-			n, _ := strconv.Atoi(p[1])
-			d += time.Duration(n) * unit(p[2])
+			n, _ := strconv.ParseFloat(p[1], 64)
+			d += time.Duration(n * float64(unit(p[2])))
 		}
 		if d > 0 {
 			return now.Add(d), true
+		}
+	}
+	if m := dateReset.FindStringSubmatch(msg); m != nil {
+		if t, ok := dateTime(m, now.Location()); ok {
+			return t, true
 		}
 	}
 	if m := epochReset.FindStringSubmatch(msg); m != nil {
@@ -45,6 +52,33 @@ func ParseReset(msg string, now time.Time) (time.Time, bool) {
 		return nextClock(m, now)
 	}
 	return time.Time{}, false
+}
+
+// dateTime reads dateReset's match: a month, day, year and time of day in
+// loc (the agent prints its local time).
+func dateTime(m []string, loc *time.Location) (time.Time, bool) {
+	month, err := time.Parse("Jan", strings.ToUpper(m[1][:1])+strings.ToLower(m[1][1:]))
+	if err != nil {
+		return time.Time{}, false
+	}
+	day, _ := strconv.Atoi(m[2])
+	year, _ := strconv.Atoi(m[3])
+	hour, _ := strconv.Atoi(m[4])
+	minute, _ := strconv.Atoi(m[5])
+	switch strings.ToLower(m[6]) {
+	case "am":
+		if hour == 12 {
+			hour = 0
+		}
+	case "pm":
+		if hour < 12 {
+			hour += 12
+		}
+	}
+	if day < 1 || day > 31 || hour > 23 || minute > 59 {
+		return time.Time{}, false
+	}
+	return time.Date(year, month.Month(), day, hour, minute, 0, 0, loc), true
 }
 
 func unit(s string) time.Duration {

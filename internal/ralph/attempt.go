@@ -424,6 +424,7 @@ func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
 	res, _ := ready.Wait(rctx, e.readyScreen(a), ready.WaitOptions{
 		Interval: e.ReadyPoll, Timeout: min(time.Duration(a.st.ReadyTimeout)*time.Second, e.budgetLeft()),
 		IsReady: func(s string) bool { return a.profile.Ready(s, a.readyExtra...) },
+		Stuck:   a.profile.StuckKind,
 		OnStuck: func(string) {
 			if screen, _, err := pane(); err == nil {
 				v := a.profile.Judge(screen, time.Now())

@@ -92,13 +92,14 @@ func StuckLine(screen string) (kind, line string, ok bool) {
 		if p.kind == StuckMenu {
 			return p.kind, menuQuestion(text, loc[0]), true
 		}
-		return p.kind, lineAt(text, loc[0]), true
+		return p.kind, LineAt(text, loc[0]), true
 	}
 	return "", "", false
 }
 
-// lineAt is the trimmed line of text that holds byte i.
-func lineAt(text string, i int) string {
+// LineAt is the trimmed line of text that holds byte i (framing and a
+// selection cursor trimmed).
+func LineAt(text string, i int) string {
 	start := strings.LastIndexByte(text[:i], '\n') + 1
 	end := strings.IndexByte(text[i:], '\n')
 	if end < 0 {
@@ -117,7 +118,7 @@ func menuQuestion(text string, choice int) string {
 			return l
 		}
 	}
-	return lineAt(text, choice)
+	return LineAt(text, choice)
 }
 
 var choiceLine = regexp.MustCompile(`^[❯›>]?\s*\d+\.\s`)
@@ -202,6 +203,9 @@ type WaitOptions struct {
 	// IsReady judges a screen (default: IsReady). A stuck screen is never
 	// ready, whatever it says.
 	IsReady func(screen string) bool
+	// Stuck finds a dialog or setup screen (default: Stuck); an agent's
+	// profile knows its own dialogs too.
+	Stuck func(screen string) (kind string, ok bool)
 	// Progress, when set, is called every ProgressEvery with the time
 	// waited so far.
 	Progress      func(waited time.Duration)
@@ -214,9 +218,12 @@ func Wait(ctx context.Context, screen Screen, o WaitOptions) (Result, error) {
 	start := time.Now()
 	deadline := start.Add(o.Timeout)
 	nextProgress := start.Add(o.ProgressEvery)
-	isReady := o.IsReady
+	isReady, stuck := o.IsReady, o.Stuck
 	if isReady == nil {
 		isReady = func(s string) bool { return IsReady(s) }
+	}
+	if stuck == nil {
+		stuck = Stuck
 	}
 	seen := map[string]bool{}
 	var res Result
@@ -229,7 +236,7 @@ func Wait(ctx context.Context, screen Screen, o WaitOptions) (Result, error) {
 			res.Dead = true
 			return res, nil
 		}
-		if kind, ok := Stuck(s); ok {
+		if kind, ok := stuck(s); ok {
 			res.Stuck = kind
 			if !seen[kind] && o.OnStuck != nil {
 				o.OnStuck(kind)

@@ -440,6 +440,7 @@ func (m *Manager) WaitReady(w *state.Worker, o ReadyOptions) (bool, error) {
 	wo := ready.WaitOptions{
 		Interval: min(PollInterval(ReadyPoll), ReadyPoll), Timeout: o.Timeout,
 		IsReady: func(s string) bool { return p.Ready(s, o.Patterns...) },
+		Stuck:   p.StuckKind,
 		OnStuck: func(kind string) {
 			m.warn(fmt.Sprintf("agent '%s' is showing a %s; it needs a human (swarm attach %s)", w.Name, kind, w.Name))
 		},

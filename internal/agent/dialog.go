@@ -1,0 +1,51 @@
+package agent
+
+import (
+	"regexp"
+
+	"github.com/acarl005/stripansi"
+	"github.com/swarmtools/swarm/internal/ready"
+)
+
+// Dialog kinds of other agents than Claude Code, beside the ready.Stuck*
+// ones: each has its own fix, so each has its own hint.
+const (
+	// StuckApproval: a tool call or command waits for a human's yes.
+	StuckApproval = "approval prompt"
+	// StuckUpdate: the agent offers to update itself before it starts.
+	StuckUpdate = "update prompt"
+	// StuckLimitMenu: a usage limit, shown as a menu of ways on (switch
+	// model, keep trying, stop); its default choice is not the loop's
+	// to make.
+	StuckLimitMenu = "usage limit menu"
+)
+
+// DialogPattern is one of an agent's own dialogs: Kind names it, Re
+// matches the ANSI-stripped screen (multi-line: use (?m) for ^ and $).
+type DialogPattern struct {
+	Kind string
+	Re   *regexp.Regexp
+}
+
+// Stuck returns the kind of dialog or menu on screen and, for the
+// agent's own, the line that shows it: the agent's own are tried first
+// (their kinds name them more exactly), then the generic ones. Ready
+// detection should ask this rather than ready.Stuck, which knows only
+// Claude Code's and the generic dialogs.
+func (p *Profile) Stuck(screen string) (kind, line string, ok bool) {
+	if len(p.Dialogs) > 0 {
+		text := stripansi.Strip(screen)
+		for _, d := range p.Dialogs {
+			if loc := d.Re.FindStringIndex(text); loc != nil {
+				return d.Kind, ready.LineAt(text, loc[0]), true
+			}
+		}
+	}
+	return ready.StuckLine(screen)
+}
+
+// StuckKind is Stuck without the line, for ready.WaitOptions.
+func (p *Profile) StuckKind(screen string) (string, bool) {
+	kind, _, ok := p.Stuck(screen)
+	return kind, ok
+}
