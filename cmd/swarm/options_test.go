@@ -74,6 +74,7 @@ func TestSpawnRalphOptions(t *testing.T) {
 		PromptFile: "P.md", MaxIterations: 3, InactivityTimeout: 60 * time.Second,
 		CheckDoneContinuous: true, PromptMode: "type", ReadyTimeout: 120 * time.Second, Promise: true,
 		CompletionPromise: "COMPLETE", CheckTimeout: 120 * time.Second, RestartDelay: time.Second,
+		IdleGrace: 15 * time.Second, LimitMessage: "continue", LimitWait: 30 * time.Minute,
 	})
 	ipEqual(t, "command", o.Worker.Command, []string{"claude"})
 }
@@ -87,6 +88,7 @@ func TestRalphSpawnDefaults(t *testing.T) {
 			PromptFile: "PROMPT.md", MaxIterations: 50, InactivityTimeout: 180 * time.Second,
 			CheckDoneContinuous: true, PromptMode: "type", ReadyTimeout: 120 * time.Second, Promise: true,
 			CompletionPromise: "COMPLETE", CheckTimeout: 120 * time.Second, RestartDelay: time.Second,
+			IdleGrace: 15 * time.Second, LimitMessage: "continue", LimitWait: 30 * time.Minute,
 		},
 	})
 	if o.Tmux {
@@ -103,6 +105,8 @@ func TestRalphSpawnEveryFlag(t *testing.T) {
 		"--require-change", "--max-time", "1h30m", "--restart-delay", "500ms", "--on-exit", "echo bye",
 		"--max-context", "80", "--foreground", "--replace", "--clean-state", "--force-dirty",
 		"--ready-timeout", "9", "--env", "K=V", "--tag", "t", "--branch", "b", "--worktree-dir", "/wt",
+		"--agent", "codex", "--idle-grace", "5s", "--limit-message", "go on", "--limit-wait", "10m",
+		"--limit-pattern", "quota", "--ready-pattern", "READY>", "--ready-pattern", "ok$",
 		"--", "agent", "--yolo")
 	ipEqual(t, "ralph spawn options", o.Spawn, ralph.SpawnOptions{
 		Worker: worker.SpawnOptions{
@@ -114,6 +118,8 @@ func TestRalphSpawnEveryFlag(t *testing.T) {
 			PromptMode: "stdin", ReadyTimeout: 9 * time.Second, CompletionPromise: "FIN", DoneFile: "DONE",
 			Checks: []string{"go test ./...", "go vet ./..."}, CheckTimeout: 2 * time.Minute, RequireChange: true,
 			MaxTime: 90 * time.Minute, RestartDelay: 500 * time.Millisecond, OnExit: "echo bye", MaxContext: 80,
+			Agent: "codex", IdleGrace: 5 * time.Second, LimitMessage: "go on", LimitWait: 10 * time.Minute,
+			LimitPatterns: []string{"quota"}, ReadyPatterns: []string{"READY>", "ok$"},
 		},
 		Foreground: true, Replace: true, CleanState: true, ForceDirty: true,
 	})

@@ -2,9 +2,11 @@ package main
 
 import (
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/ralph"
 )
 
@@ -39,6 +41,12 @@ func registerLoopFlags(fs *pflag.FlagSet, o *ralph.SpawnOptions, maxIterations i
 	durationVar(fs, &l.RestartDelay, "restart-delay", defaultRestartDelay, 0, "pause between iterations (seconds, or 500ms)")
 	fs.StringVar(&l.OnExit, "on-exit", "", "shell command run once when the loop ends (gets SWARM_EXIT_REASON, SWARM_EXIT_CODE, ...)")
 	intVar(fs, &l.MaxContext, "max-context", 0, 0, maxContextPercent, "at this context usage %, ask the agent to commit and exit; at +15% restart it (0: off)")
+	fs.StringVar(&l.Agent, "agent", "", "the agent's profile ("+strings.Join(agent.Names(), ", ")+"); default: chosen from the command")
+	durationVar(fs, &l.IdleGrace, "idle-grace", ralph.DefaultIdleGrace, 0, "end an iteration when the agent finished its turn and sat idle this long (agents with a profile)")
+	fs.StringVar(&l.LimitMessage, "limit-message", ralph.DefaultLimitMessage, "typed into the agent when a usage limit has reset")
+	durationVar(fs, &l.LimitWait, "limit-wait", ralph.DefaultLimitWait, time.Second, "wait this long for a usage limit that names no reset time (doubles on repeats, up to 4h)")
+	fs.StringArrayVar(&l.LimitPatterns, "limit-pattern", nil, "regexp of a screen line that means a usage or rate limit (repeatable)")
+	fs.StringArrayVar(&l.ReadyPatterns, "ready-pattern", nil, "regexp of a screen line that means the agent is ready for its prompt (repeatable)")
 	fs.BoolVar(&o.Foreground, "foreground", false, "run the loop in this terminal and exit with its exit code")
 	fs.BoolVar(&o.NoRun, "no-run", false, "create the worker and loop state only; start later with swarm ralph run")
 	fs.BoolVar(&o.Replace, "replace", false, "stop and replace an existing loop of the same name")
@@ -70,5 +78,32 @@ func (lf *loopFlags) finish() error {
 	if l.SameSession && l.PromptMode != ralph.ModeType {
 		return usagef("--same-session needs --prompt-mode type (the continuation is typed into the agent)")
 	}
+	if l.Agent != "" {
+		if _, ok := agent.Lookup(l.Agent); !ok {
+			return usagef("invalid --agent '%s' (use %s)", l.Agent, strings.Join(agent.Names(), ", "))
+		}
+	}
+	for _, f := range []struct {
+		flag     string
+		patterns []string
+	}{{"--limit-pattern", l.LimitPatterns}, {"--ready-pattern", l.ReadyPatterns}} {
+		if _, err := compilePatterns(f.flag, f.patterns); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// compilePatterns compiles a repeatable regexp flag; a bad pattern is a
+// usage error naming the flag.
+func compilePatterns(flag string, patterns []string) ([]*regexp.Regexp, error) {
+	var out []*regexp.Regexp
+	for _, p := range patterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, usagef("invalid %s: %w", flag, err)
+		}
+		out = append(out, re)
+	}
+	return out, nil
 }

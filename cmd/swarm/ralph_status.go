@@ -109,7 +109,9 @@ func printSwarmPyStatus(p func(string, ...any), info *ralph.Info) {
 	st := info.State
 	quiet := int(info.QuietFor)
 	status := "Status: " + st.Status
-	if info.QuietFor > 60 {
+	if st.Status == state.RalphWaiting && !st.WaitingUntil.IsZero() {
+		status = "Status: waiting for usage limit reset until " + st.WaitingUntil.Local().Format("15:04")
+	} else if info.QuietFor > 60 {
 		status += fmt.Sprintf(" (possibly stuck — no output change for %ds)", quiet)
 	}
 	p("Ralph Loop: %s", st.WorkerName)
@@ -165,6 +167,16 @@ func printMore(p func(string, ...any), info *ralph.Info) {
 		p("Monitor: not running")
 	}
 	p("Elapsed: %s", seconds(info.Elapsed))
+	if st.AgentState != "" && st.Active() {
+		if st.AgentDetail != "" {
+			p("Agent: %s (%s)", st.AgentState, st.AgentDetail)
+		} else {
+			p("Agent: %s", st.AgentState)
+		}
+	}
+	if st.LastError != "" && (st.Active() || st.ExitReason == ralph.ReasonFailed) {
+		p("Last error: %s", st.LastError)
+	}
 	if !st.Active() {
 		p("Exit code: %d", ralph.ExitCode(string(st.ExitReason)))
 	}

@@ -122,6 +122,11 @@ func runSpawn(opts *spawnOptions) error {
 	if err != nil {
 		return err
 	}
+	// --ready-pattern is a loop flag, and counts for --ready-wait too.
+	opts.Worker.ReadyPatterns, _ = compilePatterns("--ready-pattern", opts.Loop.Loop.ReadyPatterns)
+	if opts.Worker.ReadyWait {
+		opts.Worker.ReadyProgress = func(msg string) { fmt.Fprintf(opts.IO.Err, "swarm: %s\n", msg) }
+	}
 	res, err := m.Spawn(opts.Worker)
 	if err != nil {
 		return workerError(err, exitFail)
