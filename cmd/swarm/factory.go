@@ -63,5 +63,6 @@ func (f *factory) Manager() (*worker.Manager, error) {
 	}
 	m := worker.New(root, f.IO.Warn)
 	m.Hooks = newWorkerHooks(root, m)
+	m.LogSink = logSink
 	return m, nil
 }

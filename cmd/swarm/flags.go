@@ -7,6 +7,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -148,4 +149,50 @@ func flagError(err error) error {
 		return usagef("invalid %s '%s' (use true or false)", name, inv.GetValue())
 	}
 	return usagef("invalid %s '%s': %w", name, inv.GetValue(), errors.Unwrap(err))
+}
+
+// sizeValue is a byte size flag: "52428800", "50M", "50MiB", "1G", "512K"
+// (K, M, G are powers of 1024, as in "50 MiB"), at least min.
+type sizeValue struct {
+	p   *int64
+	min int64
+}
+
+func (v *sizeValue) Type() string { return "size" }
+
+// String shows the value in the largest whole unit: "50MiB", "1GiB".
+func (v *sizeValue) String() string {
+	n := *v.p
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.suffix)
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+var sizeUnits = map[string]int64{"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
+	"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
+
+func (v *sizeValue) Set(s string) error {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return r < '0' || r > '9' })
+	if i < 0 {
+		i = len(t)
+	}
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	unit, ok := sizeUnits[strings.ToLower(strings.TrimSpace(t[i:]))]
+	if err != nil || !ok || n > math.MaxInt64/unit || n*unit < v.min {
+		return &fixError{use: fmt.Sprintf("a size such as 50MiB or 1G, at least %d bytes", v.min)}
+	}
+	*v.p = n * unit
+	return nil
+}
+
+func sizeVar(fs *pflag.FlagSet, p *int64, name string, def, min int64, usage string) {
+	*p = def
+	fs.Var(&sizeValue{p: p, min: min}, name, usage)
 }

@@ -169,6 +169,8 @@ var ipUsageCases = []struct {
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--limit-pattern", "a(", "--", "y"}, 2, "swarm: error: invalid --limit-pattern: error parsing regexp: missing closing ): `a(` (see: swarm ralph spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--ready-pattern", "[", "--", "y"}, 2, "swarm: error: invalid --ready-pattern: error parsing regexp: missing closing ]: `[` (see: swarm ralph spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--idle-grace", "soon", "--", "y"}, 2, "swarm: error: invalid --idle-grace 'soon': invalid duration 'soon' (see: swarm ralph spawn --help)\n"},
+	{[]string{"spawn", "--name", "x", "--max-log-size", "12", "--", "y"}, 2, "swarm: error: invalid --max-log-size '12' (use a size such as 50MiB or 1G, at least 1024 bytes) (see: swarm spawn --help)\n"},
+	{[]string{"spawn", "--name", "x", "--max-log-size", "5Q", "--", "y"}, 2, "swarm: error: invalid --max-log-size '5Q' (use a size such as 50MiB or 1G, at least 1024 bytes) (see: swarm spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--max-time", "5x", "--", "y"}, 2, "swarm: error: invalid --max-time '5x': invalid duration '5x' (see: swarm ralph spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--max-iterations", "0", "--", "y"}, 2, "swarm: error: invalid --max-iterations '0' (use a whole number, at least 1) (see: swarm ralph spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--inactivity-timeout", "-5", "--", "y"}, 2, "swarm: error: invalid --inactivity-timeout '-5': invalid duration '-5' (see: swarm ralph spawn --help)\n"},

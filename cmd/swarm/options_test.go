@@ -47,9 +47,9 @@ func TestSpawnOptions(t *testing.T) {
 	t.Parallel()
 	o := ipParse(t, newCmdSpawn, "--name", "w", "--tmux", "--env", "A=1", "--env", "B=x y=z", "--tag", "t1", "--tag", "t2",
 		"--cwd", "/tmp", "--ready-wait", "--ready-timeout", "7", "--session", "s", "--tmux-socket", "sock",
-		"--", "agent", "--flag", "-x", "--", "arg")
+		"--max-log-size", "2MiB", "--", "agent", "--flag", "-x", "--", "arg")
 	ipEqual(t, "spawn worker options", o.Worker, worker.SpawnOptions{
-		Name: "w", Tmux: true, Env: []string{"A=1", "B=x y=z"}, Tags: []string{"t1", "t2"}, Cwd: "/tmp",
+		Name: "w", Tmux: true, Env: []string{"A=1", "B=x y=z"}, Tags: []string{"t1", "t2"}, Cwd: "/tmp", MaxLogSize: 2 << 20,
 		ReadyWait: true, ReadyTimeout: 7 * time.Second, Session: "s", Socket: "sock",
 		Command: []string{"agent", "--flag", "-x", "--", "arg"},
 	})
@@ -83,7 +83,7 @@ func TestRalphSpawnDefaults(t *testing.T) {
 	t.Parallel()
 	o := ipParse(t, newCmdRalphSpawn, "--name", "r", "--prompt-file", "PROMPT.md", "--", "claude", "-p")
 	ipEqual(t, "ralph spawn options", o.Spawn, ralph.SpawnOptions{
-		Worker: worker.SpawnOptions{Name: "r", Worktree: true, Command: []string{"claude", "-p"}},
+		Worker: worker.SpawnOptions{Name: "r", Worktree: true, Command: []string{"claude", "-p"}, MaxLogSize: 50 << 20},
 		Loop: ralph.Options{
 			PromptFile: "PROMPT.md", MaxIterations: 50, InactivityTimeout: 180 * time.Second,
 			CheckDoneContinuous: true, PromptMode: "type", ReadyTimeout: 120 * time.Second, Promise: true,
@@ -105,12 +105,12 @@ func TestRalphSpawnEveryFlag(t *testing.T) {
 		"--require-change", "--max-time", "1h30m", "--restart-delay", "500ms", "--on-exit", "echo bye",
 		"--max-context", "80", "--foreground", "--replace", "--clean-state", "--force-dirty",
 		"--ready-timeout", "9", "--env", "K=V", "--tag", "t", "--branch", "b", "--worktree-dir", "/wt",
-		"--agent", "codex", "--idle-grace", "5s", "--limit-message", "go on", "--limit-wait", "10m",
+		"--max-log-size", "1G", "--agent", "codex", "--idle-grace", "5s", "--limit-message", "go on", "--limit-wait", "10m",
 		"--limit-pattern", "quota", "--ready-pattern", "READY>", "--ready-pattern", "ok$",
 		"--", "agent", "--yolo")
 	ipEqual(t, "ralph spawn options", o.Spawn, ralph.SpawnOptions{
 		Worker: worker.SpawnOptions{
-			Name: "r", Env: []string{"K=V"}, Tags: []string{"t"}, Branch: "b", WorktreeDir: "/wt",
+			Name: "r", Env: []string{"K=V"}, Tags: []string{"t"}, Branch: "b", WorktreeDir: "/wt", MaxLogSize: 1 << 30,
 			Command: []string{"agent", "--yolo"},
 		},
 		Loop: ralph.Options{

@@ -167,6 +167,7 @@ func runEngine(io *IO, m *worker.Manager, name string) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	eng := ralph.NewEngine(m, name, io.Out)
+	eng.LogSink = logSink
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)

@@ -207,6 +207,9 @@ func printEnd(p func(string, ...any), info *ralph.Info) {
 			p("Detail: %s", st.ExitDetail)
 		}
 	}
+	if st.ExitHint != "" && !st.Active() {
+		p("Fix: %s", st.ExitHint)
+	}
 	if len(st.TasksDone) > 0 {
 		var tasks []string
 		for _, t := range st.TasksDone {

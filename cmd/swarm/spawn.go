@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/swarmtools/swarm/internal/heartbeat"
+	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -87,6 +88,8 @@ func addWorkerSpawnFlags(fs *pflag.FlagSet, w *worker.SpawnOptions) {
 	fs.StringArrayVar(&w.Tags, "tag", nil, "tag the worker (repeatable)")
 	fs.StringArrayVar(&w.Env, "env", nil, "set KEY=VAL in the command's environment (repeatable)")
 	fs.StringVar(&w.Cwd, "cwd", "", "working directory (default: current)")
+	sizeVar(fs, &w.MaxLogSize, "max-log-size", logcap.DefaultMax, logcap.MinMax,
+		"cap each output log (a process worker's, each loop iteration's) at this size, keeping its head and tail")
 }
 
 // check validates the command line before anything runs: usage errors

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux/tmuxtest"
 )
@@ -97,7 +98,8 @@ func TestEngineNeverTypesIntoADialogAtStart(t *testing.T) {
 			agentCLI := &tmuxtest.Agent{Banner: c.screen}
 			l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3}))
 			code, err := l.run()
-			if code != 1 || err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "swarm never answers it") {
+			if code != 1 || err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "swarm never answers it") ||
+				!strings.Contains(hint.Of(err), "swarm ralph resume w") {
 				t.Fatalf("code %d err %v", code, err)
 			}
 			if st := l.state(); st.ExitReason != ReasonPreflight || st.PromptSent {
@@ -196,7 +198,7 @@ func TestEngineFatalStartErrorStopsWithTheFix(t *testing.T) {
 	}}
 	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5}))
 	code, err := l.run()
-	if code != 1 || err == nil || !strings.Contains(err.Error(), "IS_SANDBOX=1") {
+	if code != 1 || err == nil || !strings.Contains(err.Error(), "root/sudo") || !strings.Contains(hint.Of(err), "IS_SANDBOX=1") {
 		t.Fatalf("code %d err %v", code, err)
 	}
 	if st := l.state(); st.CurrentIteration != 1 || !strings.Contains(string(st.LastError), "root/sudo") {

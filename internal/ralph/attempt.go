@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/ready"
 	"github.com/swarmtools/swarm/internal/state"
@@ -38,8 +39,9 @@ type attempt struct {
 	window string // tmux window id (@N); "" when there is none
 	out    string // the agent's raw output (pipe-pane)
 	exit   string // where the agent's wrapper records its exit status
-	off    int64  // how far out has been read
+	off    int64  // how far out has been read (a stream offset: logcap)
 	det    *Detector
+	reader *logcap.Reader
 
 	// What the agent's profile makes of its screen (internal/agent).
 	profile    *agent.Profile
@@ -115,6 +117,22 @@ func (e *Engine) newAttempt(st *state.Ralph, w *state.Worker, iter int, started 
 		warned:  map[string]bool{},
 		profile: profileOf(st, w), limits: compileAll(st.LimitPatterns), readyExtra: compileAll(st.ReadyPatterns),
 	}
+}
+
+// log reads the agent's output log, capped at the loop's size.
+func (a *attempt) log() *logcap.Reader {
+	if a.reader == nil {
+		a.reader = logcap.NewReader(a.out, logMax(a.st))
+	}
+	return a.reader
+}
+
+// logMax is the cap of the loop's output logs.
+func logMax(st *state.Ralph) int64 {
+	if st.MaxLogSize > 0 {
+		return st.MaxLogSize
+	}
+	return logcap.DefaultMax
 }
 
 // profileOf is the loop's agent profile: --agent, else the command's.
@@ -299,7 +317,7 @@ func (e *Engine) launch(a *attempt, w *state.Worker) error {
 	err = a.tc.Respawn(a.window, tmux.RespawnSpec{
 		Dir: a.st.WorkDir, Env: env,
 		Command: agentCommand(a.st.PromptMode, w.Cmd, e.RS.PromptSnapshotPath(), a.exit),
-		PipeTo:  a.out, RemainOnExit: true,
+		PipeTo:  a.out, PipeVia: e.logSink(a.st), RemainOnExit: true,
 	})
 	if err != nil {
 		return fmt.Errorf("cannot start the agent: %w", err)
@@ -436,7 +454,7 @@ func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
 	switch {
 	case stuck != nil:
 		e.warnStuck(a.iter, stuck.Kind)
-		return &Outcome{End: EndPreflight, Detail: dialogDetail(e.Name, *stuck)}
+		return preflight(e.Name, *stuck)
 	case ctx.Err() != nil || res.Dead:
 		return nil // the watch reports the exit, the kill or the interrupt
 	case e.budgetLeft() == 0:
@@ -458,7 +476,7 @@ func (e *Engine) typePrompt(a *attempt, text string) {
 			return // the watch finds the window gone
 		}
 	}
-	a.off = settle(a.out)
+	a.off = settle(a)
 	if _, sc, err := a.tc.Poll(a.window); err == nil {
 		a.baseTurns = a.profile.Judge(withoutEcho(sc, text), time.Now()).Turns
 	}
@@ -503,22 +521,25 @@ func (e *Engine) confirm(a *attempt) {
 	})
 }
 
-func preflightDetail(name, kind string) string {
-	return fmt.Sprintf("the agent is waiting at a %s on its first start; run the command once by hand to finish its setup, then: swarm ralph resume %s", kind, name)
-}
-
 // dialogDetail says which dialog stopped the loop, in its own words, and
-// how to get past it (the profile's hint).
-func dialogDetail(name string, v agent.Verdict) string {
-	what := fmt.Sprintf("the agent is waiting at a %s", v.Kind)
+// how to get past it (the profile's hint, or answering it by hand).
+func dialogDetail(name string, v agent.Verdict) (detail, fix string) {
+	detail = fmt.Sprintf("the agent is waiting at a %s", v.Kind)
 	if v.Line != "" {
-		what += fmt.Sprintf(" (%q)", v.Line)
+		detail += fmt.Sprintf(" (%q)", v.Line)
 	}
-	fix := strings.ReplaceAll(v.Hint, "NAME", name)
+	detail += "; swarm never answers it"
+	fix = strings.ReplaceAll(v.Hint, "NAME", name)
 	if fix == "" {
 		fix = "answer it once by hand: swarm attach " + name
 	}
-	return fmt.Sprintf("%s; swarm never answers it. Fix: %s; then: swarm ralph resume %s", what, fix, name)
+	return detail, fmt.Sprintf("%s; then: swarm ralph resume %s", fix, name)
+}
+
+// preflight is the outcome of a dialog at the start of a loop.
+func preflight(name string, v agent.Verdict) *Outcome {
+	detail, fix := dialogDetail(name, v)
+	return &Outcome{End: EndPreflight, Detail: detail, Hint: fix}
 }
 
 func (e *Engine) warnStuck(iter int, kind string) {
@@ -526,15 +547,12 @@ func (e *Engine) warnStuck(iter int, kind string) {
 	e.say("agent shows a %s; it needs a human (swarm attach %s)", kind, e.Name)
 }
 
-// settle waits until the output file stops growing (the agent finished
-// echoing the paste), at most settleMax, and returns its size.
-func settle(path string) int64 {
+// settle waits until the output stops growing (the agent finished
+// echoing the paste), at most settleMax, and returns its stream length.
+func settle(a *attempt) int64 {
 	size := func() int64 {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return 0
-		}
-		return fi.Size()
+		n, _ := logcap.Size(a.out, logMax(a.st))
+		return n
 	}
 	last, stable := size(), time.Now()
 	deadline := time.Now().Add(settleMax)

@@ -3,10 +3,10 @@ package ralph
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/state"
 )
 
@@ -84,21 +84,13 @@ func (e *Engine) fatalStart(a *attempt, o *Outcome) {
 	if o.End != EndExited || !o.ExitKnown || o.ExitCode == 0 {
 		return
 	}
-	f, err := os.Open(a.out)
+	c, err := logcap.ReadCapped(a.out, fatalOutputTail)
 	if err != nil {
 		return
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return
-	}
-	start := max(0, fi.Size()-fatalOutputTail)
-	buf := make([]byte, fi.Size()-start)
-	n, _ := f.ReadAt(buf, start)
-	if line, hint, ok := a.profile.FatalIn(string(buf[:n])); ok {
+	if line, hint, ok := a.profile.FatalIn(string(c.Bytes(fatalOutputTail))); ok {
 		o.FatalStart = true
-		o.Detail = fmt.Sprintf("the agent exited at start: %s; fix: %s", line, hint)
+		o.Detail, o.Hint = "the agent exited at start: "+line, hint
 	}
 }
 
@@ -149,7 +141,7 @@ func (e *Engine) continueSession(ctx context.Context, a *attempt) (*attempt, Out
 	msg := fmt.Sprintf("You stopped without printing <promise>%s</promise>. Continue the task below; print it only when the task is fully done.\n\n%s", a.st.CompletionPromise, prompt)
 	next := *a
 	next.iter, next.started, next.prompt = a.iter+1, time.Now(), msg
-	next.warned, next.nudged, next.tasks, next.det = map[string]bool{}, false, 0, nil
+	next.warned, next.nudged, next.tasks, next.det, next.reader = map[string]bool{}, false, 0, nil, nil
 	// The agent and its output stream are the same: out and exit stay.
 	sum, size, err := e.RS.SaveDelivered(msg)
 	if err != nil {
@@ -170,7 +162,7 @@ func (e *Engine) continueSession(ctx context.Context, a *attempt) (*attempt, Out
 	e.say("agent went quiet without a completion signal; continuing in the same session (iteration %d/%d)", next.iter, a.st.MaxIterations)
 	// A failed paste shows as continued silence: the next timeout restarts.
 	a.tc.Paste(a.window, msg)
-	next.off = settle(next.out)
+	next.off = settle(&next)
 	a.tc.SendKeys(a.window, "Enter")
 	next.promptAt = time.Now()
 	e.markDelivered(&next)

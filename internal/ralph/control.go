@@ -97,7 +97,7 @@ func ResumeLoop(m *worker.Manager, name string) error {
 		}
 		if !s.Active() {
 			s.ConsecutiveFailures = 0
-			s.ExitReason, s.ExitDetail = "", ""
+			s.ExitReason, s.ExitDetail, s.ExitHint = "", "", ""
 		}
 		s.Status = state.RalphRunning
 		s.PauseReason = ""

@@ -81,8 +81,10 @@ type Outcome struct {
 	// check, no change); empty if accepted or there was none.
 	Rejected string
 	// Detail explains start failures, pre-flight failures, prompt
-	// errors, the agent's API error or its fatal start error.
+	// errors, the agent's API error or its fatal start error; Hint is how
+	// to fix a pre-flight failure or a fatal start error.
 	Detail string
+	Hint   string
 	// FatalStart: the agent exited on an error it prints at start (its
 	// profile's Fatal patterns); retrying cannot help.
 	FatalStart bool
@@ -119,6 +121,7 @@ type Decision struct {
 	Status string // loop status after Stop or Pause
 	Reason string // exit_reason (Stop) or pause reason (Pause)
 	Detail string
+	Hint   string // how to fix what stopped the loop
 	// Failure is set when the iteration counts as a failure.
 	Failure bool
 	// Fatal marks an end the user must fix (missing prompt, command not
@@ -205,10 +208,10 @@ func decideSetup(o Outcome, d Decision) (Decision, bool) {
 	exited := o.End == EndExited && o.ExitKnown
 	switch {
 	case o.End == EndPreflight:
-		d.Fatal = true
+		d.Fatal, d.Hint = true, o.Hint
 		return stop(d, state.RalphFailed, ReasonPreflight, o.Detail), true
 	case exited && o.FatalStart:
-		d.Failure, d.Fatal = true, true
+		d.Failure, d.Fatal, d.Hint = true, true, o.Hint
 		d.ConsecutiveFailures++
 		d.TotalFailures++
 		return stop(d, state.RalphFailed, ReasonFailed, o.Detail), true

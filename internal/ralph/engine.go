@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -48,6 +49,9 @@ type Engine struct {
 	TmuxFor func(socket string) Tmux
 	// Sleep waits d or until ctx ends; tests shorten backoffs with it.
 	Sleep func(ctx context.Context, d time.Duration)
+	// LogSink, when set, is the capping sink the agent's output is piped
+	// through (swarm _logpipe --max N); without it, cat appends uncapped.
+	LogSink func(max int64) []string
 
 	pauseAndExit atomic.Bool
 	lastPersist  time.Time // when last_screen_change was last written
@@ -70,6 +74,14 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// logSink is the pipe-pane program for the loop's output log.
+func (e *Engine) logSink(st *state.Ralph) []string {
+	if e.LogSink == nil {
+		return nil
+	}
+	return e.LogSink(logMax(st))
 }
 
 // RequestPause asks the engine to pause the loop once the current
@@ -388,6 +400,7 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 		}
 		ended = true
 		s.Status, s.ExitReason, s.ExitDetail = d.Status, state.NullString(d.Reason), state.NullString(d.Detail)
+		s.ExitHint = state.NullString(d.Hint)
 		s.IterationActive = false
 		return nil
 	})
@@ -402,6 +415,9 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 	code := ExitCode(reason)
 	e.onExit(final, code)
 	if ended && d.Fatal {
+		if final.ExitHint != "" {
+			return code, hint.Errorf(string(final.ExitHint), "%s", final.ExitDetail)
+		}
 		return code, errors.New(string(final.ExitDetail))
 	}
 	return code, nil
@@ -445,6 +461,9 @@ func (e *Engine) announce(st *state.Ralph) {
 		}
 	case ReasonPreflight:
 		e.say("pre-flight check failed: %s", st.ExitDetail)
+		if st.ExitHint != "" {
+			e.say("fix: %s", st.ExitHint)
+		}
 	case ReasonInterrupted:
 		e.say("interrupted after %d iterations", n)
 	case ReasonKilled:

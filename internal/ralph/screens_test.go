@@ -17,8 +17,8 @@ func TestPreflightStuckScreenFailsFast(t *testing.T) {
 	start := time.Now()
 	r := l.Run("ralph", "spawn", "--name", "login", "--prompt-file", "PROMPT.md", "--no-worktree", "--foreground", "--",
 		l.Agent, "--banner", "Select login method:\n  1. Claude account with subscription\n  2. Anthropic Console account", "--input", "none", "--script", "quiet")
-	if r.Code != 1 || !strings.Contains(r.Stderr, "swarm: error: the agent is waiting at a login method picker on its first start") ||
-		!strings.Contains(r.Stderr, "swarm ralph resume login") {
+	if r.Code != 1 || !strings.Contains(r.Stderr, "swarm: error: the agent is waiting at a login method picker (\"Select login method:\"); swarm never answers it\n") ||
+		!strings.Contains(r.Stderr, "\nhint: answer it once by hand: swarm attach login; then: swarm ralph resume login\n") {
 		t.Fatalf("%s", r)
 	}
 	if time.Since(start) > 20*time.Second {

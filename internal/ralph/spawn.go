@@ -68,6 +68,7 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 		}
 	}
 	st := o.Loop.NewState(name, rec.Cwd)
+	st.MaxLogSize = o.Worker.MaxLogSize
 	if err := rs.Create(st); err != nil {
 		rollback()
 		return nil, err

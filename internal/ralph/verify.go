@@ -11,8 +11,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acarl005/stripansi"
+	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/worktree"
 )
 
@@ -91,9 +94,11 @@ func runCheck(command, dir string, timeout time.Duration) checkResult {
 	pgid := cmd.Process.Pid
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	// Read bounded, and as plain text: the agent can influence what a
+	// check prints, and it goes into the next prompt.
 	output := func() string {
-		b, _ := os.ReadFile(out.Name())
-		return string(b)
+		c, _ := logcap.ReadCapped(out.Name(), checkOutputMax)
+		return plainText(string(c.Bytes(checkOutputMax)))
 	}
 	select {
 	case err := <-done:
@@ -111,6 +116,18 @@ func runCheck(command, dir string, timeout time.Duration) checkResult {
 		<-done
 		return checkResult{status: fmt.Sprintf("timed out after %s", timeout), output: output()}
 	}
+}
+
+// checkOutputMax bounds how much of a check's output is read (its head
+// and tail are kept); only the last feedbackLimit characters go into the
+// next prompt.
+const checkOutputMax = 64 << 10
+
+// plainText is check output as it goes into a prompt and into ralph
+// status: terminal escapes and control characters removed (tmux's paste
+// sanitising), lines kept.
+func plainText(s string) string {
+	return tmux.SanitizePaste(stripansi.Strip(s))
 }
 
 func tail(s string, n int) string {

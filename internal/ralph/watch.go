@@ -3,8 +3,8 @@ package ralph
 import (
 	"context"
 	"crypto/md5"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -77,12 +77,10 @@ func (e *Engine) stoppedFromOutside(ctx context.Context) (Outcome, bool) {
 // readOutput feeds the agent's new output to the detector and records
 // task ids reported done.
 func (e *Engine) readOutput(a *attempt) {
-	if next := e.feedFile(a.det, a.out, a.off); next == a.off {
+	if !e.feed(a) {
 		// No new output since the last poll: judge what is there with
 		// the context there is; more is not on its way.
 		a.det.Flush()
-	} else {
-		a.off = next
 	}
 	e.recordTasks(a)
 }
@@ -208,9 +206,10 @@ func (e *Engine) onDialog(a *attempt, v agent.Verdict) (Outcome, bool) {
 	a.dialog = v.Kind
 	e.warnStuck(a.iter, v.Kind)
 	if !a.confirmed || (a.iter == 1 && time.Since(a.promptAt) < preflightWindow) {
-		return Outcome{End: EndPreflight, Detail: dialogDetail(e.Name, v)}, true
+		return *preflight(e.Name, v), true
 	}
-	reason := fmt.Sprintf("%s (answer it: swarm attach %s; then: swarm ralph resume %s)", dialogDetail(e.Name, v), e.Name, e.Name)
+	detail, _ := dialogDetail(e.Name, v)
+	reason := fmt.Sprintf("%s (answer it: swarm attach %s; then: swarm ralph resume %s)", detail, e.Name, e.Name)
 	paused := false
 	e.update(func(s *state.Ralph) error {
 		if s.Runs() {
@@ -271,7 +270,7 @@ func (e *Engine) final(a *attempt, o Outcome) Outcome {
 	if a.det == nil {
 		a.det = e.primedDetector(a)
 	}
-	a.off = e.feedFile(a.det, a.out, a.off)
+	e.feed(a)
 	a.det.Flush()
 	e.recordTasks(a)
 	if s, ok := a.det.Stop(); ok {
@@ -298,36 +297,30 @@ func (e *Engine) detector(st *state.Ralph, prompt string) *Detector {
 func (e *Engine) primedDetector(a *attempt) *Detector {
 	det := e.detector(a.st, a.prompt)
 	if a.off > 0 {
-		if f, err := os.Open(a.out); err == nil {
-			start := max(0, a.off-echoContext)
-			buf := make([]byte, a.off-start)
-			n, _ := f.ReadAt(buf, start)
-			f.Close()
-			det.Prime(buf[:n])
-		}
+		start := max(0, a.off-echoContext)
+		buf := make([]byte, a.off-start)
+		n, _ := a.log().ReadAt(buf, start)
+		det.Prime(buf[:n])
 	}
 	return det
 }
 
-// feedFile feeds det the output file from off to its end; it returns the
-// new offset.
-func (e *Engine) feedFile(det *Detector, path string, off int64) int64 {
-	f, err := os.Open(path)
-	if err != nil {
-		return off
+// feed gives the detector the agent's output written since a.off (the
+// log is capped: logcap.Reader follows it across the cuts) and reports
+// whether there was any.
+func (e *Engine) feed(a *attempt) bool {
+	r := a.log()
+	r.SetOffset(a.off)
+	data, err := r.ReadNew()
+	if len(data) > 0 {
+		a.det.Feed(data)
 	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := f.ReadAt(buf, off)
-		if n > 0 {
-			det.Feed(buf[:n])
-			off += int64(n)
-		}
-		if err == io.EOF || n == 0 || err != nil {
-			return off
-		}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		e.say("cannot read the agent's output: %v", err)
 	}
+	moved := r.Offset() != a.off
+	a.off = r.Offset()
+	return moved
 }
 
 // screenHash is the inactivity fingerprint: MD5 of the ANSI-stripped last

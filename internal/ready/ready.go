@@ -206,9 +206,10 @@ type WaitOptions struct {
 	// Stuck finds a dialog or setup screen (default: Stuck); an agent's
 	// profile knows its own dialogs too.
 	Stuck func(screen string) (kind string, ok bool)
-	// Progress, when set, is called every ProgressEvery with the time
-	// waited so far.
+	// Progress, when set, is called once the agent has not looked ready
+	// for ProgressFirst, then every ProgressEvery, with the time waited.
 	Progress      func(waited time.Duration)
+	ProgressFirst time.Duration
 	ProgressEvery time.Duration
 }
 
@@ -217,7 +218,7 @@ type WaitOptions struct {
 func Wait(ctx context.Context, screen Screen, o WaitOptions) (Result, error) {
 	start := time.Now()
 	deadline := start.Add(o.Timeout)
-	nextProgress := start.Add(o.ProgressEvery)
+	nextProgress := start.Add(o.ProgressFirst)
 	isReady, stuck := o.IsReady, o.Stuck
 	if isReady == nil {
 		isReady = func(s string) bool { return IsReady(s) }
@@ -252,7 +253,7 @@ func Wait(ctx context.Context, screen Screen, o WaitOptions) (Result, error) {
 		}
 		if o.Progress != nil && o.ProgressEvery > 0 && !now.Before(nextProgress) {
 			o.Progress(now.Sub(start))
-			nextProgress = nextProgress.Add(o.ProgressEvery)
+			nextProgress = now.Add(o.ProgressEvery)
 		}
 		select {
 		case <-ctx.Done():

@@ -147,7 +147,7 @@ func TestWaitProgressAndCustomReadiness(t *testing.T) {
 	}, WaitOptions{
 		Interval: time.Millisecond, Timeout: 5 * time.Second,
 		IsReady:  func(s string) bool { return s == "custom ok" },
-		Progress: func(d time.Duration) { waited = append(waited, d) }, ProgressEvery: 5 * time.Millisecond,
+		Progress: func(d time.Duration) { waited = append(waited, d) }, ProgressFirst: 5 * time.Millisecond, ProgressEvery: 5 * time.Millisecond,
 	})
 	if err != nil || !res.Ready || calls != 40 {
 		t.Fatalf("res %+v err %v calls %d", res, err, calls)

@@ -43,6 +43,7 @@ type Ralph struct {
 	CheckDoneContinuous bool         `json:"check_done_continuous"`
 	ExitReason          NullString   `json:"exit_reason"`
 	ExitDetail          NullString   `json:"exit_detail"`
+	ExitHint            NullString   `json:"exit_hint"`
 	LastExitCode        *int         `json:"last_exit_code"`
 	LastScreenChange    UTCTimestamp `json:"last_screen_change"`
 	MonitorPID          int          `json:"monitor_pid"`
@@ -81,6 +82,8 @@ type Ralph struct {
 	// LimitWaits counts waits in a row without a known reset time.
 	WaitingUntil Timestamp `json:"waiting_until"`
 	LimitWaits   int       `json:"limit_waits"`
+	// MaxLogSize caps each iteration's output log (0: logcap.DefaultMax).
+	MaxLogSize int64 `json:"max_log_size"`
 	// AgentPID and AgentStartTicks identify the current iteration's
 	// agent process (its pane's), so what it leaves behind after exiting
 	// can be stopped without ever signalling a stranger.

@@ -23,33 +23,47 @@ const startingWait = 60 * time.Second
 func (m *Manager) rollBackCrashed(live []Live) bool {
 	any := false
 	for _, l := range live {
-		if !l.Crashed {
-			continue
+		if l.Crashed && m.rollBack(l.Name) {
+			any = true
 		}
-		any = true
-		m.undoStarted(&l.Worker)
-		err := m.Store.Update(func(r *state.Registry) error {
-			w := r.Find(l.Name)
-			if w == nil || w.Status != state.StatusStarting || spawnerAlive(w) {
-				return nil // someone finished or redid it meanwhile
-			}
-			if replacing, _ := w.Metadata[replacingKey].(bool); replacing {
-				w.Status = state.StatusStopped
-				for _, k := range []string{SpawnerKey, replacingKey, worktreeMadeKey, branchMadeKey} {
-					delete(w.Metadata, k)
-				}
-				return nil
-			}
-			r.Remove(l.Name)
-			return nil
-		})
-		if err != nil {
-			m.warn(fmt.Sprintf("cannot roll back the interrupted spawn of '%s': %v", l.Name, err))
-			continue
-		}
-		m.warn(fmt.Sprintf("rolled back the interrupted spawn of '%s'", l.Name))
 	}
 	return any
+}
+
+// rollBack undoes one crashed spawn, after confirming on a fresh read that
+// it is still "starting" with its spawner gone (the look that found it may
+// be older than a spawn that finished since). It reports whether it
+// rolled anything back.
+func (m *Manager) rollBack(name string) bool {
+	w, err := m.Get(name)
+	if err != nil || w.Status != state.StatusStarting || spawnerAlive(w) {
+		return false
+	}
+	m.undoStarted(w)
+	rolled := false
+	err = m.Store.Update(func(r *state.Registry) error {
+		cur := r.Find(name)
+		if cur == nil || cur.Status != state.StatusStarting || spawnerAlive(cur) {
+			return nil
+		}
+		rolled = true
+		if replacing, _ := cur.Metadata[replacingKey].(bool); replacing {
+			cur.Status = state.StatusStopped
+			for _, k := range []string{SpawnerKey, replacingKey, worktreeMadeKey, branchMadeKey} {
+				delete(cur.Metadata, k)
+			}
+			return nil
+		}
+		r.Remove(name)
+		return nil
+	})
+	switch {
+	case err != nil:
+		m.warn(fmt.Sprintf("cannot roll back the interrupted spawn of '%s': %v", name, err))
+	case rolled:
+		m.warn(fmt.Sprintf("rolled back the interrupted spawn of '%s'", name))
+	}
+	return true
 }
 
 // undoStarted stops what a crashed spawn started and removes a worktree it
@@ -87,11 +101,7 @@ func (m *Manager) settled(name string) (*state.Worker, error) {
 			return w, err
 		}
 		if !spawnerAlive(w) {
-			live, err := m.Refresh([]state.Worker{*w})
-			if err != nil {
-				return nil, err
-			}
-			m.rollBackCrashed(live)
+			m.rollBack(name)
 			continue
 		}
 		if time.Now().After(deadline) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/ready"
 	"github.com/swarmtools/swarm/internal/state"
@@ -51,6 +52,9 @@ type SpawnOptions struct {
 	// NoStart creates the record (and worktree) but starts nothing: the
 	// ralph monitor creates the window when its first iteration starts.
 	NoStart bool
+	// MaxLogSize caps a process worker's stdout and stderr logs (0: the
+	// default, logcap.DefaultMax).
+	MaxLogSize int64
 }
 
 // SpawnResult is a started worker.
@@ -320,7 +324,7 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 	default:
 		t, err := proc.Spawn(proc.StartSpec{
 			Command: o.Command, Dir: rec.Cwd, Env: append(os.Environ(), EnvList(p.env)...),
-			Stdout: m.stdoutLog(o.Name), Stderr: m.stderrLog(o.Name), LogSink: m.LogSink,
+			Stdout: m.stdoutLog(o.Name), Stderr: m.stderrLog(o.Name), LogSink: m.logSink(o.MaxLogSize),
 		})
 		if err != nil {
 			return fmt.Errorf("failed to spawn process: %w", err)
@@ -331,6 +335,17 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 		rec.Metadata[StartTicksKey] = t.Ticks
 	}
 	return m.note(*rec)
+}
+
+// logSink is the capping sink for a process worker's logs, or nil.
+func (m *Manager) logSink(max int64) []string {
+	if m.LogSink == nil {
+		return nil
+	}
+	if max <= 0 {
+		max = logcap.DefaultMax
+	}
+	return m.LogSink(max)
 }
 
 // note writes what the spawn has made so far into its "starting" record.
@@ -415,8 +430,13 @@ func (m *Manager) stderrLog(name string) string {
 // banner is seen within half a second, at one tmux process per look.
 const ReadyPoll = 500 * time.Millisecond
 
-// ReadyProgressEvery: how often a waiting --ready-wait says it still waits.
-const ReadyProgressEvery = 10 * time.Second
+// ReadyProgressFirst: a --ready-wait that has waited this long says what
+// it waits for (a quick agent says nothing); ReadyProgressEvery: how
+// often it then says it still waits.
+const (
+	ReadyProgressFirst = 2 * time.Second
+	ReadyProgressEvery = 10 * time.Second
+)
 
 // ReadyOptions control WaitReady.
 type ReadyOptions struct {
@@ -446,9 +466,14 @@ func (m *Manager) WaitReady(w *state.Worker, o ReadyOptions) (bool, error) {
 		},
 	}
 	if o.Progress != nil {
-		o.Progress(fmt.Sprintf("waiting for agent '%s' to look ready (%s; up to %s)", w.Name, readyWhat(p, o.Patterns), duration.Format(o.Timeout)))
-		wo.ProgressEvery = ReadyProgressEvery
+		said := false
+		wo.ProgressFirst, wo.ProgressEvery = ReadyProgressFirst, ReadyProgressEvery
 		wo.Progress = func(d time.Duration) {
+			if !said {
+				said = true
+				o.Progress(fmt.Sprintf("waiting for agent '%s' to look ready (%s; up to %s)", w.Name, readyWhat(p, o.Patterns), duration.Format(o.Timeout)))
+				return
+			}
 			o.Progress(fmt.Sprintf("still waiting for agent '%s' to look ready (%s so far)", w.Name, duration.Format(d)))
 		}
 	}
