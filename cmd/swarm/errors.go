@@ -97,9 +97,14 @@ func unknownCommand(group *cobra.Command, name string) error {
 }
 
 // cobraUsage recognises the usage errors cobra makes itself, as text: an
-// unknown command at the top level (its suggestions after a blank line).
+// unknown command at the top level (its suggestions after a blank line),
+// and flags that cannot be given together.
 func cobraUsage(err error) *usageError {
 	msg, detail, _ := strings.Cut(err.Error(), "\n\n")
+	if strings.HasPrefix(msg, "if any flags in the group ") {
+		// MarkFlagsMutuallyExclusive: flags that do not go together.
+		return &usageError{err: errors.New(msg)}
+	}
 	if !strings.HasPrefix(msg, "unknown command ") {
 		return nil
 	}

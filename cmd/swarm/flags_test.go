@@ -196,6 +196,8 @@ var ipUsageCases = []struct {
 	{[]string{"ralph", "list", "extra"}, 2, "swarm: error: swarm ralph list expects no arguments (see: swarm ralph list --help)\n"},
 	{[]string{"ralph", "logs"}, 2, "swarm: error: swarm ralph logs expects one loop name (see: swarm ralph logs --help)\n"},
 	{[]string{"ralph", "logs", "a", "--lines", "-1"}, 2, "swarm: error: invalid --lines '-1' (use a whole number, at least 0) (see: swarm ralph logs --help)\n"},
+	{[]string{"ralph", "logs", "a", "--iteration", "2", "--agent"}, 2, "swarm: error: if any flags in the group [iteration agent live] are set none of the others can be; [agent iteration] were all set (see: swarm ralph logs --help)\n"},
+	{[]string{"ralph", "logs", "a", "--iteration", "x"}, 2, "swarm: error: invalid --iteration 'x' (use a whole number, at least 0) (see: swarm ralph logs --help)\n"},
 
 	// ralph clean, wait
 	{[]string{"ralph", "clean"}, 1, "swarm: error: must specify a worker name or --all\n"},

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/hint"
+	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -313,15 +314,21 @@ type ralphLogsOptions struct {
 	Name  string
 	Live  bool
 	Lines int // 0: all
+	// Iteration, when set, prints that iteration's agent output instead
+	// of the events; Agent follows the current iteration's output live.
+	Iteration int
+	Agent     bool
 }
 
 func newCmdRalphLogs(f *factory, runF func(*ralphLogsOptions) error) *cobra.Command {
 	opts := &ralphLogsOptions{IO: f.IO, Manager: f.Manager}
 	cmd := &cobra.Command{
 		Use:   "logs NAME",
-		Short: "Print a loop's iteration events (START, END, FAIL, TIMEOUT, REJECT, DONE ...)",
+		Short: "Print a loop's iteration events (START, END, FAIL, TIMEOUT, REJECT, DONE ...) or its agent's output",
 		Example: `  swarm ralph logs builder
-  swarm ralph logs builder --live`,
+  swarm ralph logs builder --live
+  swarm ralph logs builder --iteration 3    # what the agent printed in iteration 3
+  swarm ralph logs builder --agent          # the agent's output as it comes`,
 		Args: argsRange(1, 1, "one loop name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -333,6 +340,9 @@ func newCmdRalphLogs(f *factory, runF func(*ralphLogsOptions) error) *cobra.Comm
 	}
 	cmd.Flags().BoolVar(&opts.Live, "live", false, "keep printing new events until Ctrl-C or the loop ends")
 	intVar(cmd.Flags(), &opts.Lines, "lines", defaultRalphLogsLines, 0, noMax, "print at most this many of the latest events (0: all)")
+	intVar(cmd.Flags(), &opts.Iteration, "iteration", 0, 0, noMax, "print the agent's output of this iteration (every iteration's is kept, within 1 GiB a loop)")
+	cmd.Flags().BoolVar(&opts.Agent, "agent", false, "follow the agent's output of the current iteration live, then the next ones")
+	cmd.MarkFlagsMutuallyExclusive("iteration", "agent", "live")
 	return cmd
 }
 
@@ -351,8 +361,28 @@ func runRalphLogs(opts *ralphLogsOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := ralph.Events(ctx, rs, opts.Lines, opts.Live, opts.IO.Out); err != nil {
-		return &exitError{code: exitFail, err: err}
+	switch {
+	case opts.Iteration > 0:
+		st, err := rs.Load()
+		if err != nil {
+			return &exitError{code: exitFail, err: err}
+		}
+		max := st.MaxLogSize
+		if max <= 0 {
+			max = logcap.DefaultMax
+		}
+		err = ralph.Transcript(rs, opts.Iteration, max, opts.IO.Out)
+		if err != nil {
+			return &exitError{code: exitFail, err: err}
+		}
+	case opts.Agent:
+		if err := ralph.FollowAgent(ctx, rs, opts.IO.Out); err != nil {
+			return &exitError{code: exitFail, err: err}
+		}
+	default:
+		if err := ralph.Events(ctx, rs, opts.Lines, opts.Live, opts.IO.Out); err != nil {
+			return &exitError{code: exitFail, err: err}
+		}
 	}
 	return nil
 }

@@ -329,16 +329,16 @@ func (e *Engine) launch(a *attempt, w *state.Worker) error {
 	return nil
 }
 
-// prepareFiles empties the iteration's output and exit files, drops the
-// ones of two iterations ago (this and the previous iteration's output
-// stay for a look afterwards), and writes the prompt snapshot the stdin
-// and arg modes read.
+// prepareFiles empties the iteration's output and exit files, makes room
+// for them within the transcript budget, and writes the prompt snapshot
+// the stdin and arg modes read.
 func (e *Engine) prepareFiles(a *attempt) error {
 	if err := os.MkdirAll(filepath.Dir(a.out), 0o700); err != nil {
 		return err
 	}
-	os.Remove(e.outputPath(a.iter - 2))
-	os.Remove(e.exitPath(a.iter - 2))
+	// Every iteration's output is kept (ralph logs --iteration), within
+	// the loop's budget: the oldest go first.
+	trimTranscripts(e.RS, TranscriptBudget-logMax(a.st), a.iter)
 	os.Remove(a.exit)
 	if err := os.WriteFile(a.out, nil, 0o600); err != nil {
 		return err

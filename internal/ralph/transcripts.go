@@ -1,0 +1,141 @@
+package ralph
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/logcap"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/worker"
+)
+
+// TranscriptBudget bounds all of a loop's kept iteration outputs: every
+// iteration's transcript is kept (each capped by --max-log-size) until
+// together they pass this, then the oldest go first. A night of 50
+// iterations at a few MB each fits well within it.
+const TranscriptBudget int64 = 1 << 30
+
+// transcript is one kept iteration output.
+type transcript struct {
+	iter int
+	path string
+	size int64
+}
+
+// transcripts lists a loop's iteration outputs, oldest first.
+func transcripts(rs *state.RalphStore) []transcript {
+	dir := filepath.Join(rs.Dir, "output")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []transcript
+	for _, e := range entries {
+		n, ok := strings.CutPrefix(e.Name(), "iteration-")
+		if !ok || !strings.HasSuffix(n, ".log") {
+			continue
+		}
+		iter, err := strconv.Atoi(strings.TrimSuffix(n, ".log"))
+		if err != nil {
+			continue
+		}
+		var size int64
+		if fi, err := e.Info(); err == nil {
+			size = fi.Size()
+		}
+		out = append(out, transcript{iter: iter, path: filepath.Join(dir, e.Name()), size: size})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].iter < out[j].iter })
+	return out
+}
+
+// trimTranscripts removes the oldest transcripts (and their exit files)
+// until the rest fit in budget, never the one of iteration keep.
+func trimTranscripts(rs *state.RalphStore, budget int64, keep int) {
+	all := transcripts(rs)
+	var total int64
+	for _, t := range all {
+		total += t.size
+	}
+	for _, t := range all {
+		if total <= budget || t.iter == keep {
+			break
+		}
+		os.Remove(t.path)
+		os.Remove(strings.TrimSuffix(t.path, ".log") + ".exit")
+		total -= t.size
+	}
+}
+
+// Transcript writes iteration iter's agent output (the raw terminal
+// stream, capped at max) to w.
+func Transcript(rs *state.RalphStore, iter int, max int64, w io.Writer) error {
+	path := filepath.Join(rs.Dir, "output", fmt.Sprintf("iteration-%04d.log", iter))
+	c, err := logcap.ReadCapped(path, max)
+	if os.IsNotExist(err) {
+		return fmt.Errorf("no output kept for iteration %d of '%s' (kept: %s)", iter, rs.Name, keptRange(rs))
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(c.Bytes(max))
+	return err
+}
+
+// keptRange says which iterations' outputs are kept ("3-12", "none").
+func keptRange(rs *state.RalphStore) string {
+	all := transcripts(rs)
+	switch len(all) {
+	case 0:
+		return "none"
+	case 1:
+		return strconv.Itoa(all[0].iter)
+	}
+	return fmt.Sprintf("%d-%d", all[0].iter, all[len(all)-1].iter)
+}
+
+// FollowAgent writes the current iteration's agent output to w as it
+// comes, moving on to the next iteration's when it starts, until ctx ends
+// or the loop has ended.
+func FollowAgent(ctx context.Context, rs *state.RalphStore, w io.Writer) error {
+	st, err := rs.Load()
+	if err != nil {
+		return err
+	}
+	iter, max := st.CurrentIteration, logMax(st)
+	r := logcap.NewReader(filepath.Join(rs.Dir, "output", fmt.Sprintf("iteration-%04d.log", iter)), max)
+	interval := worker.PollInterval(followPoll)
+	for {
+		if data, _ := r.ReadNew(); len(data) > 0 {
+			w.Write(data)
+		}
+		st, err := rs.Load()
+		if err != nil {
+			return err
+		}
+		if st.CurrentIteration != iter {
+			iter = st.CurrentIteration
+			fmt.Fprintf(w, "\n--- [swarm] iteration %d ---\n", iter)
+			r = logcap.NewReader(filepath.Join(rs.Dir, "output", fmt.Sprintf("iteration-%04d.log", iter)), max)
+			continue
+		}
+		if !st.Active() && !MonitorAlive(rs) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(interval):
+		}
+	}
+}
+
+// followPoll paces ralph logs --agent.
+const followPoll = 500 * time.Millisecond
