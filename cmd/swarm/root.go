@@ -75,6 +75,7 @@ State lives in $SWARM_HOME (else $SWARM_DIR, else ~/.swarm).`,
 	for _, c := range cmd.Commands() {
 		requireSubcommands(c)
 	}
+	addCompletions(f, cmd)
 	return cmd
 }
 
