@@ -74,6 +74,7 @@ func newCmdRalph(f *factory) *cobra.Command {
 		newCmdRalphPause(f, nil), newCmdRalphResume(f, nil), newCmdRalphStop(f, nil),
 		newCmdRalphStatus(f, nil), newCmdRalphList(f, nil), newCmdRalphLogs(f, nil),
 		newCmdRalphClean(f, nil), newCmdRalphWait(f, nil), newCmdRalphInit(f, nil), newCmdRalphTemplate(f, nil),
+		newCmdRalphSet(f, nil),
 	)
 	return cmd
 }

@@ -110,7 +110,9 @@ func printSwarmPyStatus(p func(string, ...any), info *ralph.Info) {
 	st := info.State
 	quiet := int(info.QuietFor)
 	status := "Status: " + st.Status
-	if st.Status == state.RalphWaiting && !st.WaitingUntil.IsZero() {
+	if info.NotStarted {
+		status = fmt.Sprintf("Status: not started (start it with: swarm ralph run %s)", st.WorkerName)
+	} else if st.Status == state.RalphWaiting && !st.WaitingUntil.IsZero() {
 		status = "Status: waiting for usage limit reset until " + st.WaitingUntil.Local().Format("15:04")
 	} else if info.QuietFor > 60 {
 		status += fmt.Sprintf(" (possibly stuck — no output change for %ds)", quiet)
@@ -162,6 +164,8 @@ func printMore(p func(string, ...any), info *ralph.Info) {
 	switch {
 	case info.MonitorAlive:
 		p("Monitor: running (pid %d)", st.MonitorPID)
+	case info.NotStarted:
+		p("Monitor: not running (not started)")
 	case st.Active():
 		p("Monitor: dead (resume with: swarm ralph resume %s)", st.WorkerName)
 	default:
@@ -177,6 +181,15 @@ func printMore(p func(string, ...any), info *ralph.Info) {
 	}
 	if st.LastError != "" && (st.Active() || st.ExitReason == ralph.ReasonFailed) {
 		p("Last error: %s", st.LastError)
+	}
+	if st.LastRejection != "" {
+		p("Last rejected completion: %s", st.LastRejection)
+		if len(st.LastCheckOutput) > 0 {
+			p("Check output (first %d lines):", len(st.LastCheckOutput))
+			for _, l := range st.LastCheckOutput {
+				p("  %s", l)
+			}
+		}
 	}
 	if !st.Active() {
 		p("Exit code: %d", ralph.ExitCode(string(st.ExitReason)))
@@ -300,7 +313,11 @@ func printLoopTable(w io.Writer, shown []*ralph.Info) error {
 		if st.ExitReason != "" {
 			reason = string(st.ExitReason)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\n", st.WorkerName, st.Status, i.WorkerStatus,
+		status := st.Status
+		if i.NotStarted {
+			status = "not-started"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\n", st.WorkerName, status, i.WorkerStatus,
 			st.CurrentIteration, st.MaxIterations, st.ConsecutiveFailures, st.TotalFailures,
 			seconds(i.Elapsed), eta, change, i.MonitorState(), reason)
 	}

@@ -477,6 +477,7 @@ func (e *Engine) typePrompt(a *attempt, text string) {
 		}
 	}
 	a.off = settle(a)
+	e.earlySignal(a, text)
 	if _, sc, err := a.tc.Poll(a.window); err == nil {
 		a.baseTurns = a.profile.Judge(withoutEcho(sc, text), time.Now()).Turns
 	}
@@ -484,6 +485,29 @@ func (e *Engine) typePrompt(a *attempt, text string) {
 	a.tc.SendKeys(a.window, "Enter")
 	a.promptAt = time.Now()
 }
+
+// earlySignal warns about a completion tag the agent printed before the
+// prompt was submitted (a line-based agent answering the first pasted
+// line): only output after the prompt counts, so such a tag is ignored,
+// and the user should know why the loop goes on.
+func (e *Engine) earlySignal(a *attempt, prompt string) {
+	if a.off <= 0 {
+		return
+	}
+	buf := make([]byte, min(a.off, int64(maxCarryEarly)))
+	n, _ := a.log().ReadAt(buf, a.off-int64(len(buf)))
+	det := e.detector(a.st, prompt)
+	det.Feed(buf[:n])
+	det.Flush()
+	if sig, ok := det.Stop(); ok {
+		e.log("WARN", "iteration %d: the agent printed a %s signal before the prompt was submitted; it does not count. Use --prompt-mode stdin, or --ready-pattern so swarm waits for the agent's real prompt", a.iter, sig.Kind.Reason())
+		e.say("the agent printed a %s signal before its prompt was submitted (ignored); try --prompt-mode stdin or --ready-pattern", sig.Kind.Reason())
+	}
+}
+
+// maxCarryEarly bounds how much output before the prompt's submission is
+// searched for an early completion tag.
+const maxCarryEarly = 64 << 10
 
 // readyScreen is the pane as ready detection sees it; a loop stopped from
 // outside (kill) counts as the agent gone, so delivery gives up at once.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -82,7 +83,8 @@ func ResumeLoop(m *worker.Manager, name string) error {
 		return err
 	}
 	if !st.IterationActive && st.CurrentIteration >= st.MaxIterations && !st.Active() {
-		return fmt.Errorf("ralph loop for '%s' already ran all %d iterations (raise max_iterations in %s to continue)", name, st.MaxIterations, rs.StatePath())
+		return hint.Errorf(fmt.Sprintf("swarm ralph set %s --max-iterations %d, then: swarm ralph resume %s", name, st.MaxIterations+10, name),
+			"ralph loop for '%s' already ran all %d iterations", name, st.MaxIterations)
 	}
 	// Set running and look for a live monitor in one locked step: a
 	// monitor on its way out makes the same check under the same lock
@@ -171,7 +173,7 @@ func markKilled(rs *state.RalphStore) bool {
 		return nil
 	})
 	if err == nil && ended {
-		rs.Log("DONE", fmt.Sprintf("loop complete after %d iterations reason=%s", st.CurrentIteration, ReasonKilled))
+		rs.Log("DONE", doneText(st.CurrentIteration, ReasonKilled))
 	}
 	return ended
 }
@@ -330,7 +332,9 @@ type Info struct {
 	ETA          float64 `json:"eta_seconds"`
 	// QuietFor is how long the agent's screen has not changed (0 when no
 	// iteration runs).
-	QuietFor   float64  `json:"quiet_seconds"`
+	QuietFor float64 `json:"quiet_seconds"`
+	// NotStarted: made with --no-run and never run (swarm ralph run).
+	NotStarted bool     `json:"not_started"`
 	LastOutput []string `json:"last_output,omitempty"`
 }
 
@@ -340,7 +344,7 @@ func (i *Info) MonitorState() string {
 	switch {
 	case i.MonitorAlive:
 		return fmt.Sprint(i.State.MonitorPID)
-	case i.State.Active():
+	case i.State.Active() && !i.NotStarted:
 		return "dead"
 	}
 	return "-"
@@ -349,6 +353,7 @@ func (i *Info) MonitorState() string {
 // describe computes a loop's figures at now.
 func describe(rs *state.RalphStore, st *state.Ralph, workerStatus string, now time.Time) *Info {
 	info := &Info{State: st, MonitorAlive: MonitorAlive(rs), WorkerStatus: workerStatus}
+	info.NotStarted = st.Status == state.RalphRunning && st.CurrentIteration == 0 && !st.IterationActive && !info.MonitorAlive
 	if !st.Started.IsZero() {
 		end := now
 		if !st.Active() && !st.LastIterationEnd.IsZero() {
@@ -434,4 +439,44 @@ func splitLines(s string) []string {
 		return nil
 	}
 	return strings.Split(s, "\n")
+}
+
+// Settings are what swarm ralph set changes on a loop; nil leaves a
+// setting as it is.
+type Settings struct {
+	MaxIterations     *int
+	InactivityTimeout *time.Duration
+	MaxTime           *time.Duration
+}
+
+// SetLoop changes a loop's settings through the locked state update. The
+// monitor reads them at its next decision (the cap, the budget) or next
+// iteration (the inactivity timeout). It returns the new state.
+func SetLoop(m *worker.Manager, name string, set Settings) (*state.Ralph, error) {
+	rs, _, err := loadLoop(m, name)
+	if err != nil {
+		return nil, err
+	}
+	var changes []string
+	st, err := rs.Update(func(s *state.Ralph) error {
+		changes = changes[:0]
+		if set.MaxIterations != nil {
+			s.MaxIterations = *set.MaxIterations
+			changes = append(changes, fmt.Sprintf("max_iterations=%d", s.MaxIterations))
+		}
+		if set.InactivityTimeout != nil {
+			s.InactivityTimeout = int(*set.InactivityTimeout / time.Second)
+			changes = append(changes, fmt.Sprintf("inactivity_timeout=%ds", s.InactivityTimeout))
+		}
+		if set.MaxTime != nil {
+			s.MaxTime = set.MaxTime.Seconds()
+			changes = append(changes, fmt.Sprintf("max_time=%s", *set.MaxTime))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rs.Log("SET", strings.Join(changes, " "))
+	return st, nil
 }

@@ -409,7 +409,7 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 	}
 	reason := string(final.ExitReason)
 	if ended {
-		e.log("DONE", "loop complete after %d iterations reason=%s", final.CurrentIteration, reason)
+		e.log("DONE", "%s", doneText(final.CurrentIteration, reason))
 		e.announce(final)
 	}
 	code := ExitCode(reason)
@@ -469,6 +469,19 @@ func (e *Engine) announce(st *state.Ralph) {
 	case ReasonKilled:
 		e.say("loop stopped (killed) after %d iterations", n)
 	}
+}
+
+// doneText is the DONE event: how many iterations ran and why the loop
+// ended (a killed loop "ended", it did not "complete").
+func doneText(iterations int, reason string) string {
+	return fmt.Sprintf("loop ended after %d %s reason=%s", iterations, plural(iterations, "iteration"), reason)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 func reasonText(st *state.Ralph) string {

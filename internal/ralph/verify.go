@@ -34,7 +34,7 @@ func (e *Engine) verify(o *Outcome, st *state.Ralph, iter int) {
 	if !completion || (len(st.Checks) == 0 && !st.RequireChange) {
 		return
 	}
-	var reasons []string
+	var reasons, evidence []string
 	var feedback strings.Builder
 	if st.RequireChange {
 		head, tree := worktree.Head(st.WorkDir), worktree.TreeState(st.WorkDir)
@@ -49,6 +49,9 @@ func (e *Engine) verify(o *Outcome, st *state.Ralph, iter int) {
 			continue
 		}
 		reasons = append(reasons, fmt.Sprintf("check failed: %s (%s)", check, res.status))
+		if evidence == nil {
+			evidence = headLines(res.output, evidenceLines)
+		}
 		fmt.Fprintf(&feedback, "Completion was rejected: the check `%s` failed (%s). Its output ends with:\n\n%s\n\n", check, res.status, tail(res.output, feedbackLimit))
 	}
 	if len(reasons) == 0 {
@@ -60,6 +63,8 @@ func (e *Engine) verify(o *Outcome, st *state.Ralph, iter int) {
 	fb := "---\n" + strings.TrimRight(feedback.String(), "\n") + "\nFix this, verify, and only then report completion again.\n"
 	e.update(func(s *state.Ralph) error {
 		s.Feedback = state.NullString(fb)
+		s.LastRejection = state.NullString(fmt.Sprintf("iteration %d: %s", iter, o.Rejected))
+		s.LastCheckOutput = evidence
 		return nil
 	})
 	if o.DoneFile {
@@ -128,6 +133,22 @@ const checkOutputMax = 64 << 10
 // sanitising), lines kept.
 func plainText(s string) string {
 	return tmux.SanitizePaste(stripansi.Strip(s))
+}
+
+// evidenceLines is how much of the failing check's output ralph status
+// shows: its first lines, where the error usually is.
+const evidenceLines = 20
+
+// headLines returns the first n lines of s.
+func headLines(s string, n int) []string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	if len(lines) == 1 && lines[0] == "" {
+		return []string{}
+	}
+	return lines
 }
 
 func tail(s string, n int) string {

@@ -82,6 +82,10 @@ type Ralph struct {
 	// LimitWaits counts waits in a row without a known reset time.
 	WaitingUntil Timestamp `json:"waiting_until"`
 	LimitWaits   int       `json:"limit_waits"`
+	// LastRejection is why the last completion signal was rejected, and
+	// LastCheckOutput the first lines of the failing check's output.
+	LastRejection   NullString `json:"last_rejection"`
+	LastCheckOutput []string   `json:"last_check_output,omitempty"`
 	// MaxLogSize caps each iteration's output log (0: logcap.DefaultMax).
 	MaxLogSize int64 `json:"max_log_size"`
 	// AgentPID and AgentStartTicks identify the current iteration's
