@@ -209,6 +209,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
 		reply, req.Turn = s.next(req)
+		// Recorded as a turn before answering: a test can see a turn that
+		// is still open (a hang, a slow stream).
+		s.record(idx, req)
 		req.Status = s.answer(w, r, req, reply)
 	case r.Method == http.MethodHead && r.URL.Path == "/":
 		// Claude Code probes the base URL with HEAD / at start.
