@@ -123,13 +123,13 @@ func writeJSON(path string, v any) error {
 // locale so screens are the same on every machine, and the API settings.
 func Environ(home, baseURL string, cfg Config) []string {
 	env := map[string]string{
-		"PATH":                                     os.Getenv("PATH"),
-		"HOME":                                     home,
-		"TERM":                                     "screen-256color",
-		"LANG":                                     "C.UTF-8",
-		"TZ":                                       "UTC",
-		"ANTHROPIC_BASE_URL":                       baseURL,
-		"DISABLE_AUTOUPDATER":                      "1",
+		"PATH":                os.Getenv("PATH"),
+		"HOME":                home,
+		"TERM":                "screen-256color",
+		"LANG":                "C.UTF-8",
+		"TZ":                  "UTC",
+		"ANTHROPIC_BASE_URL":  baseURL,
+		"DISABLE_AUTOUPDATER": "1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
 	}
 	if cfg.OAuth {
