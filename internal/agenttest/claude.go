@@ -107,12 +107,14 @@ func FixtureDir() string {
 }
 
 // SaveFixture writes the normalized screen to FixtureDir()/name when
-// SWARM_UPDATE_FIXTURES=1 (make test-agents UPDATE=1), and always logs it
-// with the test's output.
+// SWARM_UPDATE_FIXTURES=1 (make test-agents UPDATE=1), and logs it when
+// SWARM_AGENT_SCREENS=1 (SCREENS=1).
 func (s *Session) SaveFixture(name, screen string) {
 	s.t.Helper()
 	screen = s.Normalize(screen)
-	s.t.Logf("screen %s:\n%s", name, screen)
+	if os.Getenv("SWARM_AGENT_SCREENS") == "1" {
+		s.t.Logf("screen %s:\n%s", name, screen)
+	}
 	if os.Getenv("SWARM_UPDATE_FIXTURES") != "1" {
 		return
 	}

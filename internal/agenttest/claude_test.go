@@ -13,13 +13,9 @@ import (
 // skip is the flag swarm's users run Claude Code with in loops.
 var skip = []string{"--dangerously-skip-permissions"}
 
-// TestMain installs claude once before the scenarios run in parallel, so
-// that the install time is measured on its own and no scenario's deadline
-// includes it.
-func TestMain(m *testing.M) {
-	os.Exit(m.Run())
-}
-
+// TestInstall runs first, alone (the scenarios are parallel and wait for
+// the sequential tests): it installs claude, so its time is measured on its
+// own and no scenario's deadline includes it.
 func TestInstall(t *testing.T) {
 	Require(t)
 	began := time.Now()

@@ -48,11 +48,15 @@ type Config struct {
 	SubscriptionType string
 	// Env is added to (and overrides) the agent's environment, "K=V" each.
 	Env []string
+	// Cols and Rows size the terminal (default 120x40; the fixtures under
+	// /work/shared were partly taken at 80 columns).
+	Cols, Rows int
 }
 
 // Setup is a prepared agent environment: a private HOME holding Claude's
 // config, a project folder, and the environment for the claude process.
 type Setup struct {
+	Cfg  Config
 	Bin  string // the claude binary
 	Home string // HOME for claude
 	Dir  string // the project folder claude starts in (absolute)
@@ -68,7 +72,7 @@ func Prepare(t testing.TB, mock *mockapi.Server, cfg Config) *Setup {
 	t.Helper()
 	bin := Claude(t)
 	root := t.TempDir()
-	s := &Setup{Bin: bin, Home: filepath.Join(root, "home"), Dir: filepath.Join(root, "home", "proj")}
+	s := &Setup{Cfg: cfg, Bin: bin, Home: filepath.Join(root, "home"), Dir: filepath.Join(root, "home", "proj")}
 	for _, d := range []string{s.Dir, filepath.Join(s.Home, ".claude")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -25,9 +26,6 @@ type Session struct {
 	// count from it.
 	Started time.Time
 }
-
-// Size is the terminal the agent runs in.
-var Size = [2]int{120, 40}
 
 // Start runs claude with args in a new tmux server (its own -L socket,
 // killed at cleanup) in s.Dir. The pane stays after claude exits, so a
@@ -47,8 +45,12 @@ func Start(t testing.TB, s *Setup, args ...string) *Session {
 		t.Fatal(err)
 	}
 	t.Cleanup(sess.Kill)
+	cols, rows := s.Cfg.Cols, s.Cfg.Rows
+	if cols == 0 || rows == 0 {
+		cols, rows = 120, 40
+	}
 	argv := []string{"-L", sess.Socket, "-f", conf, "new-session", "-d", "-s", "agent",
-		"-x", strconv.Itoa(Size[0]), "-y", strconv.Itoa(Size[1]), "-c", s.Dir, "--"}
+		"-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), "-c", s.Dir, "--"}
 	argv = append(argv, s.Command(args...)...)
 	sess.Started = time.Now()
 	if out, err := sess.tmuxErr(argv...); err != nil {
@@ -80,9 +82,38 @@ func (s *Session) Tmux(args ...string) string {
 	return out
 }
 
-// Kill ends the tmux server, and with it claude.
+// Kill ends the tmux server and waits for claude to be gone: it writes
+// into its HOME while it exits, and the test's temp dir is removed next.
+// A claude still there after 10 s is killed with its process group.
 func (s *Session) Kill() {
+	out, _ := s.tmuxErr("-L", s.Socket, "display-message", "-p", "-t", s.Target, "#{pane_pid}")
+	pid, _ := strconv.Atoi(strings.TrimSpace(out))
 	_, _ = s.tmuxErr("-L", s.Socket, "kill-server")
+	if pid <= 0 || waitGone(pid, 10*time.Second) {
+		return
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	waitGone(pid, 5*time.Second)
+}
+
+// waitGone polls until pid no longer runs (gone, or a zombie) or timeout.
+func waitGone(pid int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			if syscall.Kill(pid, 0) == syscall.ESRCH || os.IsNotExist(err) {
+				return true
+			}
+		} else if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) && b[i+2] == 'Z' {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // Screen is the visible pane as text (capture-pane -p), trailing blank
@@ -96,18 +127,33 @@ func (s *Session) Screen() string {
 	return strings.TrimRight(out, "\n") + "\n"
 }
 
-// Dead reports whether claude has exited, and its exit status.
+// History is the pane's scrollback and visible screen as text.
+func (s *Session) History() string {
+	s.t.Helper()
+	return s.Tmux("capture-pane", "-p", "-S", "-", "-t", s.Target)
+}
+
+// Dead reports whether claude has exited, and its exit status (128+N for
+// signal N), or -1 while tmux does not know it. tmux marks a pane dead
+// when its terminal closes; the status comes when tmux reaps the process.
+// With Claude Code that can be much later: its threads outlive the main
+// one, and tmux 3.3 was seen to miss the SIGCHLD and leave the zombie
+// (and an empty #{pane_dead_status}) for over a minute, until some other
+// child of the server exits.
 func (s *Session) Dead() (bool, int) {
 	s.t.Helper()
-	out := strings.Fields(s.Tmux("display-message", "-p", "-t", s.Target, "#{pane_dead} #{pane_dead_status}"))
-	if len(out) == 0 || out[0] != "1" {
+	out := strings.Split(strings.TrimSpace(s.Tmux("display-message", "-p", "-t", s.Target,
+		"#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}")), ":")
+	if len(out) != 3 || out[0] != "1" {
 		return false, 0
 	}
-	code := -1
-	if len(out) > 1 {
-		code, _ = strconv.Atoi(out[1])
+	if code, err := strconv.Atoi(out[1]); err == nil {
+		return true, code
 	}
-	return true, code
+	if sig, err := strconv.Atoi(out[2]); err == nil {
+		return true, 128 + sig
+	}
+	return true, -1
 }
 
 // PollInterval is how often WaitScreen captures the pane.
