@@ -1,11 +1,3 @@
-// Package agenttest runs real agent CLIs (Claude Code) in tmux against
-// internal/mockapi, for `make test-agents`. It installs a pinned Claude
-// Code with npm once per cache, gives every test its own HOME with the
-// config that skips (or, on request, keeps) Claude's first-run dialogs,
-// and its own tmux server.
-//
-// The tests run only when SWARM_TEST_AGENTS=1 (make test-agents sets it):
-// they need npm, the npm registry once, and take minutes.
 package agenttest
 
 import (

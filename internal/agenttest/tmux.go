@@ -82,13 +82,18 @@ func (s *Session) Tmux(args ...string) string {
 	return out
 }
 
-// Kill ends the tmux server and waits for claude to be gone: it writes
-// into its HOME while it exits, and the test's temp dir is removed next.
-// A claude still there after 10 s is killed with its process group.
+// Kill ends the tmux server, removes its socket file (tmux 3.3 leaves it
+// behind) and waits for claude to be gone: it writes into its HOME while
+// it exits, and the test's temp dir is removed next. A claude still there
+// after 10 s is killed with its process group.
 func (s *Session) Kill() {
-	out, _ := s.tmuxErr("-L", s.Socket, "display-message", "-p", "-t", s.Target, "#{pane_pid}")
-	pid, _ := strconv.Atoi(strings.TrimSpace(out))
+	out, _ := s.tmuxErr("-L", s.Socket, "display-message", "-p", "-t", s.Target, "#{pane_pid} #{socket_path}")
+	pidText, socket, _ := strings.Cut(strings.TrimSpace(out), " ")
+	pid, _ := strconv.Atoi(pidText)
 	_, _ = s.tmuxErr("-L", s.Socket, "kill-server")
+	if strings.HasSuffix(socket, "/"+s.Socket) {
+		_ = os.Remove(socket)
+	}
 	if pid <= 0 || waitGone(pid, 10*time.Second) {
 		return
 	}
