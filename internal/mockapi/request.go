@@ -19,6 +19,9 @@ type Request struct {
 	// Messages is the decoded body of POST /v1/messages and
 	// /v1/messages/count_tokens; nil for other paths or undecodable bodies.
 	Messages *MessagesBody
+	// Responses is the decoded body of POST /v1/responses (OpenAI's
+	// Responses API, spoken by the Codex CLI); nil otherwise.
+	Responses *ResponsesBody
 	// Turn is true when the request consumed a reply of the script (see
 	// Server.IsTurn); false for side requests and other endpoints.
 	Turn bool
@@ -107,7 +110,7 @@ func (r Request) LastUser() (Message, bool) {
 // prompt inside this rather than compare it.
 func (r Request) UserText() string {
 	if r.Messages == nil {
-		return ""
+		return r.responsesText()
 	}
 	var parts []string
 	for _, m := range r.Messages.Messages {
@@ -135,5 +138,6 @@ func (r Request) ToolResults() []Block {
 
 // HasTools reports whether the request offered the model any tools.
 func (r Request) HasTools() bool {
-	return r.Messages != nil && len(r.Messages.Tools) > 0
+	return (r.Messages != nil && len(r.Messages.Tools) > 0) ||
+		(r.Responses != nil && len(r.Responses.Tools) > 0)
 }

@@ -1,6 +1,7 @@
 // Package mockapi is a scripted mock of the Anthropic Messages API on
 // 127.0.0.1, for tests that drive a real agent CLI (Claude Code) without
-// the network. A script is a queue of replies (text, a Bash tool call, a
+// the network; it also answers OpenAI's Responses API (POST
+// /v1/responses, what the Codex CLI speaks) from the same script. A script is a queue of replies (text, a Bash tool call, a
 // 429, a 529, a subscription usage limit, a hang), or a function of the
 // request; every request is recorded so tests can assert what the agent
 // sent.
@@ -34,7 +35,8 @@ type Server struct {
 	// Script, when set, answers turns before the queue: it returns the
 	// reply for a request, or false to fall back to the queue.
 	Script func(Request) (Reply, bool)
-	// IsTurn decides which requests to /v1/messages consume the script.
+	// IsTurn decides which requests to /v1/messages and /v1/responses
+	// consume the script.
 	// Default: requests that offer tools, which Claude Code sends for the
 	// turns of its conversation; its side requests (the max_tokens:1 quota
 	// probe, title and topic generation) offer none and get SideReply.
@@ -204,10 +206,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			req.Messages = &mb
 		}
 	}
+	if r.URL.Path == "/v1/responses" {
+		var rb ResponsesBody
+		if json.Unmarshal(body, &rb) == nil {
+			req.Responses = &rb
+		}
+	}
 	idx := s.record(-1, req)
 	var reply Reply
 	switch {
-	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
+	case r.Method == http.MethodPost && (r.URL.Path == "/v1/messages" || r.URL.Path == "/v1/responses"):
 		reply, req.Turn = s.next(req)
 		// Recorded as a turn before answering: a test can see a turn that
 		// is still open (a hang, a slow stream).
@@ -228,7 +236,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	req.End = time.Now()
 	s.record(idx, req)
 	s.logf("mockapi: %s %s turn=%v tools=%d stream=%v -> %d %s", r.Method, r.URL.Path,
-		req.Turn, toolCount(req), req.Messages != nil && req.Messages.Stream, req.Status, describe(reply, req))
+		req.Turn, toolCount(req), streamed(req), req.Status, describe(reply, req))
 }
 
 // next picks the reply for a /v1/messages request: a side request gets
@@ -291,8 +299,14 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req Request, rep
 	case KindError:
 		body := errorBody(reply.ErrorType, reply.ErrorMessage)
 		body["request_id"] = "req_" + id
+		if req.Responses != nil {
+			body = openAIError(reply.ErrorType, reply.ErrorMessage)
+		}
 		writeJSON(w, reply.Status, body)
 		return reply.Status
+	}
+	if req.Path == "/v1/responses" {
+		return s.answerResponses(w, r, req, reply, id)
 	}
 	model := DefaultModel
 	if req.Messages != nil && req.Messages.Model != "" {
@@ -316,10 +330,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func toolCount(r Request) int {
-	if r.Messages == nil {
-		return 0
+	switch {
+	case r.Messages != nil:
+		return len(r.Messages.Tools)
+	case r.Responses != nil:
+		return len(r.Responses.Tools)
 	}
-	return len(r.Messages.Tools)
+	return 0
+}
+
+func streamed(r Request) bool {
+	return (r.Messages != nil && r.Messages.Stream) || (r.Responses != nil && r.Responses.Stream)
 }
 
 func truncate(b []byte, n int) string {
@@ -331,7 +352,7 @@ func truncate(b []byte, n int) string {
 
 // describe is a short label of what a request was answered with, for logs.
 func describe(r Reply, req Request) string {
-	if req.Path != "/v1/messages" {
+	if req.Path != "/v1/messages" && req.Path != "/v1/responses" {
 		return ""
 	}
 	switch r.Kind {
