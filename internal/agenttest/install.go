@@ -76,21 +76,28 @@ func Claude(t testing.TB) string {
 }
 
 // InstallClaude installs @anthropic-ai/claude-code@version with npm into
-// the cache, once: a finished install is a folder that is only ever
-// renamed into place, and a file lock serializes test processes (go test
-// runs packages in parallel) that would install at the same time.
+// the cache, once, and returns the claude binary.
 func InstallClaude(version string, logf func(string, ...any)) (string, error) {
+	return installNpm("@anthropic-ai/claude-code", "claude-code", "claude", version, logf)
+}
+
+// installNpm installs pkg@version into <cache>/<dir>-<version>, once: a
+// finished install is a folder that is only ever renamed into place, and a
+// file lock serializes test processes (go test runs packages in parallel)
+// that would install at the same time. It returns node_modules/.bin/<bin>.
+func installNpm(pkg, dirName, binName, version string, logf func(string, ...any)) (string, error) {
 	installMu.Lock()
 	defer installMu.Unlock()
-	if bin, ok := installDone[version]; ok {
+	key := pkg + "@" + version
+	if bin, ok := installDone[key]; ok {
 		return bin, nil
 	}
 	cache, err := CacheDir()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "claude-code-"+version)
-	bin := filepath.Join(dir, "node_modules", ".bin", "claude")
+	dir := filepath.Join(cache, dirName+"-"+version)
+	bin := filepath.Join(dir, "node_modules", ".bin", binName)
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", err
 	}
@@ -99,25 +106,26 @@ func InstallClaude(version string, logf func(string, ...any)) (string, error) {
 		return "", fmt.Errorf("lock %s: %w", dir+".lock", err)
 	}
 	defer lock.Unlock()
-	if checkClaude(bin, version) != nil {
-		if err := npmInstall(cache, dir, "@anthropic-ai/claude-code@"+version, logf); err != nil {
+	if checkVersion(bin, version) != nil {
+		if err := npmInstall(cache, dir, key, logf); err != nil {
 			return "", err
 		}
-		if err := checkClaude(bin, version); err != nil {
+		if err := checkVersion(bin, version); err != nil {
 			return "", err
 		}
 	}
-	installDone[version] = bin
+	installDone[key] = bin
 	return bin, nil
 }
 
-// checkClaude runs `claude --version` and checks the version it prints.
-func checkClaude(bin, version string) error {
+// checkVersion runs `bin --version` and looks for the version it prints
+// ("2.1.197 (Claude Code)", "codex-cli 0.169.0").
+func checkVersion(bin, version string) error {
 	out, err := exec.Command(bin, "--version").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s --version: %v: %s", bin, err, out)
 	}
-	if !strings.HasPrefix(strings.TrimSpace(string(out)), version) {
+	if !strings.Contains(string(out), version) {
 		return fmt.Errorf("%s --version printed %q, want %s", bin, out, version)
 	}
 	return nil
