@@ -56,7 +56,7 @@ type Config struct {
 // Setup is a prepared agent environment: a private HOME holding Claude's
 // config, a project folder, and the environment for the claude process.
 type Setup struct {
-	Cfg  Config
+	Cfg  Config // what was left out; Start reads the terminal size from it
 	Bin  string // the claude binary
 	Home string // HOME for claude
 	Dir  string // the project folder claude starts in (absolute)
