@@ -21,6 +21,19 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 10m ./...
 
+# The real agent CLIs (Claude Code) in tmux against the mock Messages API
+# (internal/mockapi): installs a pinned Claude Code with npm into
+# ${XDG_CACHE_HOME:-~/.cache}/swarm-test-agents once, then runs every
+# scenario in its own tmux server and HOME. Needs npm (skipped without it).
+# UPDATE=1 rewrites the captured screens under internal/agenttest/testdata;
+# SCREENS=1 prints every captured screen. Other packages' real-agent tests
+# are gated by the same SWARM_TEST_AGENTS=1: add them to AGENT_PKGS.
+.PHONY: test-agents
+AGENT_PKGS ?= ./internal/agenttest/
+test-agents:
+	SWARM_TEST_AGENTS=1 SWARM_UPDATE_FIXTURES=$(UPDATE) SWARM_AGENT_SCREENS=$(SCREENS) \
+		$(GO) test -race -count=1 -v -timeout 30m $(AGENT_PKGS)
+
 # Unit tests only (no tmux needed).
 test-short:
 	$(GO) test -count=1 -short ./...
