@@ -68,6 +68,10 @@ type Profile struct {
 	APIError []*regexp.Regexp
 	// Limit: a line saying a usage or rate limit stopped the agent.
 	Limit []*regexp.Regexp
+	// LimitMenu: a menu the agent opens on a limit (not a dialog to stop
+	// for: the limit is waited out, and typing the limit message closes
+	// it with Escape first).
+	LimitMenu []*regexp.Regexp
 	// Fatal: start errors after which the agent exits, with their fix.
 	Fatal []Fatal
 	// MessageStart: a line that begins a message of the agent or a
@@ -131,6 +135,14 @@ func For(command []string) *Profile {
 func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Regexp) Verdict {
 	lines := ready.Lines(stripansi.Strip(screen))
 	v := Verdict{Turns: countMatches(lines, p.TurnDone)}
+	limits := append(append([]*regexp.Regexp{}, p.Limit...), extraLimits...)
+	if anyMatch(lines, p.LimitMenu) {
+		if line, ok := lastMatching(lines, limits); ok {
+			v.State, v.Kind, v.Line = Limited, "limit", line
+			v.Reset, _ = ParseReset(joinFrom(lines, line), now)
+			return v
+		}
+	}
 	if kind, line, ok := p.Stuck(screen); ok {
 		v.State, v.Kind, v.Line, v.Hint = Dialog, kind, line, p.Hints[kind]
 		return v
@@ -141,7 +153,6 @@ func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Reg
 		v.State = Working
 		return v
 	}
-	limits := append(append([]*regexp.Regexp{}, p.Limit...), extraLimits...)
 	if line, ok := p.lastMessage(lines, limits); ok {
 		v.State, v.Kind, v.Line = Limited, "limit", line
 		v.Reset, _ = ParseReset(joinFrom(lines, line), now)
@@ -221,6 +232,16 @@ func (p *Profile) lastMessage(lines []string, res []*regexp.Regexp) (string, boo
 // defaultMessageStart: Claude Code begins each message with "● " ("⏺ "
 // in older versions).
 var defaultMessageStart = []*regexp.Regexp{regexp.MustCompile(`^\s*[●⏺] `)}
+
+// lastMatching is the last line matching res.
+func lastMatching(lines []string, res []*regexp.Regexp) (string, bool) {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if matchAny(lines[i], res) {
+			return strings.TrimSpace(lines[i]), true
+		}
+	}
+	return "", false
+}
 
 func matchAny(line string, res []*regexp.Regexp) bool {
 	for _, re := range res {

@@ -191,3 +191,33 @@ func TestClaudeOnlyTheLastMessageCounts(t *testing.T) {
 		}
 	}
 }
+
+// The screens the real-agent harness captured (internal/agenttest): the
+// subscription's usage limits, its limit menu, a subscriber's 429, a tool
+// call's turn, the spinner while it waits for the model.
+func TestClaudeHarnessScreens(t *testing.T) {
+	at := func(h int) time.Time { return time.Date(2026, 11, 27, h, 0, 0, 0, time.UTC) }
+	cases := []struct {
+		file  string
+		state State
+		line  string
+		reset time.Time
+	}{
+		{"limit-session.txt", Limited, "You've hit your session limit · resets 9am (UTC)", at(9)},
+		{"limit-weekly-max-menu.txt", Limited, "You've hit your weekly limit · resets 9am (UTC)", at(9)},
+		{"limit-no-claim.txt", Limited, "You've hit your limit · resets 9am (UTC)", at(9)},
+		{"error-429-final-subscriber.txt", Error, "● API Error: Server is temporarily limiting requests", time.Time{}},
+		{"idle-after-tool-use.txt", Idle, "", time.Time{}},
+		{"working-waiting.txt", Working, "", time.Time{}},
+	}
+	for _, c := range cases {
+		data, err := os.ReadFile(filepath.Join("..", "agenttest", "testdata", "claude-code-2.1.197", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := Claude.Judge(string(data), now)
+		if v.State != c.state || !strings.Contains(v.Line, c.line) || !v.Reset.Equal(c.reset) {
+			t.Errorf("%s: %+v; want %s %q reset %s", c.file, v, c.state, c.line, c.reset)
+		}
+	}
+}

@@ -46,6 +46,14 @@ var Claude = register(&Profile{
 	},
 	Limit: []*regexp.Regexp{
 		regexp.MustCompile(`(?i)usage limit reached|limit reached\s*[∙·•|]\s*resets?|(?:5|five)-hour limit reached|weekly limit reached|limit will reset at`),
+		// 2.1 with a subscription: "⎿  You've hit your session limit ·
+		// resets 9am (UTC)" ("weekly limit", or "limit" alone).
+		regexp.MustCompile(`(?i)you've hit your (?:\w+ )?limit`),
+	},
+	// On Pro and Max plans it then opens a menu of its own ("❯ 1. Stop and
+	// wait for limit to reset"): a limit to wait out, not a dialog.
+	LimitMenu: []*regexp.Regexp{
+		regexp.MustCompile(`(?i)/rate-limit-options|stop and wait for limit to reset`),
 	},
 	Fatal: []Fatal{
 		{regexp.MustCompile(`(?i)cannot be used with root/sudo privileges`),

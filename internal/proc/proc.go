@@ -106,6 +106,10 @@ func openLog(path string, sink []string, devnull *os.File) (*os.File, error) {
 	if len(sink) == 0 {
 		return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	}
+	// The log exists when the spawn returns, whenever the sink starts.
+	if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+		f.Close()
+	}
 	bin, err := exec.LookPath(sink[0])
 	if err != nil {
 		return nil, fmt.Errorf("log sink: %w", err)

@@ -354,8 +354,12 @@ func (e *Engine) prepareFiles(a *attempt) error {
 // (pane_dead_status) is sometimes never set by tmux 3.3, and the file also
 // tells that the agent exited when a child it left behind keeps the pane
 // open. A missing command shows as 127, as in a terminal.
+//
+// Before the status, the wrapper prints endMarker (an escape sequence a
+// terminal ignores): the output log is complete once it holds the marker,
+// however late the log's writer (pipe-pane's sink) catches up.
 func agentCommand(mode string, cmd []string, snapshot, status string) []string {
-	const record = `; c=$?; echo "$c" > "$s"; exit "$c"`
+	const record = `; c=$?; printf '\033]7777;swarm-end\007'; echo "$c" > "$s"; exit "$c"`
 	switch mode {
 	case ModeStdin:
 		return append([]string{"sh", "-c", `s=$1; f=$2; shift 2; "$@" < "$f"` + record, "swarm-agent", status, snapshot}, cmd...)

@@ -97,6 +97,7 @@ func (e *Engine) noteScreen(a *attempt, screen string) {
 // pane dead (killed by a signal before the wrapper could record one).
 func (e *Engine) exited(a *attempt, ps tmux.PaneStatus) (Outcome, bool) {
 	if code, ok := a.readExit(); ok {
+		e.drain(a)
 		return e.final(a, Outcome{End: EndExited, ExitCode: code, ExitKnown: true}), true
 	}
 	if !ps.Dead {
@@ -262,6 +263,43 @@ func (e *Engine) quiet(a *attempt) (Outcome, bool) {
 	}
 	e.log("TIMEOUT", "iteration %d inactivity_timeout=%ds", a.iter, a.st.InactivityTimeout)
 	return e.final(a, Outcome{End: EndInactive}), true
+}
+
+// endMarker is what the agent's wrapper prints after the agent exits
+// (agentCommand): an OSC sequence terminals ignore.
+const endMarker = "\x1b]7777;swarm-end\x07"
+
+// drainWait bounds the wait for the output log to catch up with an agent
+// that exited: the sink that writes it may still be starting.
+const drainWait = 5 * time.Second
+
+// drain feeds the detector the agent's output until the log holds the end
+// marker the wrapper printed, so a tag printed just before exiting is
+// never missed.
+func (e *Engine) drain(a *attempt) {
+	if a.det == nil {
+		a.det = e.primedDetector(a)
+	}
+	r := a.log()
+	tail := ""
+	deadline := time.Now().Add(drainWait)
+	for {
+		r.SetOffset(a.off)
+		data, _ := r.ReadNew()
+		a.off = r.Offset()
+		if len(data) > 0 {
+			a.det.Feed(data)
+			tail += string(data)
+			if strings.Contains(tail, endMarker) {
+				return
+			}
+			tail = tail[max(0, len(tail)-len(endMarker)):]
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(settleTick)
+	}
 }
 
 // final completes an outcome with what the rest of the output holds: the
