@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -66,8 +68,13 @@ func runClean(opts *cleanOptions) error {
 	return nil
 }
 
-func printKept(io *IO, name, path string) {
-	if path != "" {
-		fmt.Fprintf(io.Out, "kept worktree of %s with uncommitted changes: %s\n", name, path)
+// printKept says where a dirty worktree that clean kept is, and how to
+// remove it once its work is saved (the record is gone, so swarm cannot).
+func printKept(io *IO, name string, wt *state.WorktreeInfo) {
+	if wt == nil {
+		return
 	}
+	fmt.Fprintf(io.Out, "kept worktree of %s with uncommitted changes: %s\n", name, wt.Path)
+	fmt.Fprintf(io.Out, "  remove it (losing those changes) with: git -C %s worktree remove --force %s\n",
+		tmux.ShellQuote(wt.BaseRepo), tmux.ShellQuote(wt.Path))
 }

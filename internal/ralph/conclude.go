@@ -105,6 +105,11 @@ func endReason(o Outcome) string {
 		return " reason=limit"
 	case EndInactive:
 		return " reason=inactivity"
+	case EndWindowLost:
+		if o.ServerLost {
+			return " reason=tmux-server-gone"
+		}
+		return " reason=window-lost"
 	}
 	return ""
 }
@@ -182,6 +187,9 @@ func failText(o Outcome) string {
 		return "start failed: " + o.Detail
 	case EndAgentError:
 		return "agent error: " + o.Detail
+	}
+	if o.ServerLost {
+		return o.Detail
 	}
 	if o.ExitKnown {
 		return fmt.Sprint(o.ExitCode)

@@ -88,6 +88,9 @@ type Outcome struct {
 	// FatalStart: the agent exited on an error it prints at start (its
 	// profile's Fatal patterns); retrying cannot help.
 	FatalStart bool
+	// ServerLost: the window went with the whole tmux server; the agent
+	// was killed, so the iteration failed.
+	ServerLost bool
 }
 
 // Snapshot is the loop state Decide needs.
@@ -245,7 +248,8 @@ func wait(d Decision, reason string) Decision {
 // failures, a backoff, a same-session continuation, or the next
 // iteration.
 func decideNext(o Outcome, s Snapshot, d Decision) Decision {
-	failure := o.End == EndStartFailed || o.End == EndAgentError || (o.End == EndExited && o.ExitKnown && o.ExitCode != 0)
+	failure := o.End == EndStartFailed || o.End == EndAgentError || o.ServerLost ||
+		(o.End == EndExited && o.ExitKnown && o.ExitCode != 0)
 	if failure {
 		d.Failure = true
 		d.ConsecutiveFailures++

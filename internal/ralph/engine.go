@@ -56,6 +56,10 @@ type Engine struct {
 	pauseAndExit atomic.Bool
 	lastPersist  time.Time // when last_screen_change was last written
 	persisted    time.Time // the value written
+	// writeFailed is set when a state write failed (a full disk, say)
+	// and cleared by the next one that succeeds: the monitor then backs
+	// off instead of spinning through its loop.
+	writeFailed atomic.Bool
 }
 
 // NewEngine returns the engine for the loop of worker name.
@@ -121,7 +125,11 @@ func (e *Engine) log(event, format string, args ...any) {
 // reported in the monitor's output and returned.
 func (e *Engine) update(fn func(*state.Ralph) error) (*state.Ralph, error) {
 	st, err := e.RS.Update(fn)
-	if err != nil && !errors.Is(err, errSkip) {
+	switch {
+	case err == nil:
+		e.writeFailed.Store(false)
+	case !errors.Is(err, errSkip):
+		e.writeFailed.Store(true)
 		e.say("cannot update the loop state: %v", err)
 	}
 	return st, err
@@ -154,6 +162,7 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 		return 1, err
 	}
 	e.RS.KeepFallback(st)
+	backoff := time.Duration(0)
 	for {
 		code, err := e.drive(ctx)
 		e.update(func(s *state.Ralph) error {
@@ -165,11 +174,25 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 		if ctx.Err() != nil || !e.stayForResume(lock) {
 			return code, err
 		}
+		if e.writeFailed.Load() {
+			// The loop could not record its end (a full disk): wait
+			// before trying again, longer each time, instead of
+			// spinning through iterations every poll.
+			backoff = min(max(2*backoff, e.Poll), maxWriteBackoff)
+			e.say("cannot write the loop state; trying again in %s", duration.Compact(backoff))
+			e.Sleep(ctx, backoff)
+			continue
+		}
+		backoff = 0
 		e.pauseAndExit.Store(false)
 		e.update(func(s *state.Ralph) error { s.MonitorPID = os.Getpid(); return nil })
 		e.say("resumed while the monitor was stopping; continuing")
 	}
 }
+
+// maxWriteBackoff caps the monitor's wait between attempts when the loop
+// state cannot be written.
+const maxWriteBackoff = time.Minute
 
 // takeMonitorLock takes the loop's monitor lock, with the messages the
 // commands print when there is no loop or a monitor already runs.

@@ -340,3 +340,80 @@ func TestReadPromptRefusesFIFOsAndHugeFiles(t *testing.T) {
 		t.Fatalf("validate fifo: %v", err)
 	}
 }
+
+// On a full disk the monitor cannot record the loop's end: it backs off
+// instead of re-driving (and re-adopting) the loop every poll.
+func TestEngineBacksOffWhenStateCannotBeWritten(t *testing.T) {
+	agent := &tmuxtest.Agent{OnMessage: func(p *tmuxtest.Pane, run int, msg string) { p.Exit(0) }}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 1})
+	var sleeps []time.Duration
+	var mu sync.Mutex
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l.e.Sleep = func(c context.Context, d time.Duration) {
+		mu.Lock()
+		sleeps = append(sleeps, d)
+		n := len(sleeps)
+		mu.Unlock()
+		if n > 200 {
+			cancel()
+		}
+		sleepCtx(c, time.Millisecond)
+	}
+	restore := func() {}
+	agent.OnStart = func(p *tmuxtest.Pane, run int) {
+		restore = state.FailWrites(syscall.ENOSPC) // after the iteration is claimed
+	}
+	done := make(chan struct{})
+	go func() { l.e.Run(ctx); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		backoffs := 0
+		for _, d := range sleeps {
+			if d >= time.Second {
+				backoffs++
+			}
+		}
+		mu.Unlock()
+		if backoffs >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no growing backoff: %v\n%s", sleeps, l.out)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	restore()
+	if n := strings.Count(l.out.String(), "adopting"); n > 3 {
+		t.Fatalf("re-adopted %d times:\n%s", n, l.out)
+	}
+	if !strings.Contains(l.out.String(), "cannot write the loop state; trying again in") {
+		t.Fatalf("output:\n%s", l.out)
+	}
+}
+
+// tmux kill-server under a loop is a failed iteration, logged as such, and
+// the next iteration starts a new server.
+func TestEngineCountsALostTmuxServerAsAFailure(t *testing.T) {
+	agent := &tmuxtest.Agent{}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 2})
+	agent.OnMessage = func(p *tmuxtest.Pane, run int, msg string) {
+		if run == 1 {
+			go l.srv.KillServer()
+			return
+		}
+		p.Exit(0)
+	}
+	l.expectEnd(0, ReasonMaxIterations, 2)
+	data, _ := os.ReadFile(l.e.RS.LogPath())
+	if !strings.Contains(string(data), "[END] iteration 1 exit=none reason=tmux-server-gone") ||
+		!strings.Contains(string(data), "[FAIL] iteration 1 exit=the tmux server went away attempt=1/5") {
+		t.Fatalf("log:\n%s", data)
+	}
+	if st := l.state(); st.TotalFailures != 1 {
+		t.Fatalf("failures %d", st.TotalFailures)
+	}
+}

@@ -107,9 +107,17 @@ func StartMonitor(root, name string) (int, error) {
 		select {
 		case <-exited:
 			// A loop can end at once (a done file already there, the cap
-			// already reached): that monitor did its job.
+			// already reached): that monitor did its job. Or another
+			// command started a monitor at the same moment (two resumes):
+			// the loop has one, which is what was asked for.
 			if st, err := rs.Load(); err == nil && !st.Active() {
 				return pid, nil
+			}
+			if MonitorAlive(rs) {
+				if st, err := rs.Load(); err == nil {
+					return st.MonitorPID, nil
+				}
+				return 0, nil
 			}
 			return 0, fmt.Errorf("the ralph monitor exited at start (see %s)", rs.MonitorLogPath())
 		default:

@@ -37,6 +37,11 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 		}
 		ps, screen, err := a.tc.Poll(a.window)
 		if err != nil {
+			if tmux.IsNoServer(err) || tmux.IsServerGone(err) {
+				// The whole tmux server went (tmux kill-server, a crash):
+				// the agent was killed with it, a failed iteration.
+				return e.final(a, Outcome{End: EndWindowLost, ServerLost: true, Detail: "the tmux server went away"})
+			}
 			if a.pollErrors++; tmux.IsNotFound(err) || a.pollErrors > maxPollErrors {
 				return e.final(a, Outcome{End: EndWindowLost})
 			}

@@ -61,6 +61,15 @@ func withLock(lockPath string, fn func() error) error {
 	return fn()
 }
 
+// FailWrites makes every state write fail with err until the returned
+// function is called: for tests of how callers behave on a full disk.
+// Not for production use.
+func FailWrites(err error) (restore func()) {
+	orig := writeAll
+	writeAll = func(*os.File, []byte) error { return err }
+	return func() { writeAll = orig }
+}
+
 // writeAll writes data to f and flushes it to the disk. It is a variable so
 // tests can simulate a full disk (ENOSPC) without mounting a small file
 // system, which needs privileges CI does not have.

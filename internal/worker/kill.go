@@ -152,27 +152,27 @@ type CleanOptions struct {
 }
 
 // Clean removes a stopped worker's record, logs and (clean) worktree.
-// A dirty worktree is kept and its path returned.
-func (m *Manager) Clean(name string, o CleanOptions) (kept string, err error) {
+// A dirty worktree is kept and returned.
+func (m *Manager) Clean(name string, o CleanOptions) (kept *state.WorktreeInfo, err error) {
 	if _, err := m.settled(name); err != nil {
-		return "", err
+		return nil, err
 	}
 	l, err := m.Status(name)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if l.Running() {
-		return "", hint.Errorf(fmt.Sprintf("swarm kill %s, then swarm clean %s", name, name), "cannot clean running worker '%s'", name)
+		return nil, hint.Errorf(fmt.Sprintf("swarm kill %s, then swarm clean %s", name, name), "cannot clean running worker '%s'", name)
 	}
 	if l.WindowID != "" {
 		// The window kept after its command exited (remain-on-exit).
 		if err := m.tmux(&l.Worker).KillWindow(l.WindowID); err != nil {
-			return "", fmt.Errorf("cannot remove tmux window of '%s': %w", name, err)
+			return nil, fmt.Errorf("cannot remove tmux window of '%s': %w", name, err)
 		}
 	}
 	if o.RmWorktree && l.Worktree != nil {
 		if !m.removeWorktree(&l.Worker, o.ForceDirty) {
-			kept = l.Worktree.Path
+			kept = l.Worktree
 		}
 	}
 	os.Remove(m.stdoutLog(name))
@@ -187,12 +187,12 @@ func (m *Manager) Clean(name string, o CleanOptions) (kept string, err error) {
 }
 
 // CleanAll cleans every stopped worker; running ones are left alone.
-func (m *Manager) CleanAll(o CleanOptions) (cleaned []string, kept map[string]string, err error) {
+func (m *Manager) CleanAll(o CleanOptions) (cleaned []string, kept map[string]*state.WorktreeInfo, err error) {
 	live, err := m.List()
 	if err != nil {
 		return nil, nil, err
 	}
-	kept = map[string]string{}
+	kept = map[string]*state.WorktreeInfo{}
 	for _, l := range live {
 		if l.Running() {
 			continue
@@ -205,7 +205,7 @@ func (m *Manager) CleanAll(o CleanOptions) (cleaned []string, kept map[string]st
 			// It may have been respawned meanwhile: leave it.
 			continue
 		}
-		if k != "" {
+		if k != nil {
 			kept[l.Name] = k
 		}
 		cleaned = append(cleaned, l.Name)

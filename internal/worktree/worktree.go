@@ -34,10 +34,34 @@ var ErrNotRepo = errors.New("not in a git repository")
 type DirtyError struct {
 	Path    string
 	Changes int
+	// Ignored counts git-ignored files (a .env, say): git worktree remove
+	// deletes them silently, so they block a removal too. FirstIgnored
+	// names one.
+	Ignored      int
+	FirstIgnored string
 }
 
 func (e *DirtyError) Error() string {
+	if e.Changes == 0 && e.Ignored > 0 {
+		return fmt.Sprintf("worktree has %d git-ignored file(s) that removing it would delete (e.g. %s)", e.Ignored, e.FirstIgnored)
+	}
 	return fmt.Sprintf("worktree has %d uncommitted change(s)", e.Changes)
+}
+
+// ignored lists the git-ignored entries of a worktree (directories as one
+// entry each).
+func ignored(path string) ([]string, error) {
+	out, err := git(path, "status", "--porcelain", "--ignored")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, line := range strings.Split(out, "\n") {
+		if name, ok := strings.CutPrefix(line, "!! "); ok {
+			names = append(names, name)
+		}
+	}
+	return names, nil
 }
 
 func git(dir string, args ...string) (string, error) {
@@ -196,8 +220,16 @@ func Remove(info Info, force bool) error {
 		if err != nil {
 			return fmt.Errorf("cannot check %s for uncommitted changes: %w", info.Path, err)
 		}
-		if n > 0 {
-			return &DirtyError{Path: info.Path, Changes: n}
+		ign, err := ignored(info.Path)
+		if err != nil {
+			return fmt.Errorf("cannot check %s for ignored files: %w", info.Path, err)
+		}
+		if n > 0 || len(ign) > 0 {
+			d := &DirtyError{Path: info.Path, Changes: n, Ignored: len(ign)}
+			if len(ign) > 0 {
+				d.FirstIgnored = ign[0]
+			}
+			return d
 		}
 	}
 	args := []string{"worktree", "remove", info.Path}

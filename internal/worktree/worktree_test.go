@@ -116,3 +116,30 @@ func TestHeadAndTreeState(t *testing.T) {
 		t.Error("head outside git")
 	}
 }
+
+// A worktree whose only extra file is git-ignored (a .env with secrets)
+// is not removed without force: git worktree remove would delete it.
+func TestRemoveKeepsIgnoredFiles(t *testing.T) {
+	repo := newRepo(t)
+	os.WriteFile(filepath.Join(repo, ".gitignore"), []byte("secret.env\n"), 0o644)
+	run(t, repo, "git", "add", ".gitignore")
+	run(t, repo, "git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "ignore")
+	info, err := Create(repo, DefaultPath(repo, "w1"), "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(info.Path, "secret.env")
+	os.WriteFile(secret, []byte("TOKEN=x\n"), 0o600)
+	err = Remove(info, false)
+	var dirty *DirtyError
+	if !errors.As(err, &dirty) || dirty.Ignored != 1 || dirty.FirstIgnored != "secret.env" ||
+		err.Error() != "worktree has 1 git-ignored file(s) that removing it would delete (e.g. secret.env)" {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Stat(secret); err != nil {
+		t.Fatalf("secret.env lost: %v", err)
+	}
+	if err := Remove(info, true); err != nil {
+		t.Fatalf("forced removal: %v", err)
+	}
+}

@@ -44,6 +44,7 @@ type Server struct {
 	FailNewWindow error
 	// Calls counts calls by method name.
 	Calls map[string]int
+	gone  bool // killed (KillServer) and not started again
 }
 
 // New returns an empty fake server.
@@ -109,7 +110,26 @@ func (s *Server) lookup(target string) (*Pane, error) {
 	if p := s.Window(target); p != nil {
 		return p, nil
 	}
+	s.mu.Lock()
+	gone := s.gone
+	s.mu.Unlock()
+	if gone {
+		return nil, ErrNoServer
+	}
 	return nil, ErrNotFound
+}
+
+// ErrNoServer is what a call to a server that is gone returns; it
+// satisfies tmux.IsNoServer.
+var ErrNoServer = &tmux.Error{Args: []string{"fake"}, Stderr: "no server running on /tmp/tmux-0/fake", Err: errors.New("exit status 1")}
+
+// KillServer ends the server as tmux kill-server does: every window goes;
+// calls fail with ErrNoServer until a new window starts it again.
+func (s *Server) KillServer() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.windows = map[string]*Pane{}
+	s.gone = true
 }
 
 // ListPanes lists every window's pane.
@@ -146,6 +166,7 @@ func (s *Server) NewWindow(spec tmux.WindowSpec) (string, error) {
 		return "", s.FailNewWindow
 	}
 	s.mu.Lock()
+	s.gone = false
 	s.next++
 	p := &Pane{srv: s, Session: spec.Session, Name: spec.Name, ID: fmt.Sprintf("@%d", s.next)}
 	s.windows[p.ID] = p
