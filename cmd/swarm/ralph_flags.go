@@ -40,6 +40,7 @@ func registerLoopFlags(fs *pflag.FlagSet, o *ralph.SpawnOptions, maxIterations i
 	fs.BoolVar(&l.SameSession, "same-session", false, "when the agent goes quiet, type a continuation instead of restarting it")
 	durationVar(fs, &l.RestartDelay, "restart-delay", defaultRestartDelay, 0, "pause between iterations (seconds, or 500ms)")
 	fs.StringVar(&l.OnExit, "on-exit", "", "shell command run once when the loop ends (gets SWARM_EXIT_REASON, SWARM_EXIT_CODE, ...)")
+	fs.BoolVar(&l.Notify, "notify", false, "a desktop notification (notify-send) when the loop ends, and a bell in swarm top")
 	intVar(fs, &l.MaxContext, "max-context", 0, 0, maxContextPercent, "at this context usage %, ask the agent to commit and exit; at +15% restart it (0: off)")
 	fs.StringVar(&l.Agent, "agent", "", "the agent's profile ("+strings.Join(agent.Names(), ", ")+"); default: chosen from the command")
 	durationVar(fs, &l.IdleGrace, "idle-grace", ralph.DefaultIdleGrace, 0, "end an iteration when the agent finished its turn and sat idle this long (agents with a profile)")

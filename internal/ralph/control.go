@@ -202,11 +202,9 @@ func (h *Hooks) AfterKill(w *state.Worker) {
 	}
 	// The monitor gives up its lock as its last act; its process ends a
 	// moment later. Note which process it is while it holds the lock.
-	var pid int
-	var started time.Time
+	var mon proc.Target
 	if st, err := rs.Load(); err == nil && st.MonitorPID > 0 && MonitorAlive(rs) {
-		pid = st.MonitorPID
-		started, _ = proc.StartTime(pid)
+		mon, _ = proc.Identify(st.MonitorPID)
 	}
 	wait := killWait(worker.PollInterval(DefaultPoll))
 	if !WaitMonitorExit(rs, wait) {
@@ -216,7 +214,7 @@ func (h *Hooks) AfterKill(w *state.Worker) {
 		return
 	}
 	deadline := time.Now().Add(monitorExitAfterUnlock)
-	for pid > 0 && !started.IsZero() && proc.Same(pid, started) && time.Now().Before(deadline) {
+	for mon.PID > 0 && mon.Alive() && time.Now().Before(deadline) {
 		time.Sleep(exitStatusGap)
 	}
 }

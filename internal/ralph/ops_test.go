@@ -110,3 +110,36 @@ func TestLoopTextsAndFiles(t *testing.T) {
 		t.Errorf("typo: %s", r)
 	}
 }
+
+// A loop's end runs the global hook (config.json's on_exit) once, with the
+// outcome in its environment, and with --notify a desktop notification
+// (notify-send, here a stand-in on PATH).
+func TestLoopEndRunsTheGlobalHookAndNotifies(t *testing.T) {
+	l := newLoop(t, "hook")
+	l.WriteFile("PROMPT.md", "work")
+	hookOut := filepath.Join(l.Dir, "..", "hook.out")
+	notified := filepath.Join(l.Dir, "..", "notified")
+	cfg := `{"on_exit": "echo \"$SWARM_WORKER $SWARM_EXIT_REASON $SWARM_EXIT_CODE $SWARM_ITERATIONS\" >> ` + hookOut + `"}`
+	os.MkdirAll(l.Home, 0o700)
+	if err := os.WriteFile(filepath.Join(l.Home, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(l.Dir, "..", "bin")
+	os.MkdirAll(bin, 0o755)
+	os.WriteFile(filepath.Join(bin, "notify-send"), []byte("#!/bin/sh\nprintf '%s|' \"$@\" >> "+notified+"\n"), 0o755)
+	l.Extra = append(l.Extra, "PATH="+bin+":"+os.Getenv("PATH"))
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "1", "--notify"}, l.agent("--script", "exit 0")...)
+	l.waitEnded(30 * time.Second)
+	l.Eventually("the hook ran", 10*time.Second, func() bool {
+		data, _ := os.ReadFile(hookOut)
+		return len(data) > 0
+	})
+	data, _ := os.ReadFile(hookOut)
+	if string(data) != "hook max_iterations 0 1\n" {
+		t.Fatalf("hook output %q", data)
+	}
+	l.Eventually("the notification", 10*time.Second, func() bool {
+		n, _ := os.ReadFile(notified)
+		return strings.HasPrefix(string(n), "swarm: hook max_iterations (exit 0)|after 1 iteration(s)")
+	})
+}

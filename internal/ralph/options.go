@@ -61,6 +61,9 @@ type Options struct {
 	// an agent ready for its prompt (--limit-pattern, --ready-pattern).
 	LimitPatterns []string
 	ReadyPatterns []string
+	// Notify sends a desktop notification when the loop ends (and swarm
+	// top rings the terminal bell).
+	Notify bool
 }
 
 // Defaults of the agent-aware options (docs/agents.md).
@@ -209,6 +212,7 @@ func (o *Options) NewState(name, workDir string) *state.Ralph {
 		LimitWait:           o.LimitWait.Seconds(),
 		LimitPatterns:       o.LimitPatterns,
 		ReadyPatterns:       o.ReadyPatterns,
+		Notify:              o.Notify,
 	}
 	return st
 }

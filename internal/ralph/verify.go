@@ -96,7 +96,9 @@ func runCheck(command, dir string, timeout time.Duration) checkResult {
 	if err := cmd.Start(); err != nil {
 		return checkResult{status: "could not start: " + err.Error()}
 	}
-	pgid := cmd.Process.Pid
+	// The check's identity, read before anything can reap it: only its
+	// own process group is ever signalled.
+	t, _ := proc.Identify(cmd.Process.Pid)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	// Read bounded, and as plain text: the agent can influence what a
@@ -107,7 +109,10 @@ func runCheck(command, dir string, timeout time.Duration) checkResult {
 	}
 	select {
 	case err := <-done:
-		proc.Signal([]int{pgid}, syscall.SIGKILL) // leftovers of the check
+		// Leftovers of the check: its group's members, now that the
+		// check itself is reaped (its group keeps its number while it
+		// has members).
+		proc.TerminateTargets(proc.OrphansOf(t.PID), 0)
 		if err == nil {
 			return checkResult{ok: true, status: "exit 0", output: output()}
 		}
@@ -117,7 +122,7 @@ func runCheck(command, dir string, timeout time.Duration) checkResult {
 		}
 		return checkResult{status: fmt.Sprintf("exit %d", code), output: output()}
 	case <-time.After(timeout):
-		proc.Terminate(pgid, checkKillGrace)
+		proc.TerminateTarget(t, checkKillGrace)
 		<-done
 		return checkResult{status: fmt.Sprintf("timed out after %s", timeout), output: output()}
 	}
@@ -158,41 +163,89 @@ func tail(s string, n int) string {
 	return s[len(s)-n:]
 }
 
-// onExit runs the --on-exit command once, when the loop ends, with the
-// outcome in its environment (a notification is a one-liner).
+// onExit tells the world the loop ended, once: the loop's --on-exit
+// command, the global hook (SWARM_ON_EXIT, else on_exit in the state
+// root's config.json), and with --notify a desktop notification. Each
+// gets the outcome in its environment (SWARM_WORKER, SWARM_EXIT_REASON,
+// SWARM_EXIT_CODE, SWARM_EXIT_DETAIL, SWARM_ITERATIONS).
 func (e *Engine) onExit(st *state.Ralph, code int) {
-	if st.OnExit == "" {
-		return
-	}
-	cmd := exec.Command("sh", "-c", string(st.OnExit))
-	cmd.Dir = st.WorkDir
-	if _, err := os.Stat(cmd.Dir); err != nil {
-		cmd.Dir = "/"
-	}
-	cmd.Env = append(os.Environ(),
+	env := append(os.Environ(),
 		"SWARM_WORKER="+e.Name,
 		"SWARM_EXIT_REASON="+string(st.ExitReason),
 		fmt.Sprintf("SWARM_EXIT_CODE=%d", code),
 		"SWARM_EXIT_DETAIL="+string(st.ExitDetail),
 		fmt.Sprintf("SWARM_ITERATIONS=%d", st.CurrentIteration),
 	)
+	if st.OnExit != "" {
+		e.runHook("on-exit command", string(st.OnExit), st.WorkDir, env)
+	}
+	if global := e.globalHook(); global != "" {
+		e.runHook("global on-exit hook", global, st.WorkDir, env)
+	}
+	if st.Notify {
+		e.notify(st, code)
+	}
+}
+
+// globalHook is the hook run for every loop's end: $SWARM_ON_EXIT, else
+// on_exit in config.json.
+func (e *Engine) globalHook() string {
+	if h := os.Getenv("SWARM_ON_EXIT"); h != "" {
+		return h
+	}
+	cfg, err := e.M.Store.Config()
+	if err != nil {
+		e.say("cannot read %s: %v", e.M.Store.ConfigPath(), err)
+		return ""
+	}
+	return cfg.OnExit
+}
+
+// notify shows a desktop notification with notify-send, when it is
+// installed (swarm top rings the terminal bell for these loops too).
+func (e *Engine) notify(st *state.Ralph, code int) {
+	bin, err := exec.LookPath("notify-send")
+	if err != nil {
+		return
+	}
+	title := fmt.Sprintf("swarm: %s %s (exit %d)", e.Name, st.ExitReason, code)
+	body := fmt.Sprintf("after %d iteration(s)", st.CurrentIteration)
+	if st.ExitDetail != "" {
+		body += ": " + string(st.ExitDetail)
+	}
+	e.runHook("notify-send", "", "/", nil, bin, title, body)
+}
+
+// runHook runs a shell command (or, with argv, a program) in dir with env,
+// bounded by onExitTimeout; its output goes to the loop's output.
+func (e *Engine) runHook(what, command, dir string, env []string, argv ...string) {
+	cmd := exec.Command("sh", "-c", command)
+	if len(argv) > 0 {
+		cmd = exec.Command(argv[0], argv[1:]...)
+	}
+	cmd.Dir = dir
+	if _, err := os.Stat(cmd.Dir); err != nil {
+		cmd.Dir = "/"
+	}
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = e.Out, e.Out
 	// A hook that starts a background process must not hold the monitor.
 	cmd.WaitDelay = onExitWaitDelay
-	res := make(chan error, 1)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		e.say("on-exit command failed to start: %v", err)
+		e.say("%s failed to start: %v", what, err)
 		return
 	}
+	t, _ := proc.Identify(cmd.Process.Pid)
+	res := make(chan error, 1)
 	go func() { res <- cmd.Wait() }()
 	select {
 	case err := <-res:
 		if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
-			e.say("on-exit command failed: %v", err)
+			e.say("%s failed: %v", what, err)
 		}
 	case <-time.After(onExitTimeout):
-		proc.Terminate(cmd.Process.Pid, time.Second)
-		e.say("on-exit command killed after %s", onExitTimeout)
+		proc.TerminateTarget(t, time.Second)
+		e.say("%s killed after %s", what, onExitTimeout)
 	}
 }

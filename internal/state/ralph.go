@@ -86,6 +86,9 @@ type Ralph struct {
 	// LastCheckOutput the first lines of the failing check's output.
 	LastRejection   NullString `json:"last_rejection"`
 	LastCheckOutput []string   `json:"last_check_output,omitempty"`
+	// Notify: a desktop notification when the loop ends, and a bell in
+	// swarm top (--notify).
+	Notify bool `json:"notify"`
 	// MaxLogSize caps each iteration's output log (0: logcap.DefaultMax).
 	MaxLogSize int64 `json:"max_log_size"`
 	// AgentPID and AgentStartTicks identify the current iteration's
