@@ -88,6 +88,7 @@ func addWorkerSpawnFlags(fs *pflag.FlagSet, w *worker.SpawnOptions) {
 	fs.StringArrayVar(&w.Tags, "tag", nil, "tag the worker (repeatable)")
 	fs.StringArrayVar(&w.Env, "env", nil, "set KEY=VAL in the command's environment (repeatable)")
 	fs.StringVar(&w.Cwd, "cwd", "", "working directory (default: current)")
+	fs.BoolVar(&w.FreshBranch, "fresh-branch", false, "move an existing worktree branch to HEAD first (refused when that would drop commits or changes)")
 	sizeVar(fs, &w.MaxLogSize, "max-log-size", logcap.DefaultMax, logcap.MinMax,
 		"cap each output log (a process worker's, each loop iteration's) at this size, keeping its head and tail")
 }
@@ -135,10 +136,19 @@ func runSpawn(opts *spawnOptions) error {
 		return workerError(err, exitFail)
 	}
 	printSpawned(opts.IO, "spawned", res.Worker, "")
+	printNotes(opts.IO, res.Notes)
 	if res.NotReady {
 		opts.IO.Warn(fmt.Sprintf("agent '%s' did not become ready within %ds", opts.Worker.Name, opts.Worker.ReadyTimeout/time.Second))
 	}
 	return startSpawnHeartbeat(opts.IO, m.Store.Root, res.Worker, opts.Heartbeat)
+}
+
+// printNotes prints what spawn did that the user may not expect, as notes
+// on stderr (stdout keeps swarm.py's lines for scripts).
+func printNotes(io *IO, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintf(io.Err, "swarm: note: %s\n", n)
+	}
 }
 
 // printSpawned prints "spawned N (tmux: S:W)" or "spawned N (pid: P)"

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -465,5 +466,32 @@ func TestWorkerSpawnWhileServerExits(t *testing.T) {
 	}
 	if got := len(e.Workers()); got != n-failed {
 		t.Errorf("state.json holds %d records, want %d (one per successful spawn)", got, n-failed)
+	}
+}
+
+// Re-spawning a name with --worktree says that it reuses the old branch
+// and how far behind HEAD it is; --fresh-branch moves it to HEAD.
+func TestWorkerWorktreeSaysWhatItReuses(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	e.InitRepo()
+	e.MustRun("spawn", "--name", "w1", "--tmux", "--worktree", "--", "sleep", "300")
+	e.MustRun("kill", "w1", "--rm-worktree")
+	e.MustRun("clean", "w1")
+	e.WriteFile("later.txt", "x\n")
+	e.Git(e.Dir, "add", "later.txt")
+	e.Git(e.Dir, "commit", "-qm", "later")
+	r := e.MustRun("spawn", "--name", "w1", "--tmux", "--worktree", "--", "sleep", "300")
+	if !regexp.MustCompile(`^swarm: note: using existing branch w1 at [0-9a-f]{7,} \(1 commit\(s\) behind HEAD\)\n$`).MatchString(r.Stderr) {
+		t.Fatalf("reused branch note: %q", r.Stderr)
+	}
+	e.MustRun("kill", "w1", "--rm-worktree")
+	e.MustRun("clean", "w1")
+	r = e.MustRun("spawn", "--name", "w1", "--tmux", "--worktree", "--fresh-branch", "--", "sleep", "300")
+	if !strings.HasPrefix(r.Stderr, "swarm: note: reset existing branch w1 to HEAD") {
+		t.Fatalf("fresh branch note: %q", r.Stderr)
+	}
+	if !wkExists(filepath.Join(wkWorktreePath(e, "w1"), "later.txt")) {
+		t.Fatal("the fresh branch is not at HEAD")
 	}
 }

@@ -31,6 +31,8 @@ type SpawnOptions struct {
 type SpawnResult struct {
 	Worker     *state.Worker
 	MonitorPID int
+	// Notes are the worker spawn's (an existing branch reused).
+	Notes []string
 }
 
 // Spawn validates everything, then creates the worker record (and
@@ -74,7 +76,7 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 		return nil, err
 	}
 	if o.Foreground || o.NoRun {
-		return &SpawnResult{Worker: rec}, nil
+		return &SpawnResult{Worker: rec, Notes: res.Notes}, nil
 	}
 	pid, err := StartMonitor(m.Store.Root, name)
 	if err != nil {
@@ -82,7 +84,7 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 		return nil, err
 	}
 	waitFirstIteration(rs, firstIterationWait)
-	return &SpawnResult{Worker: rec, MonitorPID: pid}, nil
+	return &SpawnResult{Worker: rec, MonitorPID: pid, Notes: res.Notes}, nil
 }
 
 // checkSpawn validates everything before anything is created.

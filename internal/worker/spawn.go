@@ -55,6 +55,9 @@ type SpawnOptions struct {
 	// MaxLogSize caps a process worker's stdout and stderr logs (0: the
 	// default, logcap.DefaultMax).
 	MaxLogSize int64
+	// FreshBranch moves an existing worktree branch to HEAD (when that
+	// loses no work) instead of continuing on it.
+	FreshBranch bool
 }
 
 // SpawnResult is a started worker.
@@ -62,6 +65,9 @@ type SpawnResult struct {
 	Worker *state.Worker
 	// NotReady is set when ReadyWait timed out (the worker still runs).
 	NotReady bool
+	// Notes say what spawn did that the user may not expect (it reused
+	// an existing branch, at which commit).
+	Notes []string
 }
 
 // ParseEnv turns KEY=VAL arguments into a map; the value may contain '='
@@ -101,6 +107,7 @@ func (u undo) run() {
 // spawnPlan is a validated spawn: everything resolved before anything is
 // created.
 type spawnPlan struct {
+	note     string // what makeWorktree found (an existing branch)
 	o        SpawnOptions
 	env      map[string]string
 	cwd      string // absolute, exists
@@ -159,6 +166,9 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 		return nil, err
 	}
 	res = &SpawnResult{Worker: &rec}
+	if p.note != "" {
+		res.Notes = append(res.Notes, p.note)
+	}
 	if o.ReadyWait && !o.NoStart {
 		if ok, werr := m.WaitReady(&rec, ReadyOptions{Timeout: o.ReadyTimeout, Patterns: o.ReadyPatterns, Progress: o.ReadyProgress}); werr == nil {
 			res.NotReady = !ok
@@ -275,7 +285,7 @@ func (m *Manager) makeWorktree(p *spawnPlan, rec *state.Worker, rollback *undo) 
 		branch = p.o.Name
 	}
 	_, existed := os.Stat(path)
-	info, err := worktree.Create(p.repoRoot, path, branch)
+	info, err := worktree.Create(p.repoRoot, path, branch, worktree.CreateOptions{Fresh: p.o.FreshBranch})
 	if err != nil {
 		return fmt.Errorf("failed to create worktree: %w", err)
 	}
@@ -286,6 +296,7 @@ func (m *Manager) makeWorktree(p *spawnPlan, rec *state.Worker, rollback *undo) 
 	}
 	rec.Worktree = &state.WorktreeInfo{Path: info.Path, Branch: info.Branch, BaseRepo: info.BaseRepo}
 	rec.Cwd = info.Path
+	p.note = info.Note()
 	return nil
 }
 

@@ -25,6 +25,53 @@ type Info struct {
 	// NewBranch is set by Create when it made the branch (so undoing the
 	// creation may delete it).
 	NewBranch bool
+	// Reused tells what Create found: an existing worktree or branch, at
+	// commit Commit, Behind commits behind the base repository's HEAD
+	// (and Ahead commits of its own). Fresh: Create moved it to HEAD.
+	Reused        string // "", "worktree" or "branch"
+	Commit        string
+	Behind, Ahead int
+	Fresh         bool
+}
+
+// Note says in words what Create did with an existing branch, for the
+// user ("" for a new branch).
+func (i Info) Note() string {
+	switch {
+	case i.Reused == "":
+		return ""
+	case i.Fresh:
+		return fmt.Sprintf("reset existing branch %s to HEAD (%s)", i.Branch, i.Commit)
+	}
+	where := "up to date with HEAD"
+	if i.Behind > 0 || i.Ahead > 0 {
+		where = fmt.Sprintf("%d commit(s) behind HEAD, %d ahead", i.Behind, i.Ahead)
+		if i.Ahead == 0 {
+			where = fmt.Sprintf("%d commit(s) behind HEAD", i.Behind)
+		}
+	}
+	what := "branch"
+	if i.Reused == "worktree" {
+		what = "worktree on branch"
+	}
+	return fmt.Sprintf("using existing %s %s at %s (%s)", what, i.Branch, i.Commit, where)
+}
+
+// describeBranch fills Commit, Behind and Ahead for an existing branch.
+func (i *Info) describeBranch() {
+	if out, err := git(i.BaseRepo, "rev-parse", "--short", i.Branch); err == nil {
+		i.Commit = strings.TrimSpace(out)
+	}
+	if out, err := git(i.BaseRepo, "rev-list", "--left-right", "--count", "HEAD..."+i.Branch); err == nil {
+		fmt.Sscanf(strings.TrimSpace(out), "%d %d", &i.Behind, &i.Ahead)
+	}
+}
+
+// CreateOptions changes how Create treats an existing branch.
+type CreateOptions struct {
+	// Fresh moves an existing branch to the base repository's HEAD, when
+	// that loses nothing: no commits of its own, no uncommitted work.
+	Fresh bool
 }
 
 // ErrNotRepo is returned when a directory is not inside a git work tree.
@@ -117,13 +164,19 @@ func DefaultPath(repoRoot, name string) string {
 // current HEAD or checking out an existing one. If path already is a
 // worktree of this repository on that branch (a worktree kept because it
 // had uncommitted work), it is reused.
-func Create(repoRoot, path, branch string) (Info, error) {
+func Create(repoRoot, path, branch string, o ...CreateOptions) (Info, error) {
+	fresh := len(o) > 0 && o[0].Fresh
 	info := Info{Path: path, Branch: branch, BaseRepo: repoRoot}
 	if existing, ok := findWorktree(repoRoot, path); ok {
-		if existing == branch {
-			return info, nil
+		if existing != branch {
+			return Info{}, fmt.Errorf("%s is already a worktree on branch %s", path, existing)
 		}
-		return Info{}, fmt.Errorf("%s is already a worktree on branch %s", path, existing)
+		info.Reused = "worktree"
+		info.describeBranch()
+		if fresh {
+			return info, info.freshen(path)
+		}
+		return info, nil
 	}
 	if _, err := os.Stat(path); err == nil {
 		return Info{}, fmt.Errorf("%s already exists", path)
@@ -133,6 +186,13 @@ func Create(repoRoot, path, branch string) (Info, error) {
 	}
 	var err error
 	if branchExists(repoRoot, branch) {
+		info.Reused = "branch"
+		info.describeBranch()
+		if fresh {
+			if err := info.freshen(""); err != nil {
+				return Info{}, err
+			}
+		}
 		_, err = git(repoRoot, "worktree", "add", path, branch)
 	} else {
 		_, err = git(repoRoot, "worktree", "add", "-b", branch, path, "HEAD")
@@ -142,6 +202,34 @@ func Create(repoRoot, path, branch string) (Info, error) {
 		return Info{}, err
 	}
 	return info, nil
+}
+
+// freshen moves the existing branch to the base repository's HEAD, in the
+// worktree wt when it has one, refusing when that would lose work.
+func (i *Info) freshen(wt string) error {
+	if i.Ahead > 0 {
+		return fmt.Errorf("branch %s has %d commit(s) of its own; --fresh-branch would drop them (merge or delete the branch first)", i.Branch, i.Ahead)
+	}
+	head, err := git(i.BaseRepo, "rev-parse", "HEAD")
+	if err != nil {
+		return err
+	}
+	head = strings.TrimSpace(head)
+	if wt == "" {
+		_, err = git(i.BaseRepo, "branch", "-f", i.Branch, head)
+	} else {
+		if n, cerr := Changes(wt); cerr != nil || n > 0 {
+			return fmt.Errorf("the worktree %s has uncommitted changes; --fresh-branch would drop them", wt)
+		}
+		_, err = git(wt, "reset", "-q", "--hard", head)
+	}
+	if err == nil {
+		i.Fresh, i.Behind = true, 0
+		if out, rerr := git(i.BaseRepo, "rev-parse", "--short", head); rerr == nil {
+			i.Commit = strings.TrimSpace(out)
+		}
+	}
+	return err
 }
 
 func branchExists(repo, branch string) bool {
