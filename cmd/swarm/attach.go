@@ -1,8 +1,13 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/spf13/cobra"
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/worker"
+	"golang.org/x/sys/unix"
 )
 
 type attachOptions struct {
@@ -34,5 +39,24 @@ func runAttach(opts *attachOptions) error {
 	if err != nil {
 		return err
 	}
+	if _, err := m.Get(opts.Name); err != nil {
+		return workerError(err, exitFail)
+	}
+	if !isTerminal(opts.IO.In) {
+		// tmux would say only "open terminal failed: not a terminal".
+		return &exitError{code: exitFail, err: hint.Errorf(
+			fmt.Sprintf("run it in a terminal; from a script, read the screen with: swarm peek %s, or follow it with: swarm logs %s -f", opts.Name, opts.Name),
+			"swarm attach needs a terminal (standard input is not one)")}
+	}
 	return workerError(m.Attach(opts.Name), exitFail)
+}
+
+// isTerminal reports whether r is a terminal device.
+func isTerminal(r any) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

@@ -94,7 +94,7 @@ var ipUsageCases = []struct {
 	// status
 	{[]string{"status"}, 2, "swarm: error: swarm status expects one worker name (see: swarm status --help)\n"},
 	{[]string{"status", "a", "b"}, 2, "swarm: error: swarm status expects one worker name (see: swarm status --help)\n"},
-	{[]string{"status", "nope"}, 2, "swarm: error: worker 'nope' not found\n"},
+	{[]string{"status", "nope"}, 2, "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n"},
 
 	// peek
 	{[]string{"peek"}, 1, "swarm: error: must specify a worker name or --all\n"},
@@ -133,7 +133,7 @@ var ipUsageCases = []struct {
 	{[]string{"kill"}, 1, "swarm: error: must specify a worker name or --all\n"},
 	{[]string{"kill", "a", "--all"}, 2, "swarm: error: give a worker name or --all, not both (see: swarm kill --help)\n"},
 	{[]string{"kill", "a", "b"}, 2, "swarm: error: swarm kill expects a worker name, or --all (see: swarm kill --help)\n"},
-	{[]string{"kill", "nope"}, 1, "swarm: error: worker 'nope' not found\n"},
+	{[]string{"kill", "nope"}, 1, "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n"},
 
 	// clean
 	{[]string{"clean"}, 1, "swarm: error: must specify a worker name or --all\n"},
@@ -186,7 +186,7 @@ var ipUsageCases = []struct {
 	{[]string{"ralph", "pause"}, 2, "swarm: error: swarm ralph pause expects one loop name (see: swarm ralph pause --help)\n"},
 	{[]string{"ralph", "resume", "a", "b"}, 2, "swarm: error: swarm ralph resume expects one loop name (see: swarm ralph resume --help)\n"},
 	{[]string{"ralph", "stop", "--all"}, 2, "swarm: error: unknown flag: --all (see: swarm ralph stop --help)\n"},
-	{[]string{"ralph", "pause", "nope"}, 1, "swarm: error: worker 'nope' not found\n"},
+	{[]string{"ralph", "pause", "nope"}, 1, "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n"},
 
 	// ralph status, list, logs
 	{[]string{"ralph", "status"}, 2, "swarm: error: swarm ralph status expects one loop name (see: swarm ralph status --help)\n"},

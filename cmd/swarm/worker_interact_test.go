@@ -83,7 +83,7 @@ func TestWorkerSend(t *testing.T) {
 		t.Errorf("agent died")
 	}
 
-	wkExpect(t, "send to unknown", e.Run("send", "nope", "x"), 1, "", "swarm: error: worker 'nope' not found\n")
+	wkExpect(t, "send to unknown", e.Run("send", "nope", "x"), 1, "", "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n")
 }
 
 func TestWorkerSendAll(t *testing.T) {
@@ -146,7 +146,7 @@ func TestWorkerInterruptAndEOF(t *testing.T) {
 	wkWaitFile(t, rcEOF, "0\n")
 	wkWaitStopped(t, e, "d")
 
-	wkExpect(t, "interrupt unknown", e.Run("interrupt", "nope"), 1, "", "swarm: error: worker 'nope' not found\n")
+	wkExpect(t, "interrupt unknown", e.Run("interrupt", "nope"), 1, "", "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n")
 	wkExpect(t, "interrupt stopped", e.Run("interrupt", "i"), 1, "", "swarm: error: worker 'i' is not running\n")
 }
 
@@ -208,7 +208,7 @@ func TestWorkerLogs(t *testing.T) {
 	wkExpect(t, "wait p", e.Run("wait", "p", "--timeout", "10"), 0, "p: exited\n", "")
 	wkExpect(t, "logs p", e.Run("logs", "p"), 0, "Fake Agent v1.0\np1\np2\np3\n", "")
 	wkExpect(t, "logs p --lines 1", e.Run("logs", "p", "--lines", "1"), 0, "p3\n", "")
-	wkExpect(t, "logs unknown", e.Run("logs", "nope"), 1, "", "swarm: error: worker 'nope' not found\n")
+	wkExpect(t, "logs unknown", e.Run("logs", "nope"), 1, "", "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n")
 
 	// process worker: follow ends when the worker stops
 	wkSpawnProcess(t, e, "--name", "pf", "--", e.Agent, "--input", "none", "--script", "print f1;sleep 400ms;print f2;sleep 400ms;exit 0")
@@ -298,5 +298,5 @@ func TestWorkerAttach(t *testing.T) {
 		t.Errorf("client shows %q, want %q", strings.TrimSpace(clients), want)
 	}
 
-	wkExpect(t, "attach unknown", e.Run("attach", "nope"), 1, "", "swarm: error: worker 'nope' not found\n")
+	wkExpect(t, "attach unknown", e.Run("attach", "nope"), 1, "", "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n")
 }

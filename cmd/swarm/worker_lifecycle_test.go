@@ -120,7 +120,7 @@ func TestWorkerTmuxRoundTrip(t *testing.T) {
 	if re := regexp.MustCompile(`^w: running \(tmux window ` + regexp.QuoteMeta(s) + `:w, uptime \d+s\)\n$`); r.Code != 0 || !re.MatchString(r.Stdout) || r.Stderr != "" {
 		t.Errorf("status w: %s", r)
 	}
-	wkExpect(t, "status of unknown worker", e.Run("status", "nope"), 2, "", "swarm: error: worker 'nope' not found\n")
+	wkExpect(t, "status of unknown worker", e.Run("status", "nope"), 2, "", "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n")
 
 	// peek
 	e.Eventually("peek to show the agent's output", wkTimeout, func() bool {
@@ -139,7 +139,7 @@ func TestWorkerTmuxRoundTrip(t *testing.T) {
 		!strings.Contains(r.Stdout, "hello-from-agent") {
 		t.Errorf("peek --all: %s", r)
 	}
-	wkExpect(t, "peek of unknown worker", e.Run("peek", "nope"), 2, "", "swarm: error: worker 'nope' not found\n")
+	wkExpect(t, "peek of unknown worker", e.Run("peek", "nope"), 2, "", "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n")
 
 	// kill
 	wkExpect(t, "kill w", e.Run("kill", "w"), 0, "killed w\n", "")
@@ -165,7 +165,7 @@ func TestWorkerTmuxRoundTrip(t *testing.T) {
 
 	// clean
 	wkExpect(t, "clean w", e.Run("clean", "w"), 0, "cleaned w\n", "")
-	wkExpect(t, "status after clean", e.Run("status", "w"), 2, "", "swarm: error: worker 'w' not found\n")
+	wkExpect(t, "status after clean", e.Run("status", "w"), 2, "", "swarm: error: worker 'w' not found\nhint: swarm ls lists the workers\n")
 	if got := wkNames(t, e); !reflect.DeepEqual(got, []string{"other"}) {
 		t.Errorf("ls names after clean: %q", got)
 	}
@@ -379,7 +379,7 @@ func TestWorkerRespawn(t *testing.T) {
 	if e.WindowID("g") != "" {
 		t.Errorf("failed respawn left a window")
 	}
-	wkExpect(t, "respawn unknown", e.Run("respawn", "nope"), 1, "", "swarm: error: worker 'nope' not found\n")
+	wkExpect(t, "respawn unknown", e.Run("respawn", "nope"), 1, "", "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n")
 }
 
 func TestWorkerCorruptState(t *testing.T) {
@@ -534,7 +534,7 @@ func TestWorkerBadInputChangesNothing(t *testing.T) {
 		{args: []string{"peek", "p"}, code: 1, stderr: "swarm: error: worker 'p' is not a tmux worker\n"},
 		{args: []string{"clean", "w"}, code: 1, stderr: "swarm: error: cannot clean running worker 'w'\nhint: swarm kill w, then swarm clean w\n"},
 		{args: []string{"clean", "p"}, code: 1, stderr: "swarm: error: cannot clean running worker 'p'\nhint: swarm kill p, then swarm clean p\n"},
-		{args: []string{"kill", "nope"}, code: 1, stderr: "swarm: error: worker 'nope' not found\n"},
+		{args: []string{"kill", "nope"}, code: 1, stderr: "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n"},
 		{args: []string{"nosuchcommand"}, code: 2},
 	}
 	for _, c := range cases {

@@ -29,6 +29,9 @@ func (e *Engine) conclude(a *attempt, o Outcome, w *state.Worker) Decision {
 		o.Detail = w.Cmd[0]
 	}
 	d := Decide(o, e.snapshot(st))
+	if o.End == EndExited && (o.ExitCode == 126 || o.ExitCode == 127) && d.Fatal {
+		d.Hint = "check the command and PATH, then: swarm ralph resume " + e.Name
+	}
 	if d.Action != Continue {
 		e.stopAgent(a.tc, a.window, a.agentProc)
 	}

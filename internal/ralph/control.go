@@ -29,7 +29,7 @@ func loadLoop(m *worker.Manager, name string) (*state.RalphStore, *state.Ralph, 
 		if _, werr := m.Get(name); werr != nil {
 			return nil, nil, werr
 		}
-		return nil, nil, fmt.Errorf("worker '%s' is not a ralph worker", name)
+		return nil, nil, hint.Errorf("swarm ralph ls lists the loops", "worker '%s' is not a ralph worker", name)
 	}
 	return nil, nil, err
 }

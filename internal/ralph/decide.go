@@ -229,7 +229,8 @@ func decideSetup(o Outcome, d Decision) (Decision, bool) {
 		d.Failure, d.Fatal = true, true
 		d.ConsecutiveFailures++
 		d.TotalFailures++
-		return stop(d, state.RalphFailed, ReasonFailed, fmt.Sprintf("agent command %s (exit %d); check the command and PATH, then: swarm ralph resume", what, o.ExitCode)), true
+		d.Hint = "check the command and PATH, then: swarm ralph resume"
+		return stop(d, state.RalphFailed, ReasonFailed, fmt.Sprintf("agent command %s (exit %d)", what, o.ExitCode)), true
 	case exited && o.ExitCode == WaitExitCode:
 		return wait(d, fmt.Sprintf("agent asked to wait (exit %d)", WaitExitCode)), true
 	case o.WaitFile:

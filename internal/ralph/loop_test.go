@@ -261,7 +261,7 @@ func TestCommandNotFoundStopsAtOnce(t *testing.T) {
 	os.Remove(bin)
 	r = l.Run("ralph", "run", "nocmd")
 	if r.Code != 1 || l.count_("START") != 1 || l.str("status") != "failed" || !strings.Contains(l.str("exit_detail"), "not found: "+bin+" (exit 127)") ||
-		!strings.Contains(r.Stderr, "swarm: error: agent command not found: "+bin+" (exit 127)") {
+		!strings.Contains(r.Stderr, "swarm: error: agent command not found: "+bin+" (exit 127)\nhint: check the command and PATH, then: swarm ralph resume nocmd\n") {
 		t.Fatalf("%s\nstate %v\nlog:\n%s", r, l.state(), l.RalphLog("nocmd"))
 	}
 }

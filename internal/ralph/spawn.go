@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
 	"github.com/swarmtools/swarm/internal/worktree"
@@ -117,10 +118,10 @@ func clearName(m *worker.Manager, rs *state.RalphStore, o SpawnOptions) error {
 		return nil
 	}
 	if MonitorAlive(rs) {
-		return fmt.Errorf("ralph loop '%s' is running (use --replace to start over)", name)
+		return hint.Errorf("swarm ralph spawn --replace ... to start over, or: swarm ralph status "+name, "ralph loop '%s' is running", name)
 	}
 	if _, err := m.Get(name); err == nil {
-		return fmt.Errorf("worker '%s' already exists", name)
+		return hint.Errorf(fmt.Sprintf("swarm ralph spawn --replace ... to start over, or: swarm clean %s", name), "worker '%s' already exists", name)
 	}
 	if o.CleanState {
 		return rs.Remove()

@@ -3,6 +3,8 @@ package worker
 import (
 	"errors"
 	"fmt"
+
+	"github.com/swarmtools/swarm/internal/hint"
 )
 
 // ErrNotFound marks errors about a worker that has no record; commands map
@@ -10,7 +12,7 @@ import (
 var ErrNotFound = errors.New("not found")
 
 func notFound(name string) error {
-	return fmt.Errorf("worker '%s' %w", name, ErrNotFound)
+	return hint.Wrap(fmt.Errorf("worker '%s' %w", name, ErrNotFound), "swarm ls lists the workers")
 }
 
 // ErrNotRunning marks operations that need a running worker.

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"github.com/swarmtools/swarm/internal/hint"
 	"fmt"
 	"time"
 
@@ -18,10 +19,10 @@ func (m *Manager) running(name string) (*Live, error) {
 		return nil, err
 	}
 	if l.Tmux == nil {
-		return nil, fmt.Errorf("worker '%s' is not a tmux worker", name)
+		return nil, hint.Errorf(fmt.Sprintf("its output is in its log: swarm logs %s", name), "worker '%s' is not a tmux worker", name)
 	}
 	if !l.Running() || l.WindowID == "" {
-		return nil, fmt.Errorf("worker '%s' %w", name, ErrNotRunning)
+		return nil, hint.Wrap(fmt.Errorf("worker '%s' %w", name, ErrNotRunning), "start it again with: swarm respawn %s", name)
 	}
 	return l, nil
 }
@@ -90,10 +91,10 @@ func (m *Manager) withWindow(name string) (*Live, error) {
 		return nil, err
 	}
 	if l.Tmux == nil {
-		return nil, fmt.Errorf("worker '%s' is not a tmux worker", name)
+		return nil, hint.Errorf(fmt.Sprintf("its output is in its log: swarm logs %s", name), "worker '%s' is not a tmux worker", name)
 	}
 	if l.WindowID == "" {
-		return nil, fmt.Errorf("worker '%s' %w", name, ErrNotRunning)
+		return nil, hint.Wrap(fmt.Errorf("worker '%s' %w", name, ErrNotRunning), "start it again with: swarm respawn %s", name)
 	}
 	return l, nil
 }

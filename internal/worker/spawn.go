@@ -12,6 +12,7 @@ import (
 
 	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/ready"
@@ -208,7 +209,8 @@ func (m *Manager) plan(o SpawnOptions) (*spawnPlan, error) {
 			m.warn(w)
 		}
 		if err != nil {
-			return nil, errors.New("not in a git repository (required for --worktree)")
+			return nil, hint.Errorf("run it inside a git repository, or without a worktree (--no-worktree for ralph spawn)",
+				"not in a git repository (required for --worktree)")
 		}
 		p.repoRoot = root
 	}
@@ -241,7 +243,8 @@ func (m *Manager) reserve(rec state.Worker, replace bool, rollback *undo) error 
 	err := m.Store.Update(func(r *state.Registry) error {
 		if old := r.Find(rec.Name); old != nil {
 			if !replace {
-				return fmt.Errorf("worker '%s' already exists", rec.Name)
+				return hint.Errorf(fmt.Sprintf("remove the old one first: swarm kill %s; swarm clean %s (or pick another --name)", rec.Name, rec.Name),
+					"worker '%s' already exists", rec.Name)
 			}
 			cp := *old
 			previous = &cp
