@@ -1,8 +1,8 @@
 package worker
 
 import (
-	"github.com/swarmtools/swarm/internal/hint"
 	"fmt"
+	"github.com/swarmtools/swarm/internal/hint"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/tmux"
