@@ -42,13 +42,16 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Fuzz the parsers and matchers for a while each.
+# Fuzz every parser and matcher (each Fuzz target of each package, found by
+# go test -list) for FUZZTIME each. Their seed corpora already run in make test.
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test ./internal/ralph -run xxx -fuzz FuzzDetector -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/ready -run xxx -fuzz FuzzIsReady -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/state -run xxx -fuzz FuzzDecodeRegistry -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/duration -run xxx -fuzz FuzzParse -fuzztime $(FUZZTIME)
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$f"; \
+			$(GO) test $$pkg -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME); \
+		done; \
+	done
 
 # Figures, not pass/fail: ls/status latency at 10/100/500 workers, tmux
 # processes per command and per monitor poll, monitor RSS and CPU.

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acarl005/stripansi"
+	"github.com/swarmtools/swarm/internal/prefilter"
 	"github.com/swarmtools/swarm/internal/ready"
 )
 
@@ -133,7 +133,7 @@ func For(command []string) *Profile {
 // Judge reads a screen (the agent's own lines: callers drop the echo of
 // the prompt first) at now. extraLimits are --limit-pattern patterns.
 func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Regexp) Verdict {
-	lines := ready.Lines(stripansi.Strip(screen))
+	lines := prepare(ready.Lines(screen))
 	v := Verdict{Turns: countMatches(lines, p.TurnDone)}
 	limits := append(append([]*regexp.Regexp{}, p.Limit...), extraLimits...)
 	if anyMatch(lines, p.LimitMenu) {
@@ -192,9 +192,10 @@ func (p *Profile) CanTellIdle() bool { return len(p.InputBox) > 0 && len(p.Worki
 
 // FatalIn returns the first fatal start error in text, with its fix.
 func (p *Profile) FatalIn(text string) (line, hint string, ok bool) {
-	for _, l := range ready.Lines(stripansi.Strip(text)) {
+	for _, l := range ready.Lines(text) {
+		t := prefilter.NewText(l)
 		for _, f := range p.Fatal {
-			if f.Re.MatchString(l) {
+			if prefilter.Match(f.Re, t) {
 				return strings.TrimSpace(l), f.Hint, true
 			}
 		}
@@ -206,7 +207,7 @@ func (p *Profile) FatalIn(text string) (line, hint string, ok bool) {
 // screen is read from the bottom up to the first line that starts another
 // message (the profile's MessageStart), so an error or a limit that the
 // agent has since answered past does not count.
-func (p *Profile) lastMessage(lines []string, res []*regexp.Regexp) (string, bool) {
+func (p *Profile) lastMessage(lines []*prefilter.Text, res []*regexp.Regexp) (string, bool) {
 	if len(res) == 0 {
 		return "", false
 	}
@@ -215,14 +216,14 @@ func (p *Profile) lastMessage(lines []string, res []*regexp.Regexp) (string, boo
 		starts = defaultMessageStart
 	}
 	for i := len(lines) - 1; i >= 0; i-- {
-		l := strings.TrimSpace(lines[i])
+		l := strings.TrimSpace(lines[i].String())
 		if matchAny(l, res) {
 			return l, true
 		}
-		if matchAny(lines[i], p.InputBox) {
+		if matchText(lines[i], p.InputBox) {
 			continue // the input box (or a prompt echoed like it) is no message
 		}
-		if matchAny(lines[i], starts) {
+		if matchText(lines[i], starts) {
 			return "", false
 		}
 	}
@@ -233,38 +234,53 @@ func (p *Profile) lastMessage(lines []string, res []*regexp.Regexp) (string, boo
 // in older versions).
 var defaultMessageStart = []*regexp.Regexp{regexp.MustCompile(`^\s*[●⏺] `)}
 
+// prepare readies a screen's lines for matching against many patterns
+// (internal/prefilter: each line is case-folded once, and a pattern runs
+// only on lines holding its literals).
+func prepare(lines []string) []*prefilter.Text {
+	out := make([]*prefilter.Text, len(lines))
+	for i, l := range lines {
+		out[i] = prefilter.NewText(l)
+	}
+	return out
+}
+
 // lastMatching is the last line matching res.
-func lastMatching(lines []string, res []*regexp.Regexp) (string, bool) {
+func lastMatching(lines []*prefilter.Text, res []*regexp.Regexp) (string, bool) {
 	for i := len(lines) - 1; i >= 0; i-- {
-		if matchAny(lines[i], res) {
-			return strings.TrimSpace(lines[i]), true
+		if matchText(lines[i], res) {
+			return strings.TrimSpace(lines[i].String()), true
 		}
 	}
 	return "", false
 }
 
 func matchAny(line string, res []*regexp.Regexp) bool {
+	return matchText(prefilter.NewText(line), res)
+}
+
+func matchText(t *prefilter.Text, res []*regexp.Regexp) bool {
 	for _, re := range res {
-		if re.MatchString(line) {
+		if prefilter.Match(re, t) {
 			return true
 		}
 	}
 	return false
 }
 
-func anyMatch(lines []string, res []*regexp.Regexp) bool {
+func anyMatch(lines []*prefilter.Text, res []*regexp.Regexp) bool {
 	for _, l := range lines {
-		if matchAny(l, res) {
+		if matchText(l, res) {
 			return true
 		}
 	}
 	return false
 }
 
-func countMatches(lines []string, res []*regexp.Regexp) int {
+func countMatches(lines []*prefilter.Text, res []*regexp.Regexp) int {
 	n := 0
 	for _, l := range lines {
-		if matchAny(l, res) {
+		if matchText(l, res) {
 			n++
 		}
 	}
@@ -273,11 +289,15 @@ func countMatches(lines []string, res []*regexp.Regexp) int {
 
 // joinFrom joins the screen from the line that starts with line on: a
 // limit message wrapped over two lines is parsed whole.
-func joinFrom(lines []string, line string) string {
+func joinFrom(lines []*prefilter.Text, line string) string {
 	for i, l := range lines {
-		if strings.TrimSpace(l) == line {
+		if strings.TrimSpace(l.String()) == line {
 			end := min(len(lines), i+3)
-			return strings.Join(lines[i:end], " ")
+			var parts []string
+			for _, t := range lines[i:end] {
+				parts = append(parts, t.String())
+			}
+			return strings.Join(parts, " ")
 		}
 	}
 	return line

@@ -3,7 +3,7 @@ package agent
 import (
 	"regexp"
 
-	"github.com/acarl005/stripansi"
+	"github.com/swarmtools/swarm/internal/prefilter"
 	"github.com/swarmtools/swarm/internal/ready"
 )
 
@@ -33,15 +33,13 @@ type DialogPattern struct {
 // detection should ask this rather than ready.Stuck, which knows only
 // Claude Code's and the generic dialogs.
 func (p *Profile) Stuck(screen string) (kind, line string, ok bool) {
-	if len(p.Dialogs) > 0 {
-		text := stripansi.Strip(screen)
-		for _, d := range p.Dialogs {
-			if loc := d.Re.FindStringIndex(text); loc != nil {
-				return d.Kind, ready.LineAt(text, loc[0]), true
-			}
+	t := prefilter.NewText(ready.StripANSI(screen))
+	for _, d := range p.Dialogs {
+		if loc := prefilter.FindIndex(d.Re, t); loc != nil {
+			return d.Kind, ready.LineAt(t.String(), loc[0]), true
 		}
 	}
-	return ready.StuckLine(screen)
+	return ready.StuckIn(t)
 }
 
 // StuckKind is Stuck without the line, for ready.WaitOptions.

@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/acarl005/stripansi"
+	"github.com/swarmtools/swarm/internal/ready"
 )
 
 // SignalKind is a completion signal found in an agent's output.
@@ -98,7 +98,7 @@ func NewDetector(cfg DetectorConfig, prompt string) *Detector {
 // context for telling an echo of the prompt from the agent's own words,
 // never searched for signals itself.
 func (d *Detector) Prime(raw []byte) {
-	s := stripansi.Strip(string(raw))
+	s := ready.StripANSI(string(raw))
 	s = strings.ReplaceAll(s, "\r", "")
 	d.text += s
 	d.from = d.base + int64(len(d.text))
@@ -132,7 +132,7 @@ func (d *Detector) Flush() {
 
 func (d *Detector) process(chunk []byte, final bool) {
 	if len(chunk) > 0 {
-		s := stripansi.Strip(string(chunk))
+		s := ready.StripANSI(string(chunk))
 		s = strings.ReplaceAll(s, "\r", "")
 		d.text += s
 	}
@@ -332,7 +332,7 @@ func hasPrefixFold(s, prefix string) bool {
 func normalize(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
-	for _, r := range stripansi.Strip(s) {
+	for _, r := range ready.StripANSI(s) {
 		if unicode.IsSpace(r) || decoration(r) {
 			continue
 		}

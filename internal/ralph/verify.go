@@ -11,9 +11,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acarl005/stripansi"
 	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
+	"github.com/swarmtools/swarm/internal/ready"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/worktree"
@@ -137,7 +137,7 @@ const checkOutputMax = 64 << 10
 // status: terminal escapes and control characters removed (tmux's paste
 // sanitising), lines kept.
 func plainText(s string) string {
-	return tmux.SanitizePaste(stripansi.Strip(s))
+	return tmux.SanitizePaste(ready.StripANSI(s))
 }
 
 // evidenceLines is how much of the failing check's output ralph status

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acarl005/stripansi"
 	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/proc"
+	"github.com/swarmtools/swarm/internal/ready"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -369,7 +369,7 @@ func (e *Engine) feed(a *attempt) bool {
 // screenHash is the inactivity fingerprint: MD5 of the ANSI-stripped last
 // 20 lines of the screen (docs/ralph.md).
 func screenHash(screen string) [16]byte {
-	lines := strings.Split(stripansi.Strip(screen), "\n")
+	lines := strings.Split(ready.StripANSI(screen), "\n")
 	if len(lines) > 20 {
 		lines = lines[len(lines)-20:]
 	}

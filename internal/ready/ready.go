@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acarl005/stripansi"
+	"github.com/swarmtools/swarm/internal/prefilter"
 )
 
 // readyPatterns match a line of a ready agent (ANSI stripped).
@@ -63,10 +64,19 @@ var stuckPatterns = []struct {
 	{StuckMenu, regexp.MustCompile(`(?im)^[\s│┃|]*[❯›]\s*\d+\.\s+\S|enter to confirm\s*[·•∙]\s*esc to cancel`)},
 }
 
+// StripANSI removes ANSI escape sequences (stripansi.Strip), without
+// running its pattern over the usual capture that holds none.
+func StripANSI(s string) string {
+	if strings.IndexByte(s, 0x1b) < 0 && !strings.Contains(s, "\u009b") {
+		return s
+	}
+	return stripansi.Strip(s)
+}
+
 // Lines strips ANSI sequences and splits a capture into lines without the
 // trailing blank lines of an unfilled screen.
 func Lines(screen string) []string {
-	lines := strings.Split(stripansi.Strip(screen), "\n")
+	lines := strings.Split(StripANSI(screen), "\n")
 	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
 		lines = lines[:len(lines)-1]
 	}
@@ -83,9 +93,15 @@ func Stuck(screen string) (string, bool) {
 // line: for a menu the question above its choices, else the line the
 // screen was recognised by.
 func StuckLine(screen string) (kind, line string, ok bool) {
-	text := stripansi.Strip(screen)
+	return StuckIn(prefilter.NewText(StripANSI(screen)))
+}
+
+// StuckIn is StuckLine on an ANSI-stripped screen already prepared for
+// matching (the caller matches its own patterns on it too).
+func StuckIn(t *prefilter.Text) (kind, line string, ok bool) {
+	text := t.String()
 	for _, p := range stuckPatterns {
-		loc := p.re.FindStringIndex(text)
+		loc := prefilter.FindIndex(p.re, t)
 		if loc == nil {
 			continue
 		}
@@ -140,8 +156,9 @@ func IsReady(screen string, extra ...*regexp.Regexp) bool {
 }
 
 func matchAny(line string, res []*regexp.Regexp) bool {
+	t := prefilter.NewText(line)
 	for _, re := range res {
-		if re.MatchString(line) {
+		if prefilter.Match(re, t) {
 			return true
 		}
 	}
