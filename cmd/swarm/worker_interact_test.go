@@ -147,7 +147,7 @@ func TestWorkerInterruptAndEOF(t *testing.T) {
 	wkWaitStopped(t, e, "d")
 
 	wkExpect(t, "interrupt unknown", e.Run("interrupt", "nope"), 1, "", "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n")
-	wkExpect(t, "interrupt stopped", e.Run("interrupt", "i"), 1, "", "swarm: error: worker 'i' is not running\n")
+	wkExpect(t, "interrupt stopped", e.Run("interrupt", "i"), 1, "", "swarm: error: worker 'i' is not running\nhint: start it again with: swarm respawn i\n")
 }
 
 func TestWorkerInterruptAll(t *testing.T) {

@@ -161,7 +161,7 @@ func TestWorkerTmuxRoundTrip(t *testing.T) {
 		t.Fatalf("ls --status stopped table: %q", rows)
 	}
 	wkCheckRow(t, rows[1], "w", "stopped", s+":w", "-", "alpha")
-	wkExpect(t, "peek stopped w", e.Run("peek", "w"), 1, "", "swarm: error: worker 'w' is not running\n")
+	wkExpect(t, "peek stopped w", e.Run("peek", "w"), 1, "", "swarm: error: worker 'w' is not running\nhint: start it again with: swarm respawn w\n")
 
 	// clean
 	wkExpect(t, "clean w", e.Run("clean", "w"), 0, "cleaned w\n", "")
@@ -205,7 +205,7 @@ func TestWorkerProcessRoundTrip(t *testing.T) {
 	e.Eventually("logs to show the output", wkTimeout, func() bool {
 		return e.Run("logs", "p").Stdout == "Fake Agent v1.0\nhello-from-agent\n"
 	})
-	wkExpect(t, "peek on a process worker", e.Run("peek", "p"), 1, "", "swarm: error: worker 'p' is not a tmux worker\n")
+	wkExpect(t, "peek on a process worker", e.Run("peek", "p"), 1, "", "swarm: error: worker 'p' is not a tmux worker\nhint: its output is in its log: swarm logs p\n")
 	wkExpect(t, "clean running p", e.Run("clean", "p"), 1, "", "swarm: error: cannot clean running worker 'p'\nhint: swarm kill p, then swarm clean p\n")
 
 	wkExpect(t, "kill p", e.Run("kill", "p"), 0, "killed p\n", "")
@@ -253,8 +253,8 @@ func TestWorkerKillExactTarget(t *testing.T) {
 	if c := wkStatusCode(e, "foo"); c != 1 {
 		t.Errorf("status foo after kill: exit %d, want 1", c)
 	}
-	wkExpect(t, "send to stopped foo", e.Run("send", "foo", "not for foobar"), 1, "", "swarm: error: worker 'foo' is not running\n")
-	wkExpect(t, "peek stopped foo", e.Run("peek", "foo"), 1, "", "swarm: error: worker 'foo' is not running\n")
+	wkExpect(t, "send to stopped foo", e.Run("send", "foo", "not for foobar"), 1, "", "swarm: error: worker 'foo' is not running\nhint: start it again with: swarm respawn foo\n")
+	wkExpect(t, "peek stopped foo", e.Run("peek", "foo"), 1, "", "swarm: error: worker 'foo' is not running\nhint: start it again with: swarm respawn foo\n")
 	wkExpect(t, "kill foo again", e.Run("kill", "foo"), 0, "killed foo\n", "")
 	if e.WindowID("foobar") == "" || wkStatusCode(e, "foobar") != 0 {
 		t.Errorf("foobar did not survive a second kill foo")
@@ -523,15 +523,15 @@ func TestWorkerBadInputChangesNothing(t *testing.T) {
 		{args: []string{"spawn", "--name", "x", "--tmux"}, code: 1, stderr: "swarm: error: no command provided (use -- command...)\n"},
 		{args: []string{"spawn", "--name", "x"}, code: 1, stderr: "swarm: error: no command provided (use -- command...)\n"},
 		{args: []string{"spawn", "--tmux", "--", "sleep", "300"}, code: 2},
-		{args: []string{"spawn", "--name", "w", "--tmux", "--", "sleep", "300"}, code: 1, stderr: "swarm: error: worker 'w' already exists\n"},
-		{args: []string{"spawn", "--name", "p", "--", "sleep", "300"}, code: 1, stderr: "swarm: error: worker 'p' already exists\n"},
+		{args: []string{"spawn", "--name", "w", "--tmux", "--", "sleep", "300"}, code: 1, stderr: "swarm: error: worker 'w' already exists\nhint: remove the old one first: swarm kill w; swarm clean w (or pick another --name)\n"},
+		{args: []string{"spawn", "--name", "p", "--", "sleep", "300"}, code: 1, stderr: "swarm: error: worker 'p' already exists\nhint: remove the old one first: swarm kill p; swarm clean p (or pick another --name)\n"},
 		{args: []string{"spawn", "--name", "x", "--env", "NOEQUALS", "--", "sleep", "300"}, code: 1, stderr: "swarm: error: invalid env format 'NOEQUALS' (expected KEY=VAL)\n"},
 		{args: []string{"spawn", "--name", "x", "--tmux", "--env", "=v", "--", "sleep", "300"}, code: 1, stderr: "swarm: error: invalid env format '=v' (expected KEY=VAL)\n"},
-		{args: []string{"spawn", "--name", "x", "--tmux", "--worktree", "--", "sleep", "300"}, dir: outside, code: 1, stderr: "swarm: error: not in a git repository (required for --worktree)\n"},
+		{args: []string{"spawn", "--name", "x", "--tmux", "--worktree", "--", "sleep", "300"}, dir: outside, code: 1, stderr: "swarm: error: not in a git repository (required for --worktree)\nhint: run it inside a git repository, or without a worktree (--no-worktree for ralph spawn)\n"},
 		{args: []string{"send"}, code: 2},
 		{args: []string{"send", "w"}, code: 2},
 		{args: []string{"status"}, code: 2},
-		{args: []string{"peek", "p"}, code: 1, stderr: "swarm: error: worker 'p' is not a tmux worker\n"},
+		{args: []string{"peek", "p"}, code: 1, stderr: "swarm: error: worker 'p' is not a tmux worker\nhint: its output is in its log: swarm logs p\n"},
 		{args: []string{"clean", "w"}, code: 1, stderr: "swarm: error: cannot clean running worker 'w'\nhint: swarm kill w, then swarm clean w\n"},
 		{args: []string{"clean", "p"}, code: 1, stderr: "swarm: error: cannot clean running worker 'p'\nhint: swarm kill p, then swarm clean p\n"},
 		{args: []string{"kill", "nope"}, code: 1, stderr: "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n"},
@@ -545,7 +545,10 @@ func TestWorkerBadInputChangesNothing(t *testing.T) {
 		r := e.RunIn(dir, c.args...)
 		okErr := c.stderr == r.Stderr
 		if c.stderr == "" {
-			okErr = strings.HasPrefix(r.Stderr, "swarm: error: ") && strings.Count(r.Stderr, "\n") == 1
+			// One error line, and at most one hint line after it.
+			lines := strings.Split(strings.TrimSuffix(r.Stderr, "\n"), "\n")
+			okErr = strings.HasPrefix(r.Stderr, "swarm: error: ") && strings.HasSuffix(r.Stderr, "\n") &&
+				(len(lines) == 1 || len(lines) == 2 && strings.HasPrefix(lines[1], "hint: "))
 		}
 		if r.Code != c.code || r.Stdout != "" || !okErr {
 			t.Errorf("swarm %q: %s\nwant exit %d, no stdout, stderr %q", c.args, r, c.code, c.stderr)
