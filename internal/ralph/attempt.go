@@ -40,6 +40,8 @@ type attempt struct {
 	out    string // the agent's raw output (pipe-pane)
 	exit   string // where the agent's wrapper records its exit status
 	off    int64  // how far out has been read (a stream offset: logcap)
+	ended  bool   // out holds the wrapper's end marker (all output is in)
+	tail   string // the last bytes read, for a marker split across reads
 	det    *Detector
 	reader *logcap.Reader
 

@@ -417,3 +417,35 @@ func TestEngineCountsALostTmuxServerAsAFailure(t *testing.T) {
 		t.Fatalf("failures %d", st.TotalFailures)
 	}
 }
+
+// A poll that read the wrapper's end marker before the exit was noticed
+// leaves nothing for drain to find: drain must not then wait out
+// drainWait for a marker already read (every exit took 5 s).
+func TestDrainKnowsTheMarkerAPollRead(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "iteration-0001.log")
+	// The marker split across two reads, as a pipe may deliver it.
+	half := len(endMarker) / 2
+	if err := os.WriteFile(out, []byte("done\n"+endMarker[:half]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := &Engine{}
+	a := &attempt{st: &state.Ralph{}, out: out}
+	a.det = e.primedDetector(a)
+	e.feed(a)
+	f, err := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(endMarker[half:])
+	f.Close()
+	e.feed(a) // the poll that reads the rest of the marker
+	start := time.Now()
+	e.drain(a)
+	if d := time.Since(start); d >= drainWait/2 {
+		t.Fatalf("drain took %s after a poll had read the end marker", d)
+	}
+	if !a.ended {
+		t.Fatal("the end marker split across two reads was not noticed")
+	}
+}

@@ -285,22 +285,10 @@ func (e *Engine) drain(a *attempt) {
 	if a.det == nil {
 		a.det = e.primedDetector(a)
 	}
-	r := a.log()
-	tail := ""
 	deadline := time.Now().Add(drainWait)
 	for {
-		r.SetOffset(a.off)
-		data, _ := r.ReadNew()
-		a.off = r.Offset()
-		if len(data) > 0 {
-			a.det.Feed(data)
-			tail += string(data)
-			if strings.Contains(tail, endMarker) {
-				return
-			}
-			tail = tail[max(0, len(tail)-len(endMarker)):]
-		}
-		if time.Now().After(deadline) {
+		e.feed(a)
+		if a.ended || time.Now().After(deadline) {
 			return
 		}
 		time.Sleep(settleTick)
@@ -350,13 +338,17 @@ func (e *Engine) primedDetector(a *attempt) *Detector {
 
 // feed gives the detector the agent's output written since a.off (the
 // log is capped: logcap.Reader follows it across the cuts) and reports
-// whether there was any.
+// whether there was any. It notes the end marker (drain): a poll may read
+// it before the exit is noticed.
 func (e *Engine) feed(a *attempt) bool {
 	r := a.log()
 	r.SetOffset(a.off)
 	data, err := r.ReadNew()
 	if len(data) > 0 {
 		a.det.Feed(data)
+		seen := a.tail + string(data)
+		a.ended = a.ended || strings.Contains(seen, endMarker)
+		a.tail = seen[max(0, len(seen)-len(endMarker)):]
 	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		e.say("cannot read the agent's output: %v", err)
