@@ -78,8 +78,6 @@ func runTop(opts *topOptions) error {
 	warnings := &warnSink{}
 	src := topSource(root, warnings.Warn)
 	err = board.Run(board.Options{Source: src, Interval: opts.Interval, Warnings: warnings.Take}, opts.IO.In, opts.IO.Out)
-	// A kill under way finishes before swarm exits.
-	src.Wait()
 	for _, w := range warnings.All() {
 		opts.IO.Warn(w)
 	}

@@ -260,7 +260,7 @@ func TestTopLiveInTmux(t *testing.T) {
 
 	// A loop that ends while the board is open rings the bell once.
 	e.MustRun("spawn", "--name", "late", "--ralph", "--prompt-file", "PROMPT.md", "--max-iterations", "5",
-		"--", e.Agent, "--script", "print starting;sleep 1s;exit 127")
+		"--", e.Agent, "--script", "print starting;sleep 2s;exit 127")
 	b.until("late failed on the board", func() bool { r := b.row("late"); return r != nil && r[2] == "failed" })
 	b.until("the bell", b.bell)
 

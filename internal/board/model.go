@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -76,6 +77,10 @@ type Model struct {
 	// active holds the loops that had not ended at the last refresh, to
 	// notice one ending.
 	active map[string]bool
+	// actions counts pauses, resumes and kills under way: counted when
+	// the key is handled, so one the user quits right after is waited
+	// for too (a kill cut short would leave its worker half stopped).
+	actions sync.WaitGroup
 }
 
 // New returns a board model.
@@ -296,11 +301,16 @@ func (m *Model) current() string {
 // act runs a pause, resume or kill off the UI goroutine.
 func (m *Model) act(verb, name string, f func(string) (string, error)) tea.Cmd {
 	m.setStatus(fmt.Sprintf("%s %s...", verb, name), nil)
+	m.actions.Add(1)
 	return func() tea.Msg {
+		defer m.actions.Done()
 		text, err := f(name)
 		return actionMsg{text: text, err: err}
 	}
 }
+
+// Wait blocks until the actions started from the board have finished.
+func (m *Model) Wait() { m.actions.Wait() }
 
 // attach suspends the board for swarm attach NAME and resumes it after
 // the detach; what the command said on stderr becomes the status.

@@ -361,3 +361,24 @@ func TestRefreshErrorAndWarnings(t *testing.T) {
 		t.Errorf("the error outlived a good refresh:\n%s", h.m.View())
 	}
 }
+
+// A kill confirmed just before q is waited for: it is counted when y is
+// handled, not when its goroutine gets to run.
+func TestWaitCoversActionsNotYetStarted(t *testing.T) {
+	h := newHarness(t)
+	h.keys("k")
+	_, kill := h.m.Update(keyMsg("y"))
+	waited := make(chan struct{})
+	go func() { h.m.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		t.Fatal("Wait returned before the kill ran")
+	case <-time.After(100 * time.Millisecond):
+	}
+	kill()
+	select {
+	case <-waited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait did not return after the kill")
+	}
+}

@@ -45,8 +45,8 @@ func (t ttyOutput) Read(p []byte) (int, error) { return t.f.Read(p) }
 func (t ttyOutput) Close() error               { return t.f.Close() }
 func (t ttyOutput) Fd() uintptr                { return t.f.Fd() }
 
-// Run shows the board full screen until the user quits. in and out are
-// the terminal.
+// Run shows the board full screen until the user quits, then waits for
+// the actions it started. in and out are the terminal.
 func Run(o Options, in io.Reader, out io.Writer) error {
 	bw := NewBellWriter(out)
 	if o.Bell == nil {
@@ -61,7 +61,10 @@ func Run(o Options, in io.Reader, out io.Writer) error {
 		// swarm attach's tmux client needs the terminal itself.
 		o.Terminal = f
 	}
-	p := tea.NewProgram(New(o), tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(output))
+	m := New(o)
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(output))
 	_, err := p.Run()
+	// A kill under way finishes before the board returns.
+	m.Wait()
 	return err
 }

@@ -43,10 +43,6 @@ type ManagerSource struct {
 	// Self is the swarm binary (for swarm attach); Env its environment.
 	Self string
 	Env  []string
-
-	// actions counts pause, resume and kill calls under way, so the
-	// command can wait for a kill to finish before it exits.
-	actions sync.WaitGroup
 }
 
 var _ Source = (*ManagerSource)(nil)
@@ -122,28 +118,18 @@ func (s *ManagerSource) Events(name string, lines int) (string, error) {
 
 // Pause pauses a loop (the running agent finishes its iteration).
 func (s *ManagerSource) Pause(name string) (string, error) {
-	s.actions.Add(1)
-	defer s.actions.Done()
 	return done(ralph.PauseLoop(s.M, name), "paused ralph loop for "+name)
 }
 
 // Resume resumes a loop, starting a monitor when none runs.
 func (s *ManagerSource) Resume(name string) (string, error) {
-	s.actions.Add(1)
-	defer s.actions.Done()
 	return done(ralph.ResumeLoop(s.M, name), "resumed ralph loop for "+name)
 }
 
 // Kill stops a worker and its loop, for good, as swarm kill does.
 func (s *ManagerSource) Kill(name string) (string, error) {
-	s.actions.Add(1)
-	defer s.actions.Done()
 	return done(s.M.Kill(name, worker.KillOptions{}), "killed "+name)
 }
-
-// Wait blocks until the actions under way have finished: a kill cut short
-// by the program's exit would leave its worker half stopped.
-func (s *ManagerSource) Wait() { s.actions.Wait() }
 
 // done turns an action's error into the status line: ralph's no-op
 // warnings ("already paused") are not failures.

@@ -72,7 +72,6 @@ func TestActionsReportWhatTheyDid(t *testing.T) {
 	if text, err := src.Kill("w"); text != "killed w" || err != nil {
 		t.Errorf("kill: %q, %v", text, err)
 	}
-	src.Wait()
 	if l, err := m.Status("w"); err != nil || l.Running() {
 		t.Errorf("after kill: %+v, %v", l, err)
 	}
