@@ -163,6 +163,7 @@ func (m *Model) move(by int) {
 		return
 	}
 	m.cursor = max(0, min(len(m.shown)-1, m.cursor+by))
+	m.chosen = true
 	m.syncSelection()
 }
 

@@ -60,6 +60,9 @@ type Model struct {
 	cursor   int
 	offset   int    // first shown row on screen
 	selected string // the selected row's name, kept across refreshes
+	// chosen: the user has moved the selection. Until then it stays on
+	// the top row, the worst problem, whatever comes to the top.
+	chosen bool
 
 	view    view
 	target  string // the worker of the peek or log view
@@ -248,12 +251,12 @@ func (m *Model) bellFor(ended []string) tea.Cmd {
 }
 
 // applyFilter recomputes the shown rows and keeps the selection on the
-// same worker when it is still shown.
+// same worker when it is still shown (once the user has chosen one).
 func (m *Model) applyFilter() {
 	m.shown = Filter(m.rows, m.filter)
 	m.cursor = min(m.cursor, max(0, len(m.shown)-1))
 	for i, r := range m.shown {
-		if r.Name == m.selected {
+		if r.Name == m.selected && m.chosen {
 			m.cursor = i
 			break
 		}

@@ -382,3 +382,15 @@ func TestWaitCoversActionsNotYetStarted(t *testing.T) {
 		t.Fatal("Wait did not return after the kill")
 	}
 }
+
+// Until the user moves the selection it stays on the top row, whatever
+// comes to the top.
+func TestSelectionStaysOnTopUntilMoved(t *testing.T) {
+	h := newHarness(t)
+	h.src.snap.Loops[1].State.Status = state.RalphRunning // broke runs again
+	h.src.snap.Loops[1].MonitorAlive = true
+	h.send(snapshotMsg{snap: h.src.snap})
+	if h.m.selected != "zombie" || h.m.cursor != 0 {
+		t.Errorf("selected %q at %d, want the new top row zombie", h.m.selected, h.m.cursor)
+	}
+}
