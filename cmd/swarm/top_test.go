@@ -227,8 +227,18 @@ func TestTopLiveInTmux(t *testing.T) {
 		"--", e.Agent, "--script", "exit 127")
 	e.Eventually("bad to fail", wkTimeout, func() bool { return e.RalphState("bad")["status"] == "failed" })
 
-	b := topStart(t, e)
+	// --once: the same rows in the same order, plain text.
+	r := e.MustRun("top", "--once")
+	var once []string
+	for _, l := range strings.Split(strings.TrimRight(r.Stdout, "\n"), "\n")[1:] {
+		once = append(once, strings.Fields(l)[0])
+	}
 	want := "bad,good,w1,w2,w3"
+	if got := strings.Join(once, ","); got != want || r.Stderr != "" || strings.ContainsRune(r.Stdout, '\x1b') {
+		t.Errorf("top --once: rows %s, want %s\n%s", got, want, r)
+	}
+
+	b := topStart(t, e)
 	b.until("the five rows, the failed loop first", func() bool { return strings.Join(b.rows(), ",") == want })
 	if r := b.row("bad"); r[1] != "loop" || r[2] != "failed" || r[9] != "failed" {
 		t.Errorf("row of bad: %q", r)
