@@ -209,13 +209,13 @@ func (m *Model) onSnapshot(msg snapshotMsg) tea.Cmd {
 	m.rows = Build(msg.snap.Live, msg.snap.Loops, msg.snap.At)
 	Sort(m.rows)
 	m.applyFilter()
-	return m.bellFor(Ended(m.active, msg.snap.Loops))
+	return m.bellFor(endedLoops(m.active, msg.snap.Loops))
 }
 
-// Ended returns the loops that were active in before and have ended now,
+// endedLoops returns the loops that were active in before and have ended now,
 // other than by a kill (a human did that), and records the loops active
 // now in before.
-func Ended(before map[string]bool, loops []*ralph.Info) []string {
+func endedLoops(before map[string]bool, loops []*ralph.Info) []string {
 	var ended []string
 	now := make(map[string]bool, len(loops))
 	for _, in := range loops {

@@ -305,15 +305,15 @@ func TestBellRingsOnceWhenRunningLoopsEnd(t *testing.T) {
 	}
 }
 
-func TestEndedSeesOnlyTransitions(t *testing.T) {
+func TestEndedLoopsSeesOnlyTransitions(t *testing.T) {
 	before := map[string]bool{}
 	running := loop("a", state.RalphRunning, true, nil)
 	failed := loop("b", state.RalphFailed, false, nil)
-	if got := Ended(before, []*ralph.Info{running, failed}); got != nil {
+	if got := endedLoops(before, []*ralph.Info{running, failed}); got != nil {
 		t.Errorf("first look: %q (a loop that had ended before the board opened is no news)", got)
 	}
 	running.State.Status = state.RalphFailed
-	if got := Ended(before, []*ralph.Info{running, failed}); strings.Join(got, ",") != "a" {
+	if got := endedLoops(before, []*ralph.Info{running, failed}); strings.Join(got, ",") != "a" {
 		t.Errorf("second look: %q", got)
 	}
 }
