@@ -24,6 +24,9 @@ const (
 	KindLoop    = "loop"
 )
 
+// notStarted is the status of a loop made with --no-run and never run.
+const notStarted = "not-started"
+
 // Group orders rows: the problems a human has to look at first, then
 // what runs, then the rest.
 type Group int
@@ -150,6 +153,10 @@ func workerRow(l *worker.Live, now time.Time) Row {
 func addLoop(r *Row, in *ralph.Info) {
 	st := in.State
 	r.Loop, r.Kind, r.Status = true, KindLoop, st.Status
+	if in.NotStarted {
+		// made with --no-run: as ralph ls says it
+		r.Status = notStarted
+	}
 	r.Active = st.Active()
 	r.Iteration, r.MaxIterations = st.CurrentIteration, st.MaxIterations
 	r.Failures, r.TotalFailures = st.ConsecutiveFailures, st.TotalFailures
@@ -178,6 +185,9 @@ func group(r *Row, in *ralph.Info) Group {
 	switch {
 	case st.Status == state.RalphFailed:
 		return GroupFailed
+	case in.NotStarted:
+		// No monitor is expected until swarm ralph run starts one.
+		return GroupRest
 	case st.Active() && !in.MonitorAlive:
 		return GroupDeadMonitor
 	case st.Status == state.RalphRunning && quietTooLong(in):

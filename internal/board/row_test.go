@@ -122,6 +122,17 @@ func TestBuildOneRowPerWorkerAndOrphanLoop(t *testing.T) {
 	}
 }
 
+// A loop made with --no-run has no monitor yet, and that is no problem.
+func TestNotStartedLoopIsNoProblem(t *testing.T) {
+	in := loop("later", state.RalphRunning, false, func(st *state.Ralph, in *ralph.Info) {
+		st.CurrentIteration, in.NotStarted = 0, true
+	})
+	r := Build(nil, []*ralph.Info{in}, fixedNow)[0]
+	if r.Group != GroupRest || r.Status != "not-started" || r.Monitor != "-" {
+		t.Errorf("not started loop: group %d, status %q, monitor %q", r.Group, r.Status, r.Monitor)
+	}
+}
+
 func TestSortProblemsFirstThenRunningThenRest(t *testing.T) {
 	live, loops := fixture()
 	rows := Build(live, loops, fixedNow)

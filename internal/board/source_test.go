@@ -25,7 +25,7 @@ func TestSnapshotListsTmuxOncePerRefresh(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"b", "gone"} {
-		st := &state.Ralph{WorkerName: n, Status: state.RalphRunning, MaxIterations: 5}
+		st := &state.Ralph{WorkerName: n, Status: state.RalphRunning, MaxIterations: 5, CurrentIteration: 1}
 		if err := m.Store.Ralph(n).Create(st); err != nil {
 			t.Fatal(err)
 		}
