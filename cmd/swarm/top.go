@@ -37,8 +37,8 @@ a usage limit and paused loops come first.
 Keys: up/down select; enter shows the worker's screen and l the loop's events
 (esc goes back); a attaches (detach to come back); p pauses and r resumes the
 loop; k kills the worker after y confirms; / filters by name or tag (esc
-clears); q quits. The terminal bell rings when a loop ends while the board
-is open.
+clears); q quits. The terminal bell rings when a loop spawned with --notify
+ends while the board is open.
 
 --once prints the board once as plain text and exits, for scripts.`,
 		Example: `  swarm top

@@ -212,7 +212,7 @@ func (b *topBoard) bell() bool {
 
 // The board in a real terminal: three workers and two loops, the failed
 // loop first; the filter; k then y kills the selected worker; the bell
-// rings when a loop ends while the board is open; q quits with 0.
+// rings when a --notify loop ends while the board is open; q quits with 0.
 func TestTopLiveInTmux(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
@@ -268,10 +268,18 @@ func TestTopLiveInTmux(t *testing.T) {
 		t.Errorf("swarm status w3: exit %d, want 1 (stopped)", code)
 	}
 
-	// A loop that ends while the board is open rings the bell once.
-	e.MustRun("spawn", "--name", "late", "--ralph", "--prompt-file", "PROMPT.md", "--max-iterations", "5",
-		"--", e.Agent, "--script", "print starting;sleep 2s;exit 127")
-	b.until("late failed on the board", func() bool { r := b.row("late"); return r != nil && r[2] == "failed" })
+	// A loop spawned with --notify that ends while the board is open
+	// rings the bell; one without --notify does not.
+	late := func(name string, flags ...string) {
+		args := append([]string{"spawn", "--name", name, "--ralph", "--prompt-file", "PROMPT.md", "--max-iterations", "5"}, flags...)
+		e.MustRun(append(args, "--", e.Agent, "--script", "print starting;sleep 2s;exit 127")...)
+		b.until(name+" failed on the board", func() bool { r := b.row(name); return r != nil && r[2] == "failed" })
+	}
+	late("silent")
+	if b.bell() {
+		t.Error("bell rang for a loop spawned without --notify")
+	}
+	late("late", "--notify")
 	b.until("the bell", b.bell)
 
 	b.keys("q")

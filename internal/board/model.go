@@ -212,18 +212,18 @@ func (m *Model) onSnapshot(msg snapshotMsg) tea.Cmd {
 	return m.bellFor(endedLoops(m.active, msg.snap.Loops))
 }
 
-// endedLoops returns the loops that were active in before and have ended now,
-// other than by a kill (a human did that), and records the loops active
-// now in before.
-func endedLoops(before map[string]bool, loops []*ralph.Info) []string {
-	var ended []string
+// endedLoops returns the loops that were active in before and have ended
+// now, other than by a kill (a human did that), and records the loops
+// active now in before.
+func endedLoops(before map[string]bool, loops []*ralph.Info) []*ralph.Info {
+	var ended []*ralph.Info
 	now := make(map[string]bool, len(loops))
 	for _, in := range loops {
 		name := in.State.WorkerName
 		if in.State.Active() {
 			now[name] = true
 		} else if before[name] && string(in.State.ExitReason) != ralph.ReasonKilled {
-			ended = append(ended, name)
+			ended = append(ended, in)
 		}
 	}
 	clear(before)
@@ -233,21 +233,21 @@ func endedLoops(before map[string]bool, loops []*ralph.Info) []string {
 	return ended
 }
 
-// bellFor rings the bell once if any of the ended loops asked for it.
-func (m *Model) bellFor(ended []string) tea.Cmd {
-	if len(ended) == 0 || m.opts.Bell == nil {
+// bellFor rings the bell once if any of the ended loops was spawned with
+// --notify.
+func (m *Model) bellFor(ended []*ralph.Info) tea.Cmd {
+	if m.opts.Bell == nil {
 		return nil
 	}
-	src, bell := m.opts.Source, m.opts.Bell
-	return func() tea.Msg {
-		for _, n := range ended {
-			if src.Notifies(n) {
-				bell()
-				break
-			}
+	for _, in := range ended {
+		if in.State.Notify {
+			// Off the UI goroutine: the write waits for a frame being
+			// written.
+			bell := m.opts.Bell
+			return func() tea.Msg { bell(); return nil }
 		}
-		return nil
 	}
+	return nil
 }
 
 // applyFilter recomputes the shown rows and keeps the selection on the

@@ -3,10 +3,8 @@ package board
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"sync"
 	"time"
@@ -30,8 +28,6 @@ type Source interface {
 	Pause(name string) (string, error)
 	Resume(name string) (string, error)
 	Kill(name string) (string, error)
-	// Notifies reports whether a loop's end rings the bell.
-	Notifies(name string) bool
 	// AttachCommand is the command that attaches the terminal to a
 	// worker's window.
 	AttachCommand(name string) *exec.Cmd
@@ -142,40 +138,6 @@ func done(err error, ok string) (string, error) {
 		return "", err
 	}
 	return ok, nil
-}
-
-// notifyKey is the loop state key that ralph spawn --notify sets.
-const notifyKey = "notify"
-
-// Notifies reports whether a loop asked to be announced when it ends: its
-// state's "notify" key when the key is there; when it is not (state
-// written before --notify existed, or by a swarm without it), every loop
-// is announced, so no end goes unnoticed.
-func (s *ManagerSource) Notifies(name string) bool {
-	rs := s.M.Store.Ralph(name)
-	if rs.Err() != nil {
-		return false
-	}
-	data, err := os.ReadFile(rs.StatePath())
-	if err != nil {
-		return false
-	}
-	return NotifyWanted(data)
-}
-
-// NotifyWanted reads the notify key of a loop state file's content: its
-// value when present, true when absent.
-func NotifyWanted(stateJSON []byte) bool {
-	var keys map[string]json.RawMessage
-	if json.Unmarshal(stateJSON, &keys) != nil {
-		return false
-	}
-	raw, ok := keys[notifyKey]
-	if !ok {
-		return true
-	}
-	var v bool
-	return json.Unmarshal(raw, &v) == nil && v
 }
 
 // AttachCommand runs swarm attach NAME on the same state root.

@@ -87,22 +87,4 @@ func TestActionsReportWhatTheyDid(t *testing.T) {
 		!slices.Contains(cmd.Env, "SWARM_HOME="+m.Store.Root) {
 		t.Errorf("attach command %q, env %q", cmd.Args, cmd.Env)
 	}
-	if !src.Notifies("w") {
-		t.Error("a loop state without the notify key does not ring")
-	}
-}
-
-func TestNotifyWanted(t *testing.T) {
-	cases := map[string]bool{
-		`{"worker_name":"a"}`:                true, // no key yet: every loop
-		`{"worker_name":"a","notify":true}`:  true,
-		`{"worker_name":"a","notify":false}`: false,
-		`{"notify":null}`:                    false,
-		`not json`:                           false,
-	}
-	for in, want := range cases {
-		if got := NotifyWanted([]byte(in)); got != want {
-			t.Errorf("NotifyWanted(%s) = %v, want %v", in, got, want)
-		}
-	}
 }
