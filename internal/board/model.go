@@ -2,6 +2,7 @@ package board
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -324,13 +325,18 @@ func (m *Model) attach(name string) tea.Cmd {
 	if m.opts.Terminal != nil {
 		cmd.Stdout = m.opts.Terminal
 	}
-	return tea.ExecProcess(cmd, func(err error) tea.Msg {
-		if err != nil {
-			if msg := strings.TrimSpace(errb.String()); msg != "" {
-				err = fmt.Errorf("%s", strings.TrimPrefix(msg, "swarm: error: "))
-			}
-			return actionMsg{err: err}
-		}
+	return tea.ExecProcess(cmd, func(err error) tea.Msg { return attachDone(name, errb.String(), err) })
+}
+
+// attachDone is the status after swarm attach: the detach, or the error
+// it printed (the status line has room for the error, not its hint).
+func attachDone(name, stderr string, err error) tea.Msg {
+	if err == nil {
 		return actionMsg{text: "detached from " + name}
-	})
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(stderr), "\n")
+	if first != "" {
+		err = errors.New(strings.TrimPrefix(first, "swarm: error: "))
+	}
+	return actionMsg{err: err}
 }

@@ -393,3 +393,17 @@ func TestSelectionStaysOnTopUntilMoved(t *testing.T) {
 		t.Errorf("selected %q at %d, want the new top row zombie", h.m.selected, h.m.cursor)
 	}
 }
+
+// What swarm attach said on stderr becomes the status, without its hint.
+func TestAttachDone(t *testing.T) {
+	msg := attachDone("w", "swarm: error: worker 'w' is not running\nhint: swarm respawn w\n", errors.New("exit status 1"))
+	if a, ok := msg.(actionMsg); !ok || a.err == nil || a.err.Error() != "worker 'w' is not running" {
+		t.Errorf("failed attach: %#v", msg)
+	}
+	if a := attachDone("w", "", errors.New("exec: not found")).(actionMsg); a.err.Error() != "exec: not found" {
+		t.Errorf("attach that could not run: %v", a.err)
+	}
+	if a := attachDone("w", "", nil).(actionMsg); a.err != nil || a.text != "detached from w" {
+		t.Errorf("detach: %+v", a)
+	}
+}
