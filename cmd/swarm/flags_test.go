@@ -215,6 +215,12 @@ var ipUsageCases = []struct {
 	{[]string{"ralph", "template", "a", "b"}, 2, "swarm: error: swarm ralph template expects at most one template name (see: swarm ralph template --help)\n"},
 	{[]string{"ralph", "template", "nope"}, 1, "swarm: error: unknown template 'nope' (available: default, plan, promise)\n"},
 
+	// top
+	{[]string{"top", "extra"}, 2, "swarm: error: swarm top expects no arguments (see: swarm top --help)\n"},
+	{[]string{"top", "--interval", "0"}, 2, "swarm: error: invalid --interval '0' (use at least 100ms) (see: swarm top --help)\n"},
+	{[]string{"top", "--interval", "soon"}, 2, "swarm: error: invalid --interval 'soon': invalid duration 'soon' (see: swarm top --help)\n"},
+	{[]string{"top", "--once=maybe"}, 2, "swarm: error: invalid --once 'maybe' (use true or false) (see: swarm top --help)\n"},
+
 	// heartbeat
 	{[]string{"heartbeat"}, 2, `swarm: error: missing command for "swarm heartbeat" (see: swarm heartbeat --help)` + "\n"},
 	{[]string{"heartbeat", "stauts", "w"}, 2, `swarm: error: unknown command "stauts" for "swarm heartbeat" (see: swarm heartbeat --help)` + "\n\nDid you mean this?\n\tstart\n\tstatus\n"},

@@ -1,0 +1,287 @@
+package main
+
+// swarm top: --once in-process on state files written with the state
+// package, and the live board inside a real tmux.
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/testenv"
+)
+
+// topSeed writes a state root with three workers and two loops: broken
+// (failed), builder (running, its monitor gone) and alpha (a plain tmux
+// worker). Their tmux socket has no server, so every worker reads stopped.
+func topSeed(t *testing.T) string {
+	t.Helper()
+	home := filepath.Join(t.TempDir(), "home")
+	st := state.NewStore(home, func(w string) { t.Errorf("warning: %s", w) })
+	started := state.Timestamp{Time: time.Now().Add(-time.Hour)}
+	socket := state.NullString(fmt.Sprintf("swarm-top-none-%d", os.Getpid()))
+	tmuxAt := func(n string) *state.TmuxInfo { return &state.TmuxInfo{Session: "s", Window: n, Socket: socket} }
+	err := st.Update(func(r *state.Registry) error {
+		r.Workers = append(r.Workers,
+			state.Worker{Name: "alpha", Status: "running", Cmd: []string{"sh"}, Started: started, Tmux: tmuxAt("alpha"), Tags: []string{"team-a"}},
+			state.Worker{Name: "builder", Status: "running", Cmd: []string{"agent"}, Started: started, Tmux: tmuxAt("builder"),
+				Metadata: map[string]any{"ralph": true}},
+			state.Worker{Name: "broken", Status: "running", Cmd: []string{"agent"}, Started: started, Tmux: tmuxAt("broken"),
+				Metadata: map[string]any{"ralph": true}, Tags: []string{"team-b"}},
+		)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loops := []*state.Ralph{
+		{WorkerName: "builder", Status: state.RalphRunning, MaxIterations: 10, CurrentIteration: 2,
+			Started: started, IterationDurations: []float64{60}, InactivityTimeout: 180},
+		{WorkerName: "broken", Status: state.RalphFailed, MaxIterations: 5, CurrentIteration: 3,
+			Started: started, LastIterationEnd: state.Timestamp{Time: started.Add(10 * time.Minute)},
+			ConsecutiveFailures: 2, TotalFailures: 4, ExitReason: "failed", InactivityTimeout: 180},
+	}
+	for _, l := range loops {
+		if err := st.Ralph(l.WorkerName).Create(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home
+}
+
+func TestTopOncePrintsProblemsFirst(t *testing.T) {
+	t.Parallel()
+	testenv.RequireTmux(t)
+	home := topSeed(t)
+	var out, errb bytes.Buffer
+	code := execute(newFactory(&IO{In: strings.NewReader(""), Out: &out, Err: &errb}, home), []string{"top", "--once"})
+	if code != 0 || errb.String() != "" {
+		t.Fatalf("swarm top --once: exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	if strings.ContainsRune(out.String(), '\x1b') {
+		t.Errorf("escape sequences in --once output: %q", out.String())
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`^NAME +KIND +STATUS +ITER +ELAPSED +ETA +QUIET +MONITOR +FAILS +REASON +TAG$`),
+		regexp.MustCompile(`^broken +loop +failed +3/5 +10m0s +- +- +- +2/4 +failed +team-b$`),
+		// running, but no monitor drives it: a problem
+		regexp.MustCompile(`^builder +loop +running +2/10 +1h0m\d+s +8m0s +- +dead +0/0 +- +-$`),
+		regexp.MustCompile(`^alpha +tmux +stopped +- +- +- +- +- +- +- +team-a$`),
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), out.String())
+	}
+	for i, re := range want {
+		if !re.MatchString(lines[i]) {
+			t.Errorf("line %d %q does not match %s", i, lines[i], re)
+		}
+	}
+}
+
+func TestTopNeedsATerminal(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	var out, errb bytes.Buffer
+	code := execute(newFactory(&IO{In: strings.NewReader(""), Out: &out, Err: &errb}, home), []string{"top"})
+	if want := "swarm: error: swarm top needs a terminal (use --once for plain text)\n"; code != 1 || errb.String() != want || out.String() != "" {
+		t.Errorf("swarm top without a terminal: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
+
+func TestTopOptions(t *testing.T) {
+	t.Parallel()
+	o := ipParse(t, newCmdTop)
+	if o.Interval != 2*time.Second || o.Once || o.Root == nil {
+		t.Errorf("defaults: %+v", o)
+	}
+	o = ipParse(t, newCmdTop, "--interval", "500ms", "--once")
+	if o.Interval != 500*time.Millisecond || !o.Once {
+		t.Errorf("--interval 500ms --once: %+v", o)
+	}
+}
+
+// topBoard is swarm top running in a session of the env's tmux server.
+type topBoard struct {
+	t *testing.T
+	e *testenv.Env
+}
+
+const (
+	// topSession is the board's own session on the env's server.
+	topSession = "board"
+	// topWidth and topHeight fit every column and row of the test.
+	topWidth  = "160"
+	topHeight = "30"
+)
+
+func topStart(t *testing.T, e *testenv.Env) *topBoard {
+	t.Helper()
+	// The shell reports how top exited and keeps the pane for reading it.
+	script := fmt.Sprintf("env SWARM_HOME=%s SWARM_TMUX_SOCKET=%s %s top --interval 200ms; echo top-exit=$?; sleep 600",
+		wkShellQuote(e.Home), wkShellQuote(e.Socket), wkShellQuote(e.Swarm))
+	if out, err := e.Tmux("new-session", "-d", "-s", topSession, "-x", topWidth, "-y", topHeight, "-c", e.Dir, script); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	return &topBoard{t: t, e: e}
+}
+
+func (b *topBoard) screen() string {
+	out, _ := b.e.Tmux("capture-pane", "-p", "-t", topSession+":0")
+	return out
+}
+
+// lines returns the board's non-empty lines.
+func (b *topBoard) lines() []string {
+	var out []string
+	for _, l := range strings.Split(b.screen(), "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// rows returns the names in the board's table, in order.
+func (b *topBoard) rows() []string {
+	lines := b.lines()
+	var names []string
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "NAME ") {
+			continue
+		}
+		for _, r := range lines[i+1:] {
+			f := strings.Fields(r)
+			if len(f) != len(topColumns) {
+				break
+			}
+			names = append(names, f[0])
+		}
+	}
+	return names
+}
+
+// topColumns is the number of columns of a board row.
+var topColumns = strings.Fields("NAME KIND STATUS ITER ELAPSED ETA QUIET MONITOR FAILS REASON TAG")
+
+// row returns the fields of name's row.
+func (b *topBoard) row(name string) []string {
+	for _, l := range b.lines() {
+		if f := strings.Fields(l); len(f) == len(topColumns) && f[0] == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// keys sends tmux key names to the board.
+func (b *topBoard) keys(keys ...string) {
+	b.t.Helper()
+	if out, err := b.e.Tmux(append([]string{"send-keys", "-t", topSession + ":0"}, keys...)...); err != nil {
+		b.t.Fatalf("send-keys %q: %v\n%s", keys, err, out)
+	}
+}
+
+// until polls the screen until cond holds.
+func (b *topBoard) until(what string, cond func() bool) {
+	b.t.Helper()
+	deadline := time.Now().Add(wkTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("timed out waiting for %s; screen:\n%s", what, b.screen())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (b *topBoard) shows(what string) {
+	b.t.Helper()
+	b.until(fmt.Sprintf("%q on the board", what), func() bool { return strings.Contains(b.screen(), what) })
+}
+
+func (b *topBoard) bell() bool {
+	out, _ := b.e.Tmux("display-message", "-p", "-t", topSession+":0", "#{window_bell_flag}")
+	return strings.TrimSpace(out) == "1"
+}
+
+// The board in a real terminal: three workers and two loops, the failed
+// loop first; the filter; k then y kills the selected worker; the bell
+// rings when a --notify loop ends while the board is open; q quits with 0.
+func TestTopLiveInTmux(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	e.WriteFile("PROMPT.md", "work")
+	e.MustRun("spawn", "--name", "w1", "--tmux", "--tag", "team-a", "--", e.Agent, "--input", "none", "--script", "print hello;quiet")
+	e.MustRun("spawn", "--name", "w2", "--tmux", "--tag", "team-b", "--", "sleep", "300")
+	e.MustRun("spawn", "--name", "w3", "--tmux", "--", "sleep", "300")
+	e.MustRun("spawn", "--name", "good", "--ralph", "--prompt-file", "PROMPT.md", "--max-iterations", "50", "--restart-delay", "100ms",
+		"--", e.Agent, "--script", "print working;sleep 2s;exit 0")
+	// Exit 127 (command not found) ends a loop at once: failed.
+	e.MustRun("spawn", "--name", "bad", "--ralph", "--prompt-file", "PROMPT.md", "--max-iterations", "5",
+		"--", e.Agent, "--script", "exit 127")
+	e.Eventually("bad to fail", wkTimeout, func() bool { return e.RalphState("bad")["status"] == "failed" })
+
+	// --once: the same rows in the same order, plain text.
+	r := e.MustRun("top", "--once")
+	var once []string
+	for _, l := range strings.Split(strings.TrimRight(r.Stdout, "\n"), "\n")[1:] {
+		once = append(once, strings.Fields(l)[0])
+	}
+	want := "bad,good,w1,w2,w3"
+	if got := strings.Join(once, ","); got != want || r.Stderr != "" || strings.ContainsRune(r.Stdout, '\x1b') {
+		t.Errorf("top --once: rows %s, want %s\n%s", got, want, r)
+	}
+
+	b := topStart(t, e)
+	b.until("the five rows, the failed loop first", func() bool { return strings.Join(b.rows(), ",") == want })
+	if r := b.row("bad"); r[1] != "loop" || r[2] != "failed" || r[9] != "failed" {
+		t.Errorf("row of bad: %q", r)
+	}
+	if r := b.row("good"); r[1] != "loop" || r[2] != "running" || !regexp.MustCompile(`^[0-9]+$`).MatchString(r[7]) {
+		t.Errorf("row of good (its monitor's pid): %q", r)
+	}
+	if b.bell() {
+		t.Error("bell rang for a loop that had ended before the board opened")
+	}
+
+	// Filter by tag, then clear it.
+	b.keys("/")
+	b.keys("-l", "team-b")
+	b.until("only w2", func() bool { return strings.Join(b.rows(), ",") == "w2" })
+	b.keys("Escape")
+	b.until("every row again", func() bool { return strings.Join(b.rows(), ",") == want })
+
+	// Down to w3, k asks, y kills.
+	b.keys("Down", "Down", "Down", "Down")
+	b.keys("k")
+	b.shows("kill w3? (y/n)")
+	b.keys("y")
+	b.shows("killed w3")
+	b.until("w3 stopped on the board", func() bool { r := b.row("w3"); return r != nil && r[2] == "stopped" })
+	if code := wkStatusCode(e, "w3"); code != 1 {
+		t.Errorf("swarm status w3: exit %d, want 1 (stopped)", code)
+	}
+
+	// A loop spawned with --notify that ends while the board is open
+	// rings the bell; one without --notify does not.
+	late := func(name string, flags ...string) {
+		args := append([]string{"spawn", "--name", name, "--ralph", "--prompt-file", "PROMPT.md", "--max-iterations", "5"}, flags...)
+		e.MustRun(append(args, "--", e.Agent, "--script", "print starting;sleep 2s;exit 127")...)
+		b.until(name+" failed on the board", func() bool { r := b.row(name); return r != nil && r[2] == "failed" })
+	}
+	late("silent")
+	if b.bell() {
+		t.Error("bell rang for a loop spawned without --notify")
+	}
+	late("late", "--notify")
+	b.until("the bell", b.bell)
+
+	b.keys("q")
+	b.shows("top-exit=0")
+}

@@ -1,0 +1,342 @@
+package board
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/swarmtools/swarm/internal/ralph"
+)
+
+// DefaultInterval is the board's refresh period: as often as a loop's
+// monitor polls its agent (docs/ralph.md: every 2 s), so the board is as
+// fresh as the state it reads.
+const DefaultInterval = 2 * time.Second
+
+// defaultDetailLines is how much of a screen or event log the detail
+// view asks for before the terminal's size is known.
+const defaultDetailLines = 30
+
+// view is what the board shows.
+type view int
+
+const (
+	viewList view = iota
+	viewPeek      // the selected worker's screen
+	viewLog       // the selected loop's events
+)
+
+// Options configure a board.
+type Options struct {
+	Source   Source
+	Interval time.Duration
+	// Bell rings the terminal bell (nil: never).
+	Bell func()
+	// Warnings returns the warnings written since it was last called
+	// (the manager's, which would otherwise land on the board's screen).
+	Warnings func() []string
+	// Renderer styles the live board (nil: lipgloss's default).
+	Renderer *lipgloss.Renderer
+	// Terminal is the board's terminal, given to swarm attach as its
+	// output (nil: Bubble Tea's output).
+	Terminal *os.File
+}
+
+// Model is the board's Bubble Tea model.
+type Model struct {
+	opts   Options
+	styles styles
+
+	rows  []Row // every row, sorted
+	shown []Row // the rows that pass the filter
+	at    time.Time
+	err   error // the last refresh's error
+
+	cursor   int
+	offset   int    // first shown row on screen
+	selected string // the selected row's name, kept across refreshes
+	// chosen: the user has moved the selection. Until then it stays on
+	// the top row, the worst problem, whatever comes to the top.
+	chosen bool
+
+	view    view
+	target  string // the worker of the peek or log view
+	detail  string
+	detErr  error
+	filter  string
+	editing bool   // typing the filter
+	confirm string // the worker a kill waits to be confirmed for
+
+	status    string
+	statusErr bool
+
+	width, height int
+	loading       bool
+	// active holds the loops that had not ended at the last refresh, to
+	// notice one ending.
+	active map[string]bool
+	// actions counts pauses, resumes and kills under way: counted when
+	// the key is handled, so one the user quits right after is waited
+	// for too (a kill cut short would leave its worker half stopped).
+	actions sync.WaitGroup
+}
+
+// New returns a board model.
+func New(o Options) *Model {
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	r := o.Renderer
+	if r == nil {
+		r = lipgloss.DefaultRenderer()
+	}
+	return &Model{opts: o, styles: newStyles(r), active: map[string]bool{}}
+}
+
+// Messages.
+type (
+	tickMsg     struct{}
+	snapshotMsg struct {
+		snap Snapshot
+		err  error
+	}
+	detailMsg struct {
+		view   view
+		target string
+		text   string
+		err    error
+	}
+	actionMsg struct {
+		text string
+		err  error
+	}
+)
+
+// Init reads the first snapshot and starts the clock.
+func (m *Model) Init() tea.Cmd {
+	m.loading = true
+	return tea.Batch(m.fetch(), m.tick())
+}
+
+func (m *Model) tick() tea.Cmd {
+	return tea.Tick(m.opts.Interval, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// fetch reads a snapshot off the UI goroutine.
+func (m *Model) fetch() tea.Cmd {
+	src := m.opts.Source
+	return func() tea.Msg {
+		s, err := src.Snapshot()
+		return snapshotMsg{snap: s, err: err}
+	}
+}
+
+// fetchDetail reads the peek or log view's text.
+func (m *Model) fetchDetail() tea.Cmd {
+	if m.view == viewList {
+		return nil
+	}
+	src, v, name, lines := m.opts.Source, m.view, m.target, m.detailLines()
+	return func() tea.Msg {
+		var text string
+		var err error
+		if v == viewPeek {
+			text, err = src.Peek(name, lines)
+		} else {
+			text, err = src.Events(name, lines)
+		}
+		return detailMsg{view: v, target: name, text: text, err: err}
+	}
+}
+
+// Update handles a message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.scroll()
+		return m, nil
+	case tickMsg:
+		return m, m.onTick()
+	case snapshotMsg:
+		return m, m.onSnapshot(msg)
+	case detailMsg:
+		if msg.view == m.view && msg.target == m.target {
+			m.detail, m.detErr = msg.text, msg.err
+		}
+		return m, nil
+	case actionMsg:
+		m.setStatus(msg.text, msg.err)
+		// Show the action's effect now rather than at the next tick.
+		return m, m.refresh()
+	case tea.KeyMsg:
+		return m, m.onKey(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) onTick() tea.Cmd {
+	return tea.Batch(m.refresh(), m.fetchDetail(), m.tick())
+}
+
+// refresh starts a snapshot unless one is under way (a slow tmux server
+// must not pile them up).
+func (m *Model) refresh() tea.Cmd {
+	if m.loading {
+		return nil
+	}
+	m.loading = true
+	return m.fetch()
+}
+
+func (m *Model) onSnapshot(msg snapshotMsg) tea.Cmd {
+	m.loading = false
+	m.err = msg.err
+	if m.opts.Warnings != nil {
+		if w := m.opts.Warnings(); len(w) > 0 {
+			m.setStatus("warning: "+w[len(w)-1], nil)
+		}
+	}
+	if msg.err != nil {
+		return nil
+	}
+	m.at = msg.snap.At
+	m.rows = Build(msg.snap.Live, msg.snap.Loops, msg.snap.At)
+	Sort(m.rows)
+	m.applyFilter()
+	return m.bellFor(endedLoops(m.active, msg.snap.Loops))
+}
+
+// endedLoops returns the loops that were active in before and have ended
+// now, other than by a kill (a human did that), and records the loops
+// active now in before.
+func endedLoops(before map[string]bool, loops []*ralph.Info) []*ralph.Info {
+	var ended []*ralph.Info
+	now := make(map[string]bool, len(loops))
+	for _, in := range loops {
+		name := in.State.WorkerName
+		if in.State.Active() {
+			now[name] = true
+		} else if before[name] && string(in.State.ExitReason) != ralph.ReasonKilled {
+			ended = append(ended, in)
+		}
+	}
+	clear(before)
+	for n := range now {
+		before[n] = true
+	}
+	return ended
+}
+
+// bellFor rings the bell once if any of the ended loops was spawned with
+// --notify.
+func (m *Model) bellFor(ended []*ralph.Info) tea.Cmd {
+	if m.opts.Bell == nil {
+		return nil
+	}
+	for _, in := range ended {
+		if in.State.Notify {
+			// Off the UI goroutine: the write waits for a frame being
+			// written.
+			bell := m.opts.Bell
+			return func() tea.Msg { bell(); return nil }
+		}
+	}
+	return nil
+}
+
+// applyFilter recomputes the shown rows and keeps the selection on the
+// same worker when it is still shown (once the user has chosen one).
+func (m *Model) applyFilter() {
+	m.shown = Filter(m.rows, m.filter)
+	m.cursor = min(m.cursor, max(0, len(m.shown)-1))
+	for i, r := range m.shown {
+		if r.Name == m.selected && m.chosen {
+			m.cursor = i
+			break
+		}
+	}
+	m.syncSelection()
+}
+
+// syncSelection records the row under the cursor as the selection.
+func (m *Model) syncSelection() {
+	m.selected = ""
+	if m.cursor < len(m.shown) {
+		m.selected = m.shown[m.cursor].Name
+	}
+	m.scroll()
+}
+
+// scroll keeps the cursor's row on screen.
+func (m *Model) scroll() {
+	n := m.listLines()
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	if m.cursor >= m.offset+n {
+		m.offset = m.cursor - n + 1
+	}
+	m.offset = max(0, min(m.offset, len(m.shown)-n))
+}
+
+func (m *Model) setStatus(text string, err error) {
+	m.status, m.statusErr = text, err != nil
+	if err != nil {
+		m.status = "error: " + err.Error()
+	}
+}
+
+// current is the worker keys act on: the detail view's, else the
+// selected row's.
+func (m *Model) current() string {
+	if m.view != viewList {
+		return m.target
+	}
+	return m.selected
+}
+
+// act runs a pause, resume or kill off the UI goroutine.
+func (m *Model) act(verb, name string, f func(string) (string, error)) tea.Cmd {
+	m.setStatus(fmt.Sprintf("%s %s...", verb, name), nil)
+	m.actions.Add(1)
+	return func() tea.Msg {
+		defer m.actions.Done()
+		text, err := f(name)
+		return actionMsg{text: text, err: err}
+	}
+}
+
+// Wait blocks until the actions started from the board have finished.
+func (m *Model) Wait() { m.actions.Wait() }
+
+// attach suspends the board for swarm attach NAME and resumes it after
+// the detach; what the command said on stderr becomes the status.
+func (m *Model) attach(name string) tea.Cmd {
+	cmd := m.opts.Source.AttachCommand(name)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if m.opts.Terminal != nil {
+		cmd.Stdout = m.opts.Terminal
+	}
+	return tea.ExecProcess(cmd, func(err error) tea.Msg { return attachDone(name, errb.String(), err) })
+}
+
+// attachDone is the status after swarm attach: the detach, or the error
+// it printed (the status line has room for the error, not its hint).
+func attachDone(name, stderr string, err error) tea.Msg {
+	if err == nil {
+		return actionMsg{text: "detached from " + name}
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(stderr), "\n")
+	if first != "" {
+		err = errors.New(strings.TrimPrefix(first, "swarm: error: "))
+	}
+	return actionMsg{err: err}
+}

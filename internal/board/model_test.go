@@ -1,0 +1,409 @@
+package board
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/swarmtools/swarm/internal/ralph"
+	"github.com/swarmtools/swarm/internal/state"
+)
+
+// fakeSource serves fixed snapshots and records the actions asked of it.
+type fakeSource struct {
+	mu      sync.Mutex
+	snap    Snapshot
+	calls   []string
+	peekErr error
+}
+
+func (f *fakeSource) record(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, s)
+}
+
+func (f *fakeSource) Snapshot() (Snapshot, error) { return f.snap, nil }
+func (f *fakeSource) Peek(name string, lines int) (string, error) {
+	f.record("peek " + name)
+	return "screen of " + name + "\n> ", f.peekErr
+}
+func (f *fakeSource) Events(name string, lines int) (string, error) {
+	f.record("events " + name)
+	return "2026-03-04T10:00:00Z [START] iteration 1/10\n", nil
+}
+func (f *fakeSource) Pause(name string) (string, error) {
+	f.record("pause " + name)
+	return "paused ralph loop for " + name, nil
+}
+func (f *fakeSource) Resume(name string) (string, error) {
+	f.record("resume " + name)
+	return "", errors.New("boom")
+}
+func (f *fakeSource) Kill(name string) (string, error) {
+	f.record("kill " + name)
+	return "killed " + name, nil
+}
+func (f *fakeSource) AttachCommand(name string) *exec.Cmd {
+	return exec.Command("true", name)
+}
+
+// harness drives a model as Bubble Tea would, running commands inline.
+type harness struct {
+	t     *testing.T
+	m     *Model
+	src   *fakeSource
+	bells int
+	quit  bool
+}
+
+func newHarness(t *testing.T) *harness {
+	live, loops := fixture()
+	h := &harness{t: t, src: &fakeSource{snap: Snapshot{Live: live, Loops: loops, At: fixedNow}}}
+	h.m = New(Options{Source: h.src, Interval: time.Second, Bell: func() { h.bells++ }})
+	h.send(tea.WindowSizeMsg{Width: 140, Height: 20})
+	h.send(snapshotMsg{snap: h.src.snap})
+	return h
+}
+
+// send delivers msg and runs the commands it returns, except ticks and
+// process execution, which need the real program.
+func (h *harness) send(msg tea.Msg) {
+	_, cmd := h.m.Update(msg)
+	h.run(cmd)
+}
+
+func (h *harness) run(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	msg, ok := result(cmd)
+	if !ok {
+		return // the clock: it would block
+	}
+	switch msg := msg.(type) {
+	case nil, tickMsg:
+	case tea.QuitMsg:
+		h.quit = true
+	case tea.BatchMsg:
+		for _, c := range msg {
+			h.run(c)
+		}
+	default:
+		if typeName(msg) == "tea.execMsg" {
+			return // needs the real program
+		}
+		h.send(msg)
+	}
+}
+
+// result runs a command; ok is false for one that does not return at
+// once (tea.Tick waits for its interval).
+func result(c tea.Cmd) (msg tea.Msg, ok bool) {
+	done := make(chan tea.Msg, 1)
+	go func() { done <- c() }()
+	select {
+	case msg := <-done:
+		return msg, true
+	case <-time.After(100 * time.Millisecond):
+		return nil, false
+	}
+}
+
+func typeName(v any) string { return fmt.Sprintf("%T", v) }
+
+func (h *harness) keys(keys ...string) {
+	for _, k := range keys {
+		h.send(keyMsg(k))
+	}
+}
+
+func keyMsg(k string) tea.KeyMsg {
+	switch k {
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "backspace":
+		return tea.KeyMsg{Type: tea.KeyBackspace}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+func (h *harness) calls() string {
+	h.src.mu.Lock()
+	defer h.src.mu.Unlock()
+	return strings.Join(h.src.calls, ",")
+}
+
+func (h *harness) viewHas(wants ...string) {
+	h.t.Helper()
+	v := h.m.View()
+	for _, w := range wants {
+		if !strings.Contains(v, w) {
+			h.t.Errorf("view lacks %q:\n%s", w, v)
+		}
+	}
+}
+
+func TestBoardSelectsWithArrowsAndKeepsTheSelection(t *testing.T) {
+	h := newHarness(t)
+	if h.m.selected != "broke" {
+		t.Fatalf("first selection %q, want the first problem", h.m.selected)
+	}
+	h.keys("down", "down", "up", "down")
+	if h.m.selected != "sleepy" {
+		t.Fatalf("after down,down,up,down: %q", h.m.selected)
+	}
+	h.keys("up", "up", "up", "up") // stops at the top
+	if h.m.selected != "broke" {
+		t.Errorf("up past the top: %q", h.m.selected)
+	}
+	// The selection follows its worker when a refresh reorders rows.
+	h.keys("down", "down")
+	h.src.snap.Loops[3].State.IterationActive = false // sleepy is no longer quiet
+	h.send(snapshotMsg{snap: h.src.snap})
+	if h.m.selected != "sleepy" || h.m.shown[h.m.cursor].Name != "sleepy" {
+		t.Errorf("selection after a reorder: %q at %d", h.m.selected, h.m.cursor)
+	}
+	h.viewHas("swarm top  9 workers  7 loops  4 problems", "NAME", "MONITOR", "team-a,ci", "q quit")
+}
+
+func TestKillAsksFirst(t *testing.T) {
+	h := newHarness(t)
+	h.keys("down", "k")
+	h.viewHas("kill zombie? (y/n)")
+	if h.calls() != "" {
+		t.Fatalf("killed before the answer: %s", h.calls())
+	}
+	h.keys("n")
+	h.viewHas("not killed: zombie")
+	h.keys("k", "y")
+	if h.calls() != "kill zombie" {
+		t.Errorf("calls %q, want one kill of zombie", h.calls())
+	}
+	h.viewHas("killed zombie")
+}
+
+func TestPauseResumeShowResultOrError(t *testing.T) {
+	h := newHarness(t)
+	h.keys("p")
+	h.viewHas("paused ralph loop for broke")
+	h.keys("r")
+	h.viewHas("error: boom")
+	if h.calls() != "pause broke,resume broke" {
+		t.Errorf("calls %q", h.calls())
+	}
+}
+
+func TestFilterTypesAppliesAndClears(t *testing.T) {
+	h := newHarness(t)
+	h.keys("/", "t", "e", "a", "m", "-", "a")
+	if got := names(h.m.shown); strings.Join(got, ",") != "build,web" {
+		t.Errorf("filter team-a: %q", got)
+	}
+	h.viewHas("/team-a_")
+	// q is typed while filtering, not quit.
+	h.keys("q")
+	if h.quit || len(h.m.shown) != 0 {
+		t.Errorf("q while filtering: quit %v, rows %q", h.quit, names(h.m.shown))
+	}
+	h.viewHas(`no worker or loop matches "team-aq"`)
+	h.keys("backspace", "enter")
+	if h.m.editing || h.m.filter != "team-a" || h.m.selected != "build" {
+		t.Errorf("after enter: editing %v, filter %q, selected %q", h.m.editing, h.m.filter, h.m.selected)
+	}
+	h.keys("esc")
+	if h.m.filter != "" || len(h.m.shown) != 10 {
+		t.Errorf("esc: filter %q, %d rows", h.m.filter, len(h.m.shown))
+	}
+}
+
+func TestPeekAndLogViews(t *testing.T) {
+	h := newHarness(t)
+	h.keys("down", "enter")
+	h.viewHas("screen of zombie", "esc back")
+	// Every tick reads the screen again.
+	h.send(tickMsg{})
+	if h.calls() != "peek zombie,peek zombie" {
+		t.Errorf("calls %q", h.calls())
+	}
+	h.keys("l")
+	h.viewHas("events of zombie", "[START] iteration 1/10")
+	h.keys("esc")
+	h.viewHas("NAME", "KIND")
+	h.src.peekErr = errors.New("worker 'x' is not running")
+	h.keys("enter")
+	h.viewHas("error: worker 'x' is not running")
+	h.keys("enter")
+	if h.m.view != viewList {
+		t.Error("enter did not go back")
+	}
+}
+
+// Keys typed faster than the board reads them arrive as one message.
+func TestRunesArrivingTogetherAreSeparateKeys(t *testing.T) {
+	h := newHarness(t)
+	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/team-b")})
+	if !h.m.editing || h.m.filter != "team-b" || strings.Join(names(h.m.shown), ",") != "held" {
+		t.Errorf("editing %v, filter %q, rows %q", h.m.editing, h.m.filter, names(h.m.shown))
+	}
+	h.keys("enter")
+	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("ky")})
+	if h.calls() != "kill held" {
+		t.Errorf("calls %q", h.calls())
+	}
+}
+
+func TestQuitKeys(t *testing.T) {
+	for _, k := range []string{"q", "ctrl+c"} {
+		h := newHarness(t)
+		h.keys(k)
+		if !h.quit {
+			t.Errorf("%s does not quit", k)
+		}
+	}
+}
+
+func TestBellRingsOnceWhenNotifyingLoopsEnd(t *testing.T) {
+	h := newHarness(t)
+	loops := h.src.snap.Loops
+	for _, i := range []int{0, 4, 5} { // build, limit, held
+		loops[i].State.Notify = true
+	}
+	end := func(i int, reason string) {
+		loops[i].State.Status, loops[i].State.ExitReason = state.RalphStopped, state.NullString(reason)
+	}
+	end(0, ralph.ReasonComplete) // build
+	end(5, ralph.ReasonBlocked)  // held
+	h.send(snapshotMsg{snap: h.src.snap})
+	if h.bells != 1 {
+		t.Errorf("%d bells for two loops ending, want 1", h.bells)
+	}
+	h.send(snapshotMsg{snap: h.src.snap})
+	if h.bells != 1 {
+		t.Errorf("%d bells after a refresh with nothing new", h.bells)
+	}
+	// Not for a loop spawned without --notify, nor for a kill.
+	end(3, ralph.ReasonComplete) // sleepy
+	end(4, ralph.ReasonKilled)   // limit
+	h.send(snapshotMsg{snap: h.src.snap})
+	if h.bells != 1 {
+		t.Errorf("%d bells, want still 1", h.bells)
+	}
+}
+
+func TestEndedLoopsSeesOnlyTransitions(t *testing.T) {
+	before := map[string]bool{}
+	running := loop("a", state.RalphRunning, true, nil)
+	failed := loop("b", state.RalphFailed, false, nil)
+	if got := endedLoops(before, []*ralph.Info{running, failed}); got != nil {
+		t.Errorf("first look: %d ended (a loop that had ended before the board opened is no news)", len(got))
+	}
+	running.State.Status = state.RalphFailed
+	if got := endedLoops(before, []*ralph.Info{running, failed}); len(got) != 1 || got[0] != running {
+		t.Errorf("second look: %d ended, want a", len(got))
+	}
+}
+
+func TestViewFitsTheScreenAndScrolls(t *testing.T) {
+	h := newHarness(t)
+	h.send(tea.WindowSizeMsg{Width: 40, Height: 8})
+	lines := strings.Split(h.m.View(), "\n")
+	if len(lines) != 8 {
+		t.Errorf("%d lines on an 8-line screen:\n%s", len(lines), h.m.View())
+	}
+	for _, l := range lines {
+		if w := len([]rune(l)); w > 40 {
+			t.Errorf("line wider than 40: %q", l)
+		}
+	}
+	h.keys("down", "down", "down", "down", "down")
+	if !strings.Contains(h.m.View(), "build") || strings.Contains(h.m.View(), "broke") {
+		t.Errorf("no scroll to the selection:\n%s", h.m.View())
+	}
+}
+
+func TestAttachSuspendsTheBoard(t *testing.T) {
+	h := newHarness(t)
+	_, cmd := h.m.Update(keyMsg("a"))
+	if cmd == nil {
+		t.Fatal("a: no command")
+	}
+	if name := typeName(cmd()); !strings.Contains(name, "execMsg") {
+		t.Errorf("a returned %s, want an exec", name)
+	}
+}
+
+// A failed refresh keeps the rows it had and says so; warnings of the
+// manager show on the status line.
+func TestRefreshErrorAndWarnings(t *testing.T) {
+	h := newHarness(t)
+	warnings := []string{"corrupt state file, resetting"}
+	h.m.opts.Warnings = func() []string { w := warnings; warnings = nil; return w }
+	h.send(snapshotMsg{err: errors.New("tmux: server exited")})
+	h.viewHas("error: cannot refresh: tmux: server exited", "broke", "zombie")
+	h.send(snapshotMsg{snap: h.src.snap})
+	h.viewHas("warning: corrupt state file, resetting")
+	if strings.Contains(h.m.View(), "cannot refresh") {
+		t.Errorf("the error outlived a good refresh:\n%s", h.m.View())
+	}
+}
+
+// A kill confirmed just before q is waited for: it is counted when y is
+// handled, not when its goroutine gets to run.
+func TestWaitCoversActionsNotYetStarted(t *testing.T) {
+	h := newHarness(t)
+	h.keys("k")
+	_, kill := h.m.Update(keyMsg("y"))
+	waited := make(chan struct{})
+	go func() { h.m.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		t.Fatal("Wait returned before the kill ran")
+	case <-time.After(100 * time.Millisecond):
+	}
+	kill()
+	select {
+	case <-waited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait did not return after the kill")
+	}
+}
+
+// Until the user moves the selection it stays on the top row, whatever
+// comes to the top.
+func TestSelectionStaysOnTopUntilMoved(t *testing.T) {
+	h := newHarness(t)
+	h.src.snap.Loops[1].State.Status = state.RalphRunning // broke runs again
+	h.src.snap.Loops[1].MonitorAlive = true
+	h.send(snapshotMsg{snap: h.src.snap})
+	if h.m.selected != "zombie" || h.m.cursor != 0 {
+		t.Errorf("selected %q at %d, want the new top row zombie", h.m.selected, h.m.cursor)
+	}
+}
+
+// What swarm attach said on stderr becomes the status, without its hint.
+func TestAttachDone(t *testing.T) {
+	msg := attachDone("w", "swarm: error: worker 'w' is not running\nhint: swarm respawn w\n", errors.New("exit status 1"))
+	if a, ok := msg.(actionMsg); !ok || a.err == nil || a.err.Error() != "worker 'w' is not running" {
+		t.Errorf("failed attach: %#v", msg)
+	}
+	if a := attachDone("w", "", errors.New("exec: not found")).(actionMsg); a.err.Error() != "exec: not found" {
+		t.Errorf("attach that could not run: %v", a.err)
+	}
+	if a := attachDone("w", "", nil).(actionMsg); a.err != nil || a.text != "detached from w" {
+		t.Errorf("detach: %+v", a)
+	}
+}

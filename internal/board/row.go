@@ -1,0 +1,250 @@
+// Package board is swarm top: a live full-screen board of every worker and
+// ralph loop. The pure parts (rows from workers and loops, their order,
+// the filter, the plain-text frame) are separate from the Bubble Tea
+// program, so swarm top --once and the tests share them with the live
+// board.
+package board
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/ralph"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/worker"
+)
+
+// Kinds of row.
+const (
+	KindTmux    = "tmux"
+	KindProcess = "process"
+	KindLoop    = "loop"
+)
+
+// notStarted is the status of a loop made with --no-run and never run.
+const notStarted = "not-started"
+
+// Group orders rows: the problems a human has to look at first, then
+// what runs, then the rest.
+type Group int
+
+// The groups, in board order.
+const (
+	// GroupFailed: a loop that stopped with status failed.
+	GroupFailed Group = iota
+	// GroupDeadMonitor: a loop that has not ended but has no monitor, so
+	// nothing drives it (swarm ralph resume starts one).
+	GroupDeadMonitor
+	// GroupQuiet: the agent's screen has not changed for longer than the
+	// loop's inactivity timeout, which the monitor should have acted on.
+	GroupQuiet
+	// GroupWaiting: the agent hit a usage limit.
+	GroupWaiting
+	// GroupPaused: a paused loop waits for a human.
+	GroupPaused
+	// GroupRunning: running workers and loops.
+	GroupRunning
+	// GroupRest: stopped workers, ended loops.
+	GroupRest
+)
+
+// Problem reports whether rows of the group need a human.
+func (g Group) Problem() bool { return g < GroupRunning }
+
+// Snapshot is everything one refresh of the board read.
+type Snapshot struct {
+	Live  []worker.Live
+	Loops []*ralph.Info
+	At    time.Time
+}
+
+// Row is one line of the board: a worker, or a loop with its worker.
+type Row struct {
+	Name   string
+	Kind   string // tmux, process or loop
+	Status string // the loop's status for loops, else the worker's
+	Tags   []string
+	Group  Group
+
+	// Loop is set for a loop's row; the loop figures below are zero
+	// otherwise.
+	Loop          bool
+	Iteration     int
+	MaxIterations int
+	// Elapsed is a loop's wall time, or a running worker's uptime.
+	Elapsed    time.Duration
+	HasElapsed bool
+	ETA        time.Duration
+	HasETA     bool
+	// Quiet is how long the agent's screen has not changed.
+	Quiet    time.Duration
+	HasQuiet bool
+	// Monitor is the pid of a live monitor, "dead" or "-".
+	Monitor       string
+	Failures      int // consecutive
+	TotalFailures int
+	// Reason is how a loop ended, or "exit N" for a worker whose
+	// command exited with a known code.
+	Reason string
+	// Active: a loop that has not ended (running, paused or waiting).
+	Active bool
+	// HasWorker: the row has a worker record (a loop's may be gone).
+	HasWorker bool
+}
+
+// secs converts the float seconds of ralph.Info.
+func secs(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+
+// Build makes one row per worker, a loop's row carrying its loop figures,
+// plus a row for each loop whose worker record is gone. now is the time
+// the workers' uptime is measured to (the loops' figures are computed by
+// ralph when they were read).
+func Build(live []worker.Live, loops []*ralph.Info, now time.Time) []Row {
+	byName := make(map[string]*ralph.Info, len(loops))
+	for _, in := range loops {
+		byName[in.State.WorkerName] = in
+	}
+	rows := make([]Row, 0, len(live)+len(loops))
+	seen := make(map[string]bool, len(live))
+	for i := range live {
+		l := &live[i]
+		seen[l.Name] = true
+		r := workerRow(l, now)
+		if in, ok := byName[l.Name]; ok {
+			addLoop(&r, in)
+		}
+		r.Group = group(&r, byName[l.Name])
+		rows = append(rows, r)
+	}
+	for _, in := range loops {
+		if seen[in.State.WorkerName] {
+			continue
+		}
+		r := Row{Name: in.State.WorkerName, Monitor: "-"}
+		addLoop(&r, in)
+		r.Group = group(&r, in)
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// workerRow is the row of a worker without its loop's figures.
+func workerRow(l *worker.Live, now time.Time) Row {
+	r := Row{Name: l.Name, Status: l.Status, Tags: l.Tags, Monitor: "-", HasWorker: true}
+	switch {
+	case l.Tmux != nil:
+		r.Kind = KindTmux
+	default:
+		r.Kind = KindProcess
+	}
+	if l.Running() && !l.Started.IsZero() {
+		r.Elapsed, r.HasElapsed = max(0, now.Sub(l.Started.Time)), true
+	}
+	if l.PaneDead && l.HasExit && !l.Running() {
+		r.Reason = fmt.Sprintf("exit %d", l.ExitCode)
+	}
+	return r
+}
+
+// addLoop puts a loop's figures on its row, as ralph ls shows them.
+func addLoop(r *Row, in *ralph.Info) {
+	st := in.State
+	r.Loop, r.Kind, r.Status = true, KindLoop, st.Status
+	if in.NotStarted {
+		// made with --no-run: as ralph ls says it
+		r.Status = notStarted
+	}
+	r.Active = st.Active()
+	r.Iteration, r.MaxIterations = st.CurrentIteration, st.MaxIterations
+	r.Failures, r.TotalFailures = st.ConsecutiveFailures, st.TotalFailures
+	r.Monitor = in.MonitorState()
+	r.Reason = string(st.ExitReason)
+	if !st.Started.IsZero() {
+		r.Elapsed, r.HasElapsed = secs(in.Elapsed), true
+	}
+	if st.Active() && in.AvgIteration > 0 {
+		r.ETA, r.HasETA = secs(in.ETA), true
+	}
+	if st.IterationActive && !st.LastScreenChange.IsZero() {
+		r.Quiet, r.HasQuiet = secs(in.QuietFor), true
+	}
+}
+
+// group places a row; in is the row's loop, or nil.
+func group(r *Row, in *ralph.Info) Group {
+	if in == nil {
+		if r.Status == state.StatusRunning {
+			return GroupRunning
+		}
+		return GroupRest
+	}
+	st := in.State
+	switch {
+	case st.Status == state.RalphFailed:
+		return GroupFailed
+	case in.NotStarted:
+		// No monitor is expected until swarm ralph run starts one.
+		return GroupRest
+	case st.Active() && !in.MonitorAlive:
+		return GroupDeadMonitor
+	case st.Status == state.RalphRunning && quietTooLong(in):
+		return GroupQuiet
+	case st.Status == state.RalphWaiting:
+		return GroupWaiting
+	case st.Status == state.RalphPaused:
+		return GroupPaused
+	case st.Status == state.RalphRunning:
+		return GroupRunning
+	}
+	return GroupRest
+}
+
+// quietTooLong: the screen has been still for longer than the inactivity
+// timeout, after which the monitor restarts the agent; still quiet after
+// it means the restart did not happen.
+func quietTooLong(in *ralph.Info) bool {
+	st := in.State
+	return st.IterationActive && st.InactivityTimeout > 0 && !st.LastScreenChange.IsZero() &&
+		in.QuietFor > float64(st.InactivityTimeout)
+}
+
+// Sort orders rows by group (problems first), then by name.
+func Sort(rows []Row) {
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		if c := cmp.Compare(a.Group, b.Group); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
+
+// Filter returns the rows whose name or one of whose tags contains q,
+// ignoring case; an empty q keeps every row.
+func Filter(rows []Row, q string) []Row {
+	if q == "" {
+		return rows
+	}
+	q = strings.ToLower(q)
+	var out []Row
+	for _, r := range rows {
+		if matches(r, q) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func matches(r Row, lowerQ string) bool {
+	if strings.Contains(strings.ToLower(r.Name), lowerQ) {
+		return true
+	}
+	for _, t := range r.Tags {
+		if strings.Contains(strings.ToLower(t), lowerQ) {
+			return true
+		}
+	}
+	return false
+}

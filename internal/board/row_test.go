@@ -1,0 +1,225 @@
+package board
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/ralph"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/worker"
+)
+
+// fixedNow is the time of the fixture board.
+var fixedNow = time.Date(2026, 3, 4, 10, 30, 0, 0, time.UTC)
+
+func ts(d time.Duration) state.Timestamp { return state.Timestamp{Time: fixedNow.Add(-d)} }
+
+func tmuxWorker(name, status string, started time.Duration, tags ...string) worker.Live {
+	return worker.Live{Worker: state.Worker{Name: name, Status: status, Started: ts(started), Tags: tags,
+		Tmux: &state.TmuxInfo{Session: "swarm-x", Window: name}}}
+}
+
+// loop returns a loop's figures as ralph.ListLoops computes them.
+func loop(name, status string, alive bool, mod func(*state.Ralph, *ralph.Info)) *ralph.Info {
+	st := &state.Ralph{WorkerName: name, Status: status, MaxIterations: 10, CurrentIteration: 1,
+		InactivityTimeout: 180, Started: ts(time.Hour), MonitorPID: 4242}
+	in := &ralph.Info{State: st, MonitorAlive: alive, Elapsed: 3600}
+	if mod != nil {
+		mod(st, in)
+	}
+	return in
+}
+
+// fixture is a board with a row of every kind and group.
+func fixture() ([]worker.Live, []*ralph.Info) {
+	pid := 77
+	crash := tmuxWorker("crash", state.StatusStopped, time.Hour)
+	crash.PaneDead, crash.HasExit, crash.ExitCode = true, true, 2
+	live := []worker.Live{
+		tmuxWorker("web", state.StatusRunning, 5*time.Minute, "team-a"),
+		{Worker: state.Worker{Name: "batch", Status: state.StatusStopped, PID: &pid, Started: ts(time.Hour)}},
+		tmuxWorker("build", state.StatusRunning, time.Hour, "team-a", "ci"),
+		crash,
+		tmuxWorker("zombie", state.StatusStopped, time.Hour),
+		tmuxWorker("sleepy", state.StatusRunning, time.Hour),
+		tmuxWorker("limit", state.StatusRunning, time.Hour),
+		tmuxWorker("held", state.StatusRunning, time.Hour, "team-b"),
+		tmuxWorker("done", state.StatusStopped, time.Hour),
+	}
+	loops := []*ralph.Info{
+		loop("build", state.RalphRunning, true, func(st *state.Ralph, in *ralph.Info) {
+			st.CurrentIteration, st.IterationActive = 3, true
+			st.LastScreenChange = state.UTCTimestamp{Time: fixedNow.Add(-12 * time.Second)}
+			st.ConsecutiveFailures, st.TotalFailures = 1, 2
+			in.Elapsed, in.AvgIteration, in.ETA, in.QuietFor = 200, 60, 450, 12
+		}),
+		loop("broke", state.RalphFailed, false, func(st *state.Ralph, in *ralph.Info) {
+			st.CurrentIteration, st.MaxIterations, st.ExitReason = 2, 50, ralph.ReasonFailed
+			st.ConsecutiveFailures, st.TotalFailures = 1, 1
+			in.Elapsed = 5
+		}),
+		loop("zombie", state.RalphRunning, false, nil),
+		loop("sleepy", state.RalphRunning, true, func(st *state.Ralph, in *ralph.Info) {
+			st.IterationActive = true
+			st.LastScreenChange = state.UTCTimestamp{Time: fixedNow.Add(-300 * time.Second)}
+			in.QuietFor = 300
+		}),
+		loop("limit", state.RalphWaiting, true, nil),
+		loop("held", state.RalphPaused, true, nil),
+		loop("done", state.RalphStopped, false, func(st *state.Ralph, in *ralph.Info) {
+			st.CurrentIteration, st.ExitReason = 4, ralph.ReasonComplete
+		}),
+	}
+	return live, loops
+}
+
+func names(rows []Row) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+func TestBuildOneRowPerWorkerAndOrphanLoop(t *testing.T) {
+	live, loops := fixture()
+	rows := Build(live, loops, fixedNow)
+	if len(rows) != len(live)+1 {
+		t.Fatalf("%d rows, want %d (workers + the loop without a worker): %q", len(rows), len(live)+1, names(rows))
+	}
+	byName := map[string]Row{}
+	for _, r := range rows {
+		byName[r.Name] = r
+	}
+	cells := map[string]string{
+		// the loop whose worker record is gone
+		"broke": "broke loop failed 2/50 5s - - - 1/1 failed -",
+		"web":   "web tmux running - 5m0s - - - - - team-a",
+		"batch": "batch process stopped - - - - - - - -",
+		"crash": "crash tmux stopped - - - - - - exit 2 -",
+		"build": "build loop running 3/10 3m20s 7m30s 12s 4242 1/2 - team-a,ci",
+		// an active loop without a monitor
+		"zombie": "zombie loop running 1/10 1h0m0s - - dead 0/0 - -",
+		"done":   "done loop stopped 4/10 1h0m0s - - - 0/0 complete -",
+	}
+	for name, want := range cells {
+		if got := strings.Join(byName[name].Cells(), " "); got != want {
+			t.Errorf("cells of %s\n got %q\nwant %q", name, got, want)
+		}
+	}
+	groups := map[string]Group{"broke": GroupFailed, "zombie": GroupDeadMonitor, "sleepy": GroupQuiet,
+		"limit": GroupWaiting, "held": GroupPaused, "build": GroupRunning, "web": GroupRunning, "batch": GroupRest, "done": GroupRest}
+	for name, want := range groups {
+		if got := byName[name].Group; got != want {
+			t.Errorf("group of %s: %d, want %d", name, got, want)
+		}
+	}
+	if byName["broke"].HasWorker || !byName["web"].HasWorker || byName["done"].Active || !byName["held"].Active {
+		t.Errorf("HasWorker or Active wrong: %+v", byName)
+	}
+}
+
+// A loop made with --no-run has no monitor yet, and that is no problem.
+func TestNotStartedLoopIsNoProblem(t *testing.T) {
+	in := loop("later", state.RalphRunning, false, func(st *state.Ralph, in *ralph.Info) {
+		st.CurrentIteration, in.NotStarted = 0, true
+	})
+	r := Build(nil, []*ralph.Info{in}, fixedNow)[0]
+	if r.Group != GroupRest || r.Status != "not-started" || r.Monitor != "-" {
+		t.Errorf("not started loop: group %d, status %q, monitor %q", r.Group, r.Status, r.Monitor)
+	}
+}
+
+func TestSortProblemsFirstThenRunningThenRest(t *testing.T) {
+	live, loops := fixture()
+	rows := Build(live, loops, fixedNow)
+	Sort(rows)
+	want := []string{"broke", "zombie", "sleepy", "limit", "held", "build", "web", "batch", "crash", "done"}
+	if got := names(rows); !reflect.DeepEqual(got, want) {
+		t.Errorf("order\n got %q\nwant %q", got, want)
+	}
+	for _, r := range rows {
+		if r.Group.Problem() != (r.Group < GroupRunning) {
+			t.Errorf("%s: Problem() %v for group %d", r.Name, r.Group.Problem(), r.Group)
+		}
+	}
+}
+
+func TestQuietNeedsAnActiveIterationOverTheTimeout(t *testing.T) {
+	cases := []struct {
+		quiet, timeout float64
+		active         bool
+		want           Group
+	}{
+		{300, 180, true, GroupQuiet},
+		{180, 180, true, GroupRunning}, // at the timeout the monitor acts now
+		{300, 180, false, GroupRunning},
+		{300, 0, true, GroupRunning},
+	}
+	for _, c := range cases {
+		in := loop("q", state.RalphRunning, true, func(st *state.Ralph, in *ralph.Info) {
+			st.IterationActive, st.InactivityTimeout = c.active, int(c.timeout)
+			st.LastScreenChange = state.UTCTimestamp{Time: fixedNow}
+			in.QuietFor = c.quiet
+		})
+		rows := Build(nil, []*ralph.Info{in}, fixedNow)
+		if rows[0].Group != c.want {
+			t.Errorf("quiet %vs, timeout %vs, iteration active %v: group %d, want %d", c.quiet, c.timeout, c.active, rows[0].Group, c.want)
+		}
+	}
+}
+
+func TestFilterByNameOrTagIgnoringCase(t *testing.T) {
+	live, loops := fixture()
+	rows := Build(live, loops, fixedNow)
+	Sort(rows)
+	cases := map[string][]string{
+		"":       names(rows),
+		"TEAM-A": {"build", "web"},
+		"ui":     {"build"},                                            // "bUIld"
+		"b":      {"broke", "zombie", "held", "build", "web", "batch"}, // held by its tag team-b
+		"nope":   nil,
+	}
+	for q, want := range cases {
+		if got := names(Filter(rows, q)); !reflect.DeepEqual(got, want) {
+			t.Errorf("filter %q: %q, want %q", q, got, want)
+		}
+	}
+}
+
+func TestWritePlainIsAnAlignedTableWithoutEscapes(t *testing.T) {
+	live, loops := fixture()
+	var b bytes.Buffer
+	if err := WritePlain(&b, Prepare(Snapshot{Live: live, Loops: loops, At: fixedNow}, "")); err != nil {
+		t.Fatal(err)
+	}
+	want := `NAME    KIND     STATUS   ITER  ELAPSED  ETA    QUIET  MONITOR  FAILS  REASON    TAG
+broke   loop     failed   2/50  5s       -      -      -        1/1    failed    -
+zombie  loop     running  1/10  1h0m0s   -      -      dead     0/0    -         -
+sleepy  loop     running  1/10  1h0m0s   -      5m0s   4242     0/0    -         -
+limit   loop     waiting  1/10  1h0m0s   -      -      4242     0/0    -         -
+held    loop     paused   1/10  1h0m0s   -      -      4242     0/0    -         team-b
+build   loop     running  3/10  3m20s    7m30s  12s    4242     1/2    -         team-a,ci
+web     tmux     running  -     5m0s     -      -      -        -      -         team-a
+batch   process  stopped  -     -        -      -      -        -      -         -
+crash   tmux     stopped  -     -        -      -      -        -      exit 2    -
+done    loop     stopped  4/10  1h0m0s   -      -      -        0/0    complete  -
+`
+	if got := b.String(); got != want {
+		t.Errorf("plain board\n got:\n%s\nwant:\n%s", got, want)
+	}
+	if strings.ContainsRune(b.String(), '\x1b') {
+		t.Error("plain board has escape sequences")
+	}
+}
+
+func TestWritePlainEmptyBoardPrintsTheHeader(t *testing.T) {
+	var b bytes.Buffer
+	WritePlain(&b, nil)
+	if got := b.String(); got != strings.Join(Columns, "  ")+"\n" {
+		t.Errorf("empty board: %q", got)
+	}
+}

@@ -1,0 +1,232 @@
+package board
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/swarmtools/swarm/internal/duration"
+)
+
+// Screen lines around the rows: the title and the column header above,
+// the status and the key help below.
+const (
+	linesAbove = 2
+	linesBelow = 2
+	// detailChrome: the title, status and key help of the peek and log
+	// views.
+	detailChrome = 3
+	// fallbackWidth is assumed until the terminal reports its size.
+	fallbackWidth = 120
+)
+
+// Terminal colours by number (the 16 ANSI colours follow the user's theme).
+const (
+	colourRed    = "1"
+	colourYellow = "3"
+	colourCyan   = "6"
+)
+
+type styles struct {
+	title, header, help, errText lipgloss.Style
+	byGroup                      map[Group]lipgloss.Style
+	selected                     lipgloss.Style
+}
+
+func newStyles(r *lipgloss.Renderer) styles {
+	red := r.NewStyle().Foreground(lipgloss.Color(colourRed))
+	yellow := r.NewStyle().Foreground(lipgloss.Color(colourYellow))
+	return styles{
+		title:   r.NewStyle().Bold(true),
+		header:  r.NewStyle().Bold(true),
+		help:    r.NewStyle().Faint(true),
+		errText: red,
+		byGroup: map[Group]lipgloss.Style{
+			GroupFailed:      red.Bold(true),
+			GroupDeadMonitor: red,
+			GroupQuiet:       yellow,
+			GroupWaiting:     yellow,
+			GroupPaused:      r.NewStyle().Foreground(lipgloss.Color(colourCyan)),
+			GroupRunning:     r.NewStyle(),
+			GroupRest:        r.NewStyle().Faint(true),
+		},
+		selected: r.NewStyle().Reverse(true),
+	}
+}
+
+// listLines is how many rows fit on the screen.
+func (m *Model) listLines() int {
+	if m.height == 0 {
+		return max(1, len(m.shown))
+	}
+	n := m.height - linesAbove - linesBelow
+	if m.editing || m.filter != "" {
+		n--
+	}
+	return max(1, n)
+}
+
+// detailLines is how many lines of a screen or log fit.
+func (m *Model) detailLines() int {
+	if m.height == 0 {
+		return defaultDetailLines
+	}
+	return max(1, m.height-detailChrome)
+}
+
+func (m *Model) lineWidth() int {
+	if m.width == 0 {
+		return fallbackWidth
+	}
+	return m.width
+}
+
+// clip cuts a line to the screen's width.
+func (m *Model) clip(s string) string {
+	return lipgloss.NewStyle().MaxWidth(m.lineWidth()).Render(s)
+}
+
+// View draws the board.
+func (m *Model) View() string {
+	var lines []string
+	if m.view == viewList {
+		lines = m.listView()
+	} else {
+		lines = m.detailView()
+	}
+	lines = append(lines, m.statusLine(), m.styles.help.Render(m.clip(m.helpLine())))
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) listView() []string {
+	table := table(m.shown)
+	lines := []string{m.titleLine(), m.styles.header.Render(m.clip(table[0]))}
+	n := m.listLines()
+	end := min(len(m.shown), m.offset+n)
+	for i := m.offset; i < end; i++ {
+		lines = append(lines, m.rowLine(i, table[i+1]))
+	}
+	if len(m.shown) == 0 {
+		lines = append(lines, m.emptyText())
+	}
+	// Keep the footer at the bottom of the screen.
+	for len(lines) < linesAbove+n {
+		lines = append(lines, "")
+	}
+	if m.editing || m.filter != "" {
+		cursor := ""
+		if m.editing {
+			cursor = "_"
+		}
+		lines = append(lines, m.clip("/"+m.filter+cursor))
+	}
+	return lines
+}
+
+func (m *Model) rowLine(i int, text string) string {
+	style := m.styles.byGroup[m.shown[i].Group]
+	if i == m.cursor {
+		// The whole width, so the selection reads as a bar.
+		text = text + strings.Repeat(" ", max(0, m.lineWidth()-lipgloss.Width(text)))
+		style = style.Inherit(m.styles.selected).Reverse(true)
+	}
+	return style.Render(m.clip(text))
+}
+
+func (m *Model) emptyText() string {
+	if m.filter != "" {
+		return fmt.Sprintf("no worker or loop matches %q (esc clears the filter)", m.filter)
+	}
+	return "no workers or loops (start one with swarm spawn or swarm ralph spawn)"
+}
+
+func (m *Model) titleLine() string {
+	workers, loops, problems := 0, 0, 0
+	for _, r := range m.rows {
+		if r.HasWorker {
+			workers++
+		}
+		if r.Loop {
+			loops++
+		}
+		if r.Group.Problem() {
+			problems++
+		}
+	}
+	left := fmt.Sprintf("swarm top  %s  %s  %s", count(workers, "worker"), count(loops, "loop"), count(problems, "problem"))
+	right := "every " + interval(m.opts.Interval)
+	if !m.at.IsZero() {
+		right += "  " + m.at.Format("15:04:05")
+	}
+	gap := max(1, m.lineWidth()-lipgloss.Width(left)-lipgloss.Width(right))
+	return m.styles.title.Render(m.clip(left + strings.Repeat(" ", gap) + right))
+}
+
+// count renders "1 loop", "2 loops".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// interval renders the refresh period: "2s", "500ms".
+func interval(d time.Duration) string {
+	if d < time.Second {
+		return d.String()
+	}
+	return duration.Words(d)
+}
+
+func (m *Model) detailView() []string {
+	what := "screen"
+	if m.view == viewLog {
+		what = "events"
+	}
+	lines := []string{m.styles.title.Render(m.clip(fmt.Sprintf("%s of %s", what, m.target)))}
+	n := m.detailLines()
+	var body []string
+	switch {
+	case m.detErr != nil:
+		body = []string{m.styles.errText.Render(m.clip("error: " + m.detErr.Error()))}
+	case m.detail == "":
+		body = []string{"(nothing yet)"}
+	default:
+		body = strings.Split(strings.TrimRight(m.detail, "\n"), "\n")
+	}
+	if len(body) > n {
+		body = body[len(body)-n:]
+	}
+	for _, l := range body {
+		lines = append(lines, m.clip(l))
+	}
+	for len(lines) < 1+n {
+		lines = append(lines, "")
+	}
+	return lines
+}
+
+// statusLine is the kill question while one is asked, else a failed
+// refresh (the board may be stale), else the last action's result.
+func (m *Model) statusLine() string {
+	switch {
+	case m.confirm != "":
+		return m.clip(fmt.Sprintf("kill %s? (y/n)", m.confirm))
+	case m.err != nil:
+		return m.styles.errText.Render(m.clip("error: cannot refresh: " + m.err.Error()))
+	case m.statusErr:
+		return m.styles.errText.Render(m.clip(m.status))
+	}
+	return m.clip(m.status)
+}
+
+func (m *Model) helpLine() string {
+	switch {
+	case m.editing:
+		return "type to filter by name or tag  enter keep  esc clear"
+	case m.view != viewList:
+		return "esc back  l events  a attach  p pause  r resume  k kill  q quit"
+	}
+	return "↑/↓ select  enter screen  l events  a attach  p pause  r resume  k kill  / filter  q quit"
+}
