@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"sync"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/ralph"
-	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -43,50 +41,13 @@ type ManagerSource struct {
 
 var _ Source = (*ManagerSource)(nil)
 
-// listOnce is a tmux client whose ListPanes runs tmux once and then
-// returns the same panes: one snapshot lists workers (Manager.List) and
-// loops (ralph.ListLoops, which calls List again), and both must cost one
-// tmux process per socket, not two.
-type listOnce struct {
-	worker.Tmux
-	once  sync.Once
-	panes []tmux.Pane
-	err   error
-}
-
-func (l *listOnce) ListPanes() ([]tmux.Pane, error) {
-	l.once.Do(func() { l.panes, l.err = l.Tmux.ListPanes() })
-	return l.panes, l.err
-}
-
-// snapshotManager returns a copy of the manager whose tmux listing is
-// done once per socket for the copy's life.
-func (s *ManagerSource) snapshotManager() *worker.Manager {
-	m := *s.M
-	var mu sync.Mutex
-	clients := map[string]*listOnce{}
-	base := s.M.TmuxFor
-	m.TmuxFor = func(socket string) worker.Tmux {
-		mu.Lock()
-		defer mu.Unlock()
-		c, ok := clients[socket]
-		if !ok {
-			c = &listOnce{Tmux: base(socket)}
-			clients[socket] = c
-		}
-		return c
-	}
-	return &m
-}
-
 // Snapshot lists the workers and loops with one tmux listing per socket.
 func (s *ManagerSource) Snapshot() (Snapshot, error) {
-	m := s.snapshotManager()
-	live, err := m.List()
+	live, err := s.M.List()
 	if err != nil {
 		return Snapshot{}, err
 	}
-	loops, err := ralph.ListLoops(m)
+	loops, err := ralph.DescribeLoops(s.M, live)
 	if err != nil {
 		return Snapshot{}, err
 	}

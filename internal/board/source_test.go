@@ -13,7 +13,7 @@ import (
 )
 
 // A snapshot of three tmux workers and two loops (one without a worker)
-// runs tmux once: Manager.List and ralph.ListLoops share one listing.
+// runs tmux once: Manager.List and ralph.DescribeLoops share one listing.
 func TestSnapshotListsTmuxOncePerRefresh(t *testing.T) {
 	dir := t.TempDir()
 	srv := tmuxtest.New()

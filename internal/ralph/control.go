@@ -402,11 +402,17 @@ func LoopStatus(m *worker.Manager, name string) (*Info, error) {
 // ListLoops returns the status of every loop, refreshing the workers'
 // status with one tmux listing for all of them.
 func ListLoops(m *worker.Manager) ([]*Info, error) {
-	names, err := m.Store.RalphNames()
+	live, err := m.List()
 	if err != nil {
 		return nil, err
 	}
-	live, err := m.List()
+	return DescribeLoops(m, live)
+}
+
+// DescribeLoops returns the status of every loop given the workers as
+// m.List just returned them (swarm top lists once for both).
+func DescribeLoops(m *worker.Manager, live []worker.Live) ([]*Info, error) {
+	names, err := m.Store.RalphNames()
 	if err != nil {
 		return nil, err
 	}
