@@ -245,12 +245,19 @@ func wait(d Decision, reason string) Decision {
 	return d
 }
 
+// failed reports whether an iteration counts as a failure: the agent
+// could not start, exited non-zero, ended its turn on an API error, or
+// lost its tmux server.
+func failed(o Outcome) bool {
+	return o.End == EndStartFailed || o.End == EndAgentError || o.ServerLost ||
+		(o.End == EndExited && o.ExitKnown && o.ExitCode != 0)
+}
+
 // decideNext counts a failure, then: the cap, the time budget, too many
 // failures, a backoff, a same-session continuation, or the next
 // iteration.
 func decideNext(o Outcome, s Snapshot, d Decision) Decision {
-	failure := o.End == EndStartFailed || o.End == EndAgentError || o.ServerLost ||
-		(o.End == EndExited && o.ExitKnown && o.ExitCode != 0)
+	failure := failed(o)
 	if failure {
 		d.Failure = true
 		d.ConsecutiveFailures++
