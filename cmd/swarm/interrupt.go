@@ -23,16 +23,7 @@ func newCmdInterrupt(f *factory, runF func(*interruptOptions) error) *cobra.Comm
 		Example: `  swarm interrupt fixer
   swarm interrupt --all`,
 		Args: argsRange(0, 1, "a worker name, or --all"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if opts.Name, err = nameOrAll(args, opts.All); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runInterrupt(opts)
-		},
+		RunE: nameOrAllRunE(&opts.Name, &opts.All, opts, runF, runInterrupt),
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "every running tmux worker")
 	return cmd

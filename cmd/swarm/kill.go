@@ -29,16 +29,7 @@ unless --force-dirty.`,
   swarm kill fixer --rm-worktree
   swarm kill --all`,
 		Args: argsRange(0, 1, "a worker name, or --all"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if opts.Name, err = nameOrAll(args, opts.All); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runKill(opts)
-		},
+		RunE: nameOrAllRunE(&opts.Name, &opts.All, opts, runF, runKill),
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "kill every running worker")
 	cmd.Flags().BoolVar(&opts.Kill.RmWorktree, "rm-worktree", false, "also remove the worker's worktree")

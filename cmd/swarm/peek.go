@@ -25,16 +25,7 @@ func newCmdPeek(f *factory, runF func(*peekOptions) error) *cobra.Command {
   swarm peek fixer -n 100
   swarm peek --all`,
 		Args: argsRange(0, 1, "a worker name, or --all"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if opts.Name, err = nameOrAll(args, opts.All); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runPeek(opts)
-		},
+		RunE: nameOrAllRunE(&opts.Name, &opts.All, opts, runF, runPeek),
 	}
 	intVarP(cmd.Flags(), &opts.Lines, "lines", "n", defaultPeekLines, 1, noMax, "number of lines")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "every running tmux worker")

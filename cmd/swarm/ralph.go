@@ -216,16 +216,7 @@ func newCmdRalphClean(f *factory, runF func(*ralphCleanOptions) error) *cobra.Co
 		Example: `  swarm ralph clean builder
   swarm ralph clean --all`,
 		Args: argsRange(0, 1, "a loop name, or --all"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if opts.Name, err = nameOrAll(args, opts.All); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runRalphClean(opts)
-		},
+		RunE: nameOrAllRunE(&opts.Name, &opts.All, opts, runF, runRalphClean),
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "every loop without a running monitor")
 	return cmd

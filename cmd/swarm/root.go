@@ -149,6 +149,22 @@ func runVersion(opts *versionOptions) error {
 
 // nameOrAll resolves the "NAME or --all" choice of kill, clean, peek,
 // interrupt, wait, send and ralph clean: the name, or "" for --all.
+// nameOrAllRunE is the RunE of a command on one worker NAME or --all: it
+// sets *name from the arguments (nameOrAll), then runs the test's runF
+// when there is one, else run.
+func nameOrAllRunE[T any](name *string, all *bool, opts T, runF, run func(T) error) func(*cobra.Command, []string) error {
+	return func(_ *cobra.Command, args []string) error {
+		var err error
+		if *name, err = nameOrAll(args, *all); err != nil {
+			return err
+		}
+		if runF != nil {
+			return runF(opts)
+		}
+		return run(opts)
+	}
+}
+
 func nameOrAll(args []string, all bool) (string, error) {
 	switch {
 	case all && len(args) > 0:

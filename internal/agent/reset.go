@@ -65,20 +65,27 @@ func dateTime(m []string, loc *time.Location) (time.Time, bool) {
 	year, _ := strconv.Atoi(m[3])
 	hour, _ := strconv.Atoi(m[4])
 	minute, _ := strconv.Atoi(m[5])
-	switch strings.ToLower(m[6]) {
-	case "am":
-		if hour == 12 {
-			hour = 0
-		}
-	case "pm":
-		if hour < 12 {
-			hour += 12
-		}
-	}
+	hour = hour24(hour, m[6])
 	if day < 1 || day > 31 || hour > 23 || minute > 59 {
 		return time.Time{}, false
 	}
 	return time.Date(year, month.Month(), day, hour, minute, 0, 0, loc), true
+}
+
+// hour24 is a 12-hour clock's hour on the 24-hour clock ("12am" is 0);
+// without am or pm the hour is already 24-hour.
+func hour24(hour int, ampm string) int {
+	switch strings.ToLower(ampm) {
+	case "am":
+		if hour == 12 {
+			return 0
+		}
+	case "pm":
+		if hour < 12 {
+			return hour + 12
+		}
+	}
+	return hour
 }
 
 func unit(s string) time.Duration {
@@ -96,16 +103,7 @@ func unit(s string) time.Duration {
 func nextClock(m []string, now time.Time) (time.Time, bool) {
 	hour, _ := strconv.Atoi(m[1])
 	minute, _ := strconv.Atoi(m[2])
-	switch strings.ToLower(m[3]) {
-	case "am":
-		if hour == 12 {
-			hour = 0
-		}
-	case "pm":
-		if hour < 12 {
-			hour += 12
-		}
-	}
+	hour = hour24(hour, m[3])
 	if hour > 23 || minute > 59 {
 		return time.Time{}, false
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/swarmtools/swarm/internal/daemon"
 	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
@@ -147,7 +147,7 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	defer lock.Unlock()
+	defer lock.Release()
 	st, err := e.RS.Update(func(s *state.Ralph) error {
 		if !s.Active() {
 			return fmt.Errorf("ralph loop for '%s' has ended (%s); resume it with: swarm ralph resume %s", e.Name, reasonText(s), e.Name)
@@ -196,7 +196,7 @@ const maxWriteBackoff = time.Minute
 
 // takeMonitorLock takes the loop's monitor lock, with the messages the
 // commands print when there is no loop or a monitor already runs.
-func (e *Engine) takeMonitorLock() (*flock.Flock, error) {
+func (e *Engine) takeMonitorLock() (*daemon.Held, error) {
 	lock, err := lockMonitor(e.RS)
 	switch {
 	case err == nil:
@@ -225,14 +225,14 @@ func (e *Engine) takeMonitorLock() (*flock.Flock, error) {
 //
 // Nothing is written after the lock is given up: a command that waited for
 // this monitor to go (kill, --replace) may already be reusing the files.
-func (e *Engine) stayForResume(lock *flock.Flock) bool {
+func (e *Engine) stayForResume(lock *daemon.Held) bool {
 	stay := false
 	err := e.RS.View(func(s *state.Ralph) {
 		if s.Status == state.RalphRunning {
 			stay = true
 			return
 		}
-		lock.Unlock()
+		lock.Release()
 	})
 	return err == nil && stay
 }

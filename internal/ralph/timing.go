@@ -48,9 +48,6 @@ const (
 	// so that spawn returns with the loop visibly running.
 	monitorStartWait   = 10 * time.Second
 	firstIterationWait = 10 * time.Second
-	// monitorLockWait: a liveness probe holds the monitor lock for an
-	// instant; a starting monitor retries this long before giving up.
-	monitorLockWait = 2 * time.Second
 	// monitorExitAfterUnlock bounds the wait for a monitor's process to
 	// end once it gave up its lock (its last act): kill returns with the
 	// monitor gone, not merely leaving.
