@@ -1,11 +1,14 @@
 package stresstest
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/state"
 )
 
@@ -69,6 +72,63 @@ func FuzzValidateName(f *testing.F) {
 		}
 		if _, err := strconv.Atoi(n); err == nil {
 			t.Fatalf("name %q is a window index", n)
+		}
+	})
+}
+
+// FuzzAgentScreens: for an agent profile, a screen showing a dialog or
+// menu that needs a human is never ready to type a prompt into (swarm
+// never types into a dialog), Judge does not call a screen Stuck sees as a
+// dialog anything but a dialog or a limit, and nothing panics.
+// internal/agent's FuzzJudge checks that judging any screen neither
+// panics nor quotes text that is not on it; this adds the safety property
+// of the profiles (what --ready-wait and the loop use before typing).
+// The seeds are the real agents' screens in internal/agent/testdata, each
+// judged by its own agent's profile and by the generic one; they run in
+// plain go test.
+func FuzzAgentScreens(f *testing.F) {
+	names := agent.Names()
+	index := func(name string) uint8 {
+		for i, n := range names {
+			if n == name {
+				return uint8(i)
+			}
+		}
+		return 0
+	}
+	files, _ := filepath.Glob("../agent/testdata/*/*.txt")
+	if len(files) == 0 {
+		f.Fatal("no agent screens in ../agent/testdata")
+	}
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		own := filepath.Base(filepath.Dir(p)) // "claude-code-2.1.197", "codex", ...
+		own, _, _ = strings.Cut(own, "-code")
+		f.Add(index(own), string(data))
+		f.Add(index("generic"), string(data))
+	}
+	f.Add(index("claude"), "\x1b[2J❯ 1. Yes\n  2. No\n> ")
+	f.Fuzz(func(t *testing.T, which uint8, screen string) {
+		if len(screen) > 16<<10 {
+			return // swarm judges a pane's visible screen, a few KB
+		}
+		name := names[int(which)%len(names)]
+		p, _ := agent.Lookup(name)
+		kind, _, stuck := p.Stuck(screen)
+		ready := p.Ready(screen)
+		if stuck && ready {
+			t.Fatalf("%s: a %s counts as ready:\n%s", name, kind, screen)
+		}
+		v := p.Judge(screen, time.Unix(1_800_000_000, 0))
+		if stuck && v.State != agent.Dialog && v.State != agent.Limited {
+			// A limit menu is judged a limit (waited out), never typed into.
+			t.Fatalf("%s: Stuck finds a %s, Judge says %q:\n%s", name, kind, v.State, screen)
+		}
+		if v.State == agent.Dialog && ready {
+			t.Fatalf("%s: judged a dialog (%s) and ready:\n%s", name, v.Kind, screen)
 		}
 	})
 }
