@@ -77,7 +77,8 @@ func waitFile(t *testing.T, path string) {
 // for a crashed one and "roll back" its worktree. The spawn is held just
 // before it creates its window (its record is "starting" with its
 // worktree made), ls is held just after reading the state, the spawn is
-// let go to the end, then ls.
+// let go to the end, then ls. Meanwhile another spawn must go through:
+// the held one holds no lock.
 func TestListDuringSpawnKeepsTheWorktree(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -90,6 +91,11 @@ func TestListDuringSpawnKeepsTheWorktree(t *testing.T) {
 	waitFile(t, filepath.Join(spawnDir, "spawn.waiting"))
 	if recs := w.e.Workers(); len(recs) != 1 || recs[0]["status"] != "starting" || recs[0]["worktree"] == nil {
 		t.Fatalf("spawn not held where expected: %v", recs)
+	}
+	// No lock is held across slow work: while this spawn waits in tmux,
+	// another spawn (which writes the state three times) goes through.
+	if r := w.run(append([]string{"spawn", "--name", "other", "--"}, w.agent()...)...); r.code != 0 {
+		t.Errorf("a spawn while another waits in tmux: %s", r)
 	}
 	ls, _, lsErr := w.startWith([]string{"SWARM_TMUX=" + lsShim}, "ls", "--format", "json")
 	waitFile(t, filepath.Join(lsDir, "ls.waiting"))
@@ -105,8 +111,10 @@ func TestListDuringSpawnKeepsTheWorktree(t *testing.T) {
 	if strings.Contains(lsErr.String(), "rolled back") || strings.Contains(lsErr.String(), "interrupted spawn") {
 		t.Errorf("ls rolled back a spawn that finished: %s", lsErr)
 	}
-	if r := w.run("status", "wt"); r.code != 0 {
-		t.Errorf("worker stopped by a concurrent ls: %s", r)
+	for _, n := range []string{"wt", "other"} {
+		if r := w.run("status", n); r.code != 0 {
+			t.Errorf("worker %s stopped by a concurrent ls: %s", n, r)
+		}
 	}
 	for _, p := range w.check(checkOptions{}) {
 		t.Error(p)
