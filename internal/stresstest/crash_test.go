@@ -97,6 +97,9 @@ func (ta *tally) report(t *testing.T, prefix string) {
 // and a decoy window of that name, alone. The seed is in every failure.
 func TestCrashSpawnRandom(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("stress run: seconds of real tmux, git and processes")
+	}
 	sd := seed(t)
 	t.Logf("seed %d (replay with SWARM_STRESS_SEED=%d)", sd, sd)
 	for vi, v := range crashVariants {
@@ -328,6 +331,9 @@ func crashAt(t *testing.T, w *world, v crashVariant, made func(w *world, pid int
 // exactly one START line per iteration, and leave nothing behind.
 func TestCrashRalphMonitor(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("stress run: seconds of real tmux, git and processes")
+	}
 	w := newWorld(t)
 	prompt := w.e.WriteFile("../PROMPT.md", "work")
 	w.must("spawn", "--name", "loop", "--ralph", "--prompt-file", prompt, "--max-iterations", "4",

@@ -43,6 +43,9 @@ func (o *stressOp) is(cmd string) bool { return o.args[0] == cmd }
 // worker may be lost, duplicated or revived.
 func TestStressConcurrentOperations(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("stress run: seconds of real tmux, git and processes")
+	}
 	began := time.Now()
 	sd := seed(t)
 	t.Logf("seed %d (replay with SWARM_STRESS_SEED=%d)", sd, sd)
