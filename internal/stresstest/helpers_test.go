@@ -142,8 +142,11 @@ func badOutput(r result) string {
 		return "did not run"
 	case strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine "):
 		return "crashed"
-	case r.code == 1 && len(r.args) > 1 && r.args[0] == "status" && strings.HasPrefix(r.stdout, r.args[1]+": stopped ("):
-		return "" // status of a stopped worker exits 1, its own code, without an error
+	case r.code == 1 && len(r.args) > 1 && r.args[0] == "status" &&
+		(strings.HasPrefix(r.stdout, r.args[1]+": stopped (") || strings.HasPrefix(r.stdout, r.args[1]+": starting (")):
+		// status exits 1, its own code, without an error for a worker
+		// that is stopped, or being spawned (not running yet).
+		return ""
 	case r.code != 0 && !errorLine.MatchString(r.stderr):
 		return "failed without a 'swarm: error:' line"
 	case r.code == 0 && strings.Contains(r.stderr, "swarm: error:"):
