@@ -82,6 +82,23 @@ func IsNotFound(err error) bool {
 		strings.Contains(te.Stderr, "no such")
 }
 
+// noSessionSaid reports tmux's answer of a server that has no session
+// left: "no current target" to any command that needs a session, even
+// list-panes -a and kill-window -t @N. A server is like that for an
+// instant after its last window goes, and for good when the user's
+// tmux.conf sets exit-empty off.
+func noSessionSaid(err error) bool {
+	var te *Error
+	return errors.As(err, &te) && strings.Contains(te.Stderr, "no current target")
+}
+
+// hasNoSession asks the server, after a "no current target", whether it
+// has any session: list-sessions needs none and prints nothing then.
+func (c *Client) hasNoSession() bool {
+	out, err := c.Run(nil, "list-sessions", "-F", "#{session_id}")
+	return err == nil && strings.TrimSpace(out) == "" || IsNoServer(err)
+}
+
 // IsServerGone reports a server that exited or went away mid-command.
 func IsServerGone(err error) bool {
 	var te *Error
@@ -218,7 +235,8 @@ func parsePane(line string) (Pane, bool) {
 func (c *Client) ListPanes() ([]Pane, error) {
 	out, err := c.Run(nil, "list-panes", "-a", "-F", paneFormat)
 	if err != nil {
-		if IsNoServer(err) {
+		// No server, or a server without sessions: no panes.
+		if IsNoServer(err) || noSessionSaid(err) && c.hasNoSession() {
 			return nil, nil
 		}
 		return nil, err

@@ -186,7 +186,10 @@ func (c *Client) KillWindow(target string) error {
 	if err == nil || IsNotFound(err) {
 		return nil
 	}
-	if _, perr := c.Run(nil, "display-message", "-p", "-t", target, "#{window_id}"); IsNotFound(perr) {
+	// A server without sessions has no windows (noSessionSaid); there
+	// display-message succeeds with nothing to show.
+	out, perr := c.Run(nil, "display-message", "-p", "-t", target, "#{window_id}")
+	if IsNotFound(perr) || noSessionSaid(perr) || perr == nil && strings.TrimSpace(out) == "" {
 		return nil
 	}
 	return err
