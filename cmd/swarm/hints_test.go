@@ -41,3 +41,27 @@ func TestErrorsSayHowToFixThem(t *testing.T) {
 		t.Errorf("send to stopped: %d %q", r.Code, r.Stderr)
 	}
 }
+
+// A --branch git would read as an option (or refuse) is an error before
+// anything is made: no record, no worktree, no branch.
+func TestSpawnRefusesABadBranch(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	e.InitRepo()
+	for _, b := range []string{"--orphan", "a..b", "x y", "-b"} {
+		r := e.Run("spawn", "--name", "w", "--tmux", "--worktree", "--branch="+b, "--", "sleep", "300")
+		want := "swarm: error: invalid branch name '" + b + "'\nhint: give --branch a valid git branch name\n"
+		if r.Code != 1 || r.Stderr != want {
+			t.Errorf("--branch=%s: got %d %q, want 1 %q", b, r.Code, r.Stderr, want)
+		}
+	}
+	if w := e.Workers(); len(w) != 0 {
+		t.Errorf("records after refused spawns: %v", w)
+	}
+	if out := e.Git(e.Dir, "worktree", "list"); strings.Count(out, "\n") != 1 {
+		t.Errorf("worktrees after refused spawns:\n%s", out)
+	}
+	if out := e.Git(e.Dir, "branch", "--list"); strings.Count(out, "\n") != 1 {
+		t.Errorf("branches after refused spawns:\n%s", out)
+	}
+}

@@ -216,16 +216,18 @@ type Pane struct {
 	WindowID   string
 	PaneID     string
 	PID        int
+	// Tag is the window's WindowSpec.Tag ("" for other windows).
+	Tag string
 }
 
-const paneFormat = livenessFormat + "\t#{window_id}\t#{pane_id}\t#{session_name}\t#{window_name}"
+const paneFormat = livenessFormat + "\t#{window_id}\t#{pane_id}\t#{session_name}\t#{" + tagOption + "}\t#{window_name}"
 
 func parsePane(line string) (Pane, bool) {
-	f := strings.SplitN(line, "\t", 8)
-	if len(f) != 8 {
+	f := strings.SplitN(line, "\t", 9)
+	if len(f) != 9 {
 		return Pane{}, false
 	}
-	p := Pane{WindowID: f[4], PaneID: f[5], Session: f[6], WindowName: f[7]}
+	p := Pane{WindowID: f[4], PaneID: f[5], Session: f[6], Tag: f[7], WindowName: f[8]}
 	p.Liveness, p.PID = parseLiveness(f)
 	return p, true
 }

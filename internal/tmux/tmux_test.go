@@ -14,18 +14,18 @@ import (
 )
 
 func TestParsePane(t *testing.T) {
-	p, ok := parsePane("1\t3\t\t42\t@7\t%9\tswarm-ab\tmy\tname")
-	if !ok || !p.Dead || !p.HasExit || p.Exit != 3 || p.HasSignal || p.PID != 42 || p.WindowID != "@7" || p.WindowName != "my\tname" {
+	p, ok := parsePane("1\t3\t\t42\t@7\t%9\tswarm-ab\tT1\tmy\tname")
+	if !ok || !p.Dead || !p.HasExit || p.Exit != 3 || p.HasSignal || p.PID != 42 || p.WindowID != "@7" || p.Tag != "T1" || p.WindowName != "my\tname" {
 		t.Fatalf("%+v %v", p, ok)
 	}
 	if p.ExitCode() != 3 || !p.ExitKnown() {
 		t.Error("exit code")
 	}
-	p, _ = parsePane("1\t\t15\t42\t@7\t%9\ts\tw")
+	p, _ = parsePane("1\t\t15\t42\t@7\t%9\ts\t\tw")
 	if !p.HasSignal || p.ExitCode() != 143 {
 		t.Errorf("signal: %+v", p)
 	}
-	p, _ = parsePane("0\t\t\t42\t@7\t%9\ts\tw")
+	p, _ = parsePane("0\t\t\t42\t@7\t%9\ts\t\tw")
 	if p.Dead || p.ExitKnown() {
 		t.Errorf("alive: %+v", p)
 	}

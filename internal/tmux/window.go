@@ -30,7 +30,15 @@ type WindowSpec struct {
 	// creates the session (only on swarm's own server, a -L socket:
 	// agents such as Claude Code complain without it).
 	FocusEvents bool
+	// Tag, when set, is stored in the window (a user option, listed as
+	// Pane.Tag) by the same tmux call that creates it: whoever recorded
+	// the tag before the call can find the window even if the caller dies
+	// before it learns the window's id.
+	Tag string
 }
+
+// tagOption is the window option that holds WindowSpec.Tag.
+const tagOption = "@swarm_spawn"
 
 // common is what new-window and new-session share: the start directory
 // (format-expanded by tmux, so escaped for it) and the environment (not
@@ -51,21 +59,25 @@ func (s WindowSpec) common() []string {
 // with this window. The session target is exact and not expanded; the
 // names given to -s and -n are format-expanded, so escaped.
 //
-// With RemainOnExit the window is created under a unique temporary name,
-// remain-on-exit is set on it and it is renamed, all in one invocation: a
-// command that exits at once still leaves its pane, and no other window
-// (a stale one of the same name) can be touched by the name targets.
+// With RemainOnExit or a Tag the window is created under a unique
+// temporary name, remain-on-exit and the tag are set on it and it is
+// renamed, all in one invocation: a command that exits at once still
+// leaves its pane, and no other window (a stale one of the same name) can
+// be touched by the name targets.
 func (s WindowSpec) commands() (newWindow, newSession [][]string) {
 	command := directCommand(s.Command)
 	name := s.Name
 	var after [][]string
-	if s.RemainOnExit {
+	if s.RemainOnExit || s.Tag != "" {
 		name = "swarm-new-" + uuid.NewString()
 		target := "=" + s.Session + ":=" + name
-		after = [][]string{
-			{"set-option", "-w", "-t", target, "remain-on-exit", "on"},
-			{"rename-window", "-t", target, escapeFormat(s.Name)},
+		if s.RemainOnExit {
+			after = append(after, []string{"set-option", "-w", "-t", target, "remain-on-exit", "on"})
 		}
+		if s.Tag != "" {
+			after = append(after, []string{"set-option", "-w", "-t", target, tagOption, s.Tag})
+		}
+		after = append(after, []string{"rename-window", "-t", target, escapeFormat(s.Name)})
 	}
 	nw := append([]string{"new-window", "-d", "-P", "-F", "#{window_id}",
 		"-t", "=" + s.Session + ":", "-n", escapeFormat(name)}, s.common()...)

@@ -28,7 +28,24 @@ const (
 	// replacingKey marks a respawn: its crashed spawn keeps the record
 	// (stopped) instead of removing it.
 	replacingKey = "swarm_replacing"
+	// spawnTokenKey is a token the spawn records before it makes
+	// anything, and gives what it makes: the tmux window's tag, the
+	// process worker's environment (SpawnTokenEnv). A spawn that dies
+	// before recording a window id or pid is rolled back by the token.
+	spawnTokenKey = "swarm_spawn_token"
+	// worktreePlanKey is the worktree a spawn is about to create (path,
+	// branch, and whether either existed), recorded before git runs, so
+	// a spawn that dies after git made it but before recording it is
+	// rolled back too.
+	worktreePlanKey = "swarm_worktree_plan"
 )
+
+// SpawnTokenEnv carries a process worker's spawn token in its environment.
+const SpawnTokenEnv = "SWARM_SPAWN_TOKEN"
+
+// spawnKeys are the metadata keys that live only while a record is
+// "starting".
+var spawnKeys = []string{SpawnerKey, replacingKey, worktreeMadeKey, branchMadeKey, spawnTokenKey, worktreePlanKey}
 
 // Lister lists a tmux server's panes.
 type Lister interface {

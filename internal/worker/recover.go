@@ -3,6 +3,8 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/proc"
@@ -49,7 +51,7 @@ func (m *Manager) rollBack(name string) bool {
 		rolled = true
 		if replacing, _ := cur.Metadata[replacingKey].(bool); replacing {
 			cur.Status = state.StatusStopped
-			for _, k := range []string{SpawnerKey, replacingKey, worktreeMadeKey, branchMadeKey} {
+			for _, k := range spawnKeys {
 				delete(cur.Metadata, k)
 			}
 			return nil
@@ -67,27 +69,74 @@ func (m *Manager) rollBack(name string) bool {
 }
 
 // undoStarted stops what a crashed spawn started and removes a worktree it
-// created (a dirty one is kept).
+// created (a dirty one is kept). What the spawn recorded (a window id, a
+// pid, a worktree) is found by the record; what it made but died before
+// recording, by the token and worktree plan it recorded first.
 func (m *Manager) undoStarted(w *state.Worker) {
+	token, _ := w.Metadata[spawnTokenKey].(string)
 	if w.Tmux != nil {
-		if id, _ := w.Metadata[WindowIDKey].(string); id != "" {
-			tc := m.tmux(w)
-			if t, ok := PaneTarget(tc, id); ok {
-				proc.TerminateTarget(t, m.KillGrace)
-			}
-			tc.KillWindow(id)
-		}
+		m.undoWindows(w, token)
 	}
 	if t, ok := processTarget(w); ok {
 		proc.TerminateTarget(t, m.KillGrace)
+	} else if w.Tmux == nil && token != "" {
+		proc.TerminateTargets(proc.WithEnv(SpawnTokenEnv, token), m.KillGrace)
 	}
-	if made, _ := w.Metadata[worktreeMadeKey].(bool); made && w.Worktree != nil {
-		info := WorktreeOf(w)
-		info.NewBranch, _ = w.Metadata[branchMadeKey].(bool)
+	if info, ok := madeWorktree(w); ok {
 		if err := worktree.Undo(info); err != nil {
 			m.warn(fmt.Sprintf("kept the worktree of the interrupted spawn of '%s': %v", w.Name, err))
 		}
 	}
+}
+
+// undoWindows stops and removes the crashed spawn's window: the one whose
+// id it recorded, else any carrying its token.
+func (m *Manager) undoWindows(w *state.Worker, token string) {
+	tc := m.tmux(w)
+	var ids []string
+	if id, _ := w.Metadata[WindowIDKey].(string); id != "" {
+		ids = append(ids, id)
+	} else if token != "" {
+		panes, _ := tc.ListPanes()
+		for _, p := range panes {
+			if p.Tag == token && !slices.Contains(ids, p.WindowID) {
+				ids = append(ids, p.WindowID)
+			}
+		}
+	}
+	for _, id := range ids {
+		if t, ok := PaneTarget(tc, id); ok {
+			proc.TerminateTarget(t, m.KillGrace)
+		}
+		tc.KillWindow(id)
+	}
+}
+
+// madeWorktree is the worktree a crashed spawn created: as recorded once
+// made, else as planned when the spawn died after git made it and before
+// recording it (the path did not exist before, and does now).
+func madeWorktree(w *state.Worker) (worktree.Info, bool) {
+	if made, _ := w.Metadata[worktreeMadeKey].(bool); made && w.Worktree != nil {
+		info := WorktreeOf(w)
+		info.NewBranch, _ = w.Metadata[branchMadeKey].(bool)
+		return info, true
+	}
+	plan, ok := w.Metadata[worktreePlanKey].(map[string]any)
+	if !ok || w.Worktree != nil {
+		return worktree.Info{}, false
+	}
+	path, _ := plan["path"].(string)
+	branch, _ := plan["branch"].(string)
+	base, _ := plan["base_repo"].(string)
+	pathExisted, _ := plan["path_existed"].(bool)
+	branchExisted, _ := plan["branch_existed"].(bool)
+	if path == "" || base == "" || pathExisted {
+		return worktree.Info{}, false
+	}
+	if _, err := os.Stat(path); err != nil {
+		return worktree.Info{}, false
+	}
+	return worktree.Info{Path: path, Branch: branch, BaseRepo: base, NewBranch: !branchExisted}, true
 }
 
 // settled returns a worker's record once it is not being spawned: kill

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/hint"
@@ -113,7 +114,18 @@ type spawnPlan struct {
 	env      map[string]string
 	cwd      string // absolute, exists
 	session  string
-	repoRoot string // with --worktree
+	token    string // spawnTokenKey
+	worktree *worktreePlan
+}
+
+// worktreePlan is the worktree a spawn will create or reuse, recorded
+// before it is made (worktreePlanKey).
+type worktreePlan struct {
+	Path          string `json:"path"`
+	Branch        string `json:"branch"`
+	BaseRepo      string `json:"base_repo"`
+	PathExisted   bool   `json:"path_existed"`
+	BranchExisted bool   `json:"branch_existed"`
 }
 
 // Spawn starts a worker. Everything is validated before anything is
@@ -139,6 +151,10 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 		meta[k] = v
 	}
 	meta[SpawnerKey] = spawner()
+	meta[spawnTokenKey] = p.token
+	if p.worktree != nil {
+		meta[worktreePlanKey] = p.worktree
+	}
 	if o.Replace {
 		meta[replacingKey] = true
 	}
@@ -194,7 +210,7 @@ func (m *Manager) plan(o SpawnOptions) (*spawnPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &spawnPlan{o: o, env: env, cwd: cwd, session: o.Session}
+	p := &spawnPlan{o: o, env: env, cwd: cwd, session: o.Session, token: uuid.NewString()}
 	if p.session == "" {
 		p.session = m.Session
 	}
@@ -212,9 +228,34 @@ func (m *Manager) plan(o SpawnOptions) (*spawnPlan, error) {
 			return nil, hint.Errorf("run it inside a git repository, or without a worktree (--no-worktree for ralph spawn)",
 				"not in a git repository (required for --worktree)")
 		}
-		p.repoRoot = root
+		if p.worktree, err = planWorktree(o, root); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
+}
+
+// planWorktree resolves the worktree's path and branch and notes whether
+// each exists already (what a rollback may remove).
+func planWorktree(o SpawnOptions, root string) (*worktreePlan, error) {
+	path := worktree.DefaultPath(root, o.Name)
+	if o.WorktreeDir != "" {
+		parent, err := filepath.Abs(o.WorktreeDir)
+		if err != nil {
+			return nil, err
+		}
+		path = filepath.Join(parent, o.Name)
+	}
+	branch := o.Branch
+	if branch == "" {
+		branch = o.Name
+	}
+	if err := worktree.CheckBranch(root, branch); err != nil {
+		return nil, hint.Wrap(err, "give --branch a valid git branch name")
+	}
+	_, statErr := os.Stat(path)
+	return &worktreePlan{Path: path, Branch: branch, BaseRepo: root,
+		PathExisted: statErr == nil, BranchExisted: worktree.BranchExists(root, branch)}, nil
 }
 
 // resolveDir makes dir (default: the current directory) absolute and
@@ -275,24 +316,12 @@ func (m *Manager) reserve(rec state.Worker, replace bool, rollback *undo) error 
 // makeWorktree creates (or reuses) the worker's worktree and moves the
 // record into it.
 func (m *Manager) makeWorktree(p *spawnPlan, rec *state.Worker, rollback *undo) error {
-	path := worktree.DefaultPath(p.repoRoot, p.o.Name)
-	if p.o.WorktreeDir != "" {
-		parent, err := filepath.Abs(p.o.WorktreeDir)
-		if err != nil {
-			return err
-		}
-		path = filepath.Join(parent, p.o.Name)
-	}
-	branch := p.o.Branch
-	if branch == "" {
-		branch = p.o.Name
-	}
-	_, existed := os.Stat(path)
-	info, err := worktree.Create(p.repoRoot, path, branch, worktree.CreateOptions{Fresh: p.o.FreshBranch})
+	wp := p.worktree
+	info, err := worktree.Create(wp.BaseRepo, wp.Path, wp.Branch, worktree.CreateOptions{Fresh: p.o.FreshBranch})
 	if err != nil {
 		return fmt.Errorf("failed to create worktree: %w", err)
 	}
-	if existed != nil { // we made it: undo removes it (it is clean), and its new branch
+	if !wp.PathExisted { // we made it: undo removes it (it is clean), and its new branch
 		rollback.add(func() { worktree.Undo(info) })
 		rec.Metadata[worktreeMadeKey] = true
 		rec.Metadata[branchMadeKey] = info.NewBranch
@@ -323,7 +352,7 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 	case o.Tmux:
 		tc := m.TmuxFor(o.Socket)
 		id, err := tc.NewWindow(tmux.WindowSpec{
-			Session: p.session, Name: o.Name, Dir: rec.Cwd,
+			Session: p.session, Name: o.Name, Dir: rec.Cwd, Tag: p.token,
 			Env: WithCallerPath(p.env), Command: o.Command,
 			// The pane stays when the command exits: its exit status
 			// and last screen remain readable, and the session (and
@@ -336,8 +365,9 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 		rollback.add(func() { tc.KillWindow(id) })
 		rec.Metadata[WindowIDKey] = id
 	default:
+		env := append(append(os.Environ(), EnvList(p.env)...), SpawnTokenEnv+"="+p.token)
 		t, err := proc.Spawn(proc.StartSpec{
-			Command: o.Command, Dir: rec.Cwd, Env: append(os.Environ(), EnvList(p.env)...),
+			Command: o.Command, Dir: rec.Cwd, Env: env,
 			Stdout: m.stdoutLog(o.Name), Stderr: m.stderrLog(o.Name), LogSink: m.logSink(o.MaxLogSize),
 		})
 		if err != nil {
@@ -380,7 +410,7 @@ func (m *Manager) commit(rec *state.Worker) error {
 	if rec.Status == state.StatusStarting {
 		rec.Status = state.StatusRunning
 	}
-	for _, k := range []string{SpawnerKey, replacingKey, worktreeMadeKey, branchMadeKey} {
+	for _, k := range spawnKeys {
 		delete(rec.Metadata, k)
 	}
 	return m.note(*rec)

@@ -237,6 +237,22 @@ func branchExists(repo, branch string) bool {
 	return err == nil
 }
 
+// BranchExists reports whether repo has the branch.
+func BranchExists(repo, branch string) bool { return branchExists(repo, branch) }
+
+// CheckBranch refuses a branch name git would not take (git check-ref-format
+// --branch), so that a name such as "--orphan" never reaches git as an
+// option.
+func CheckBranch(repo, branch string) error {
+	if branch == "" || strings.HasPrefix(branch, "-") {
+		return fmt.Errorf("invalid branch name '%s'", branch)
+	}
+	if _, err := git(repo, "check-ref-format", "--branch", branch); err != nil {
+		return fmt.Errorf("invalid branch name '%s'", branch)
+	}
+	return nil
+}
+
 // findWorktree reports the branch of the registered worktree at path.
 func findWorktree(repo, path string) (string, bool) {
 	out, err := git(repo, "worktree", "list", "--porcelain")

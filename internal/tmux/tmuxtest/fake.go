@@ -58,6 +58,7 @@ type Pane struct {
 	Session    string
 	Name       string
 	ID         string
+	Tag        string // tmux.WindowSpec.Tag
 	mu         sync.Mutex
 	screen     string
 	dead       bool
@@ -146,7 +147,7 @@ func (s *Server) ListPanes() ([]tmux.Pane, error) {
 		}
 		p.mu.Lock()
 		out = append(out, tmux.Pane{Session: p.Session, WindowName: p.Name, WindowID: p.ID, PaneID: "%" + p.ID[1:],
-			Liveness: p.liveness()})
+			Tag: p.Tag, Liveness: p.liveness()})
 		p.mu.Unlock()
 	}
 	return out, nil
@@ -168,7 +169,7 @@ func (s *Server) NewWindow(spec tmux.WindowSpec) (string, error) {
 	s.mu.Lock()
 	s.gone = false
 	s.next++
-	p := &Pane{srv: s, Session: spec.Session, Name: spec.Name, ID: fmt.Sprintf("@%d", s.next)}
+	p := &Pane{srv: s, Session: spec.Session, Name: spec.Name, ID: fmt.Sprintf("@%d", s.next), Tag: spec.Tag}
 	s.windows[p.ID] = p
 	s.order = append(s.order, p.ID)
 	s.mu.Unlock()
