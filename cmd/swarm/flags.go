@@ -17,8 +17,13 @@ import (
 )
 
 // fixError is a flag value error whose text says which values to use; it
-// prints as "invalid --flag 'value' (use ...)".
-type fixError struct{ use string }
+// prints as "invalid --flag 'value' (use ...)", or for a value outside a
+// fixed set (choice) "invalid choice for --flag: 'value' (use ...)", the
+// words swarm.py's argparse uses.
+type fixError struct {
+	use    string
+	choice bool
+}
 
 func (e *fixError) Error() string { return "use " + e.use }
 
@@ -46,7 +51,7 @@ func (v *enumValue) Set(s string) error {
 			return nil
 		}
 	}
-	return &fixError{use: orList(v.allowed)}
+	return &fixError{use: orList(v.allowed), choice: true}
 }
 
 // enumVar registers a flag that takes one of allowed; def is its default.
@@ -142,6 +147,9 @@ func flagError(err error) error {
 	}
 	name := "--" + inv.GetFlag().Name
 	var fix *fixError
+	if errors.As(err, &fix) && fix.choice {
+		return choiceError(name, inv.GetValue(), fix.use)
+	}
 	if errors.As(err, &fix) {
 		return usagef("invalid %s '%s' (%w)", name, inv.GetValue(), fix)
 	}
@@ -149,6 +157,11 @@ func flagError(err error) error {
 		return usagef("invalid %s '%s' (use true or false)", name, inv.GetValue())
 	}
 	return usagef("invalid %s '%s': %w", name, inv.GetValue(), errors.Unwrap(err))
+}
+
+// choiceError is the usage error of a value outside a flag's choices.
+func choiceError(flag, value, use string) error {
+	return usagef("invalid choice for %s: '%s' (use %s)", flag, value, use)
 }
 
 // sizeValue is a byte size flag: "52428800", "50M", "50MiB", "1G", "512K"

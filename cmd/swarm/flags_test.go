@@ -62,7 +62,7 @@ var ipUsageCases = []struct {
 	{[]string{"spawn", "--name", "x", "--ralph", "--prompt-file", "P.md", "--max-iterations", "3"}, 1, "swarm: error: no command provided (use -- command...)\n"},
 	{[]string{"spawn", "--name", "x", "--ralph", "--prompt-file", "P.md", "--max-iterations", "0", "--", "y"}, 2, "swarm: error: invalid --max-iterations '0' (use a whole number, at least 1) (see: swarm spawn --help)\n"},
 	{[]string{"spawn", "--name", "x", "--ralph", "--prompt-file", "P.md", "--max-iterations", "-3", "--", "y"}, 2, "swarm: error: invalid --max-iterations '-3' (use a whole number, at least 1) (see: swarm spawn --help)\n"},
-	{[]string{"spawn", "--name", "x", "--prompt-mode", "pipe", "--", "y"}, 2, "swarm: error: invalid --prompt-mode 'pipe' (use type, stdin or arg) (see: swarm spawn --help)\n"},
+	{[]string{"spawn", "--name", "x", "--prompt-mode", "pipe", "--", "y"}, 2, "swarm: error: invalid choice for --prompt-mode: 'pipe' (use type, stdin or arg) (see: swarm spawn --help)\n"},
 	{[]string{"spawn", "--name", "x", "--max-time", "5x", "--", "y"}, 2, "swarm: error: invalid --max-time '5x': invalid duration '5x' (see: swarm spawn --help)\n"},
 	{[]string{"spawn", "--name", "x", "--max-time", "-1h", "--", "y"}, 2, "swarm: error: invalid --max-time '-1h': invalid duration '-1h' (see: swarm spawn --help)\n"},
 	{[]string{"spawn", "--name", "x", "--inactivity-timeout", "0", "--", "y"}, 2, "swarm: error: invalid --inactivity-timeout '0' (use at least 1s) (see: swarm spawn --help)\n"},
@@ -86,8 +86,8 @@ var ipUsageCases = []struct {
 	{[]string{"spawn", "--name", "x", "--ralph", "--prompt-file", "/nonexistent/P.md", "--max-iterations", "3", "--heartbeat", "soon", "--", "y"}, 1, "swarm: error: invalid heartbeat interval 'soon'\n"},
 
 	// ls
-	{[]string{"ls", "--format", "yaml"}, 2, "swarm: error: invalid --format 'yaml' (use table, json or names) (see: swarm ls --help)\n"},
-	{[]string{"ls", "--status", "zombie"}, 2, "swarm: error: invalid --status 'zombie' (use running, stopped or all) (see: swarm ls --help)\n"},
+	{[]string{"ls", "--format", "yaml"}, 2, "swarm: error: invalid choice for --format: 'yaml' (use table, json or names) (see: swarm ls --help)\n"},
+	{[]string{"ls", "--status", "zombie"}, 2, "swarm: error: invalid choice for --status: 'zombie' (use running, stopped or all) (see: swarm ls --help)\n"},
 	{[]string{"ls", "extra"}, 2, "swarm: error: swarm ls expects no arguments (see: swarm ls --help)\n"},
 	{[]string{"list", "--bogus"}, 2, "swarm: error: unknown flag: --bogus (see: swarm ls --help)\n"},
 
@@ -147,7 +147,7 @@ var ipUsageCases = []struct {
 	// init, version, completion
 	{[]string{"init", "extra"}, 2, "swarm: error: swarm init expects no arguments (see: swarm init --help)\n"},
 	{[]string{"init", "--with-sandbox=maybe"}, 2, "swarm: error: invalid --with-sandbox 'maybe' (use true or false) (see: swarm init --help)\n"},
-	{[]string{"init", "--file", "README.md"}, 2, "swarm: error: invalid --file 'README.md' (use AGENTS.md or CLAUDE.md) (see: swarm init --help)\n"},
+	{[]string{"init", "--file", "README.md"}, 2, "swarm: error: invalid choice for --file: 'README.md' (use AGENTS.md or CLAUDE.md) (see: swarm init --help)\n"},
 	{[]string{"version", "extra"}, 2, "swarm: error: swarm version expects no arguments (see: swarm version --help)\n"},
 	{[]string{"completion"}, 2, `swarm: error: missing command for "swarm completion" (see: swarm completion --help)` + "\n"},
 	{[]string{"completion", "fishh"}, 2, `swarm: error: unknown command "fishh" for "swarm completion" (see: swarm completion --help)` + "\n\nDid you mean this?\n\tfish\n"},
@@ -164,7 +164,7 @@ var ipUsageCases = []struct {
 	{[]string{"ralph", "spawn", "--", "y"}, 2, "swarm: error: --name is required (see: swarm ralph spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--", "y"}, 2, "swarm: error: --prompt-file is required (see: swarm ralph spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md"}, 1, "swarm: error: no command provided (use -- command...)\n"},
-	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--prompt-mode", "pipe", "--", "y"}, 2, "swarm: error: invalid --prompt-mode 'pipe' (use type, stdin or arg) (see: swarm ralph spawn --help)\n"},
+	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--prompt-mode", "pipe", "--", "y"}, 2, "swarm: error: invalid choice for --prompt-mode: 'pipe' (use type, stdin or arg) (see: swarm ralph spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--agent", "gpt", "--", "y"}, 2, "swarm: error: invalid --agent 'gpt' (use aider, claude, codex, gemini, generic, opencode) (see: swarm ralph spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--limit-pattern", "a(", "--", "y"}, 2, "swarm: error: invalid --limit-pattern: error parsing regexp: missing closing ): `a(` (see: swarm ralph spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--ready-pattern", "[", "--", "y"}, 2, "swarm: error: invalid --ready-pattern: error parsing regexp: missing closing ]: `[` (see: swarm ralph spawn --help)\n"},
@@ -190,9 +190,9 @@ var ipUsageCases = []struct {
 
 	// ralph status, list, logs
 	{[]string{"ralph", "status"}, 2, "swarm: error: swarm ralph status expects one loop name (see: swarm ralph status --help)\n"},
-	{[]string{"ralph", "status", "a", "--format", "yaml"}, 2, "swarm: error: invalid --format 'yaml' (use text or json) (see: swarm ralph status --help)\n"},
-	{[]string{"ralph", "list", "--format", "yaml"}, 2, "swarm: error: invalid --format 'yaml' (use table, json or names) (see: swarm ralph list --help)\n"},
-	{[]string{"ralph", "ls", "--status", "done"}, 2, "swarm: error: invalid --status 'done' (use running, paused, stopped, failed or all) (see: swarm ralph list --help)\n"},
+	{[]string{"ralph", "status", "a", "--format", "yaml"}, 2, "swarm: error: invalid choice for --format: 'yaml' (use text or json) (see: swarm ralph status --help)\n"},
+	{[]string{"ralph", "list", "--format", "yaml"}, 2, "swarm: error: invalid choice for --format: 'yaml' (use table, json or names) (see: swarm ralph list --help)\n"},
+	{[]string{"ralph", "ls", "--status", "done"}, 2, "swarm: error: invalid choice for --status: 'done' (use running, paused, stopped, failed or all) (see: swarm ralph list --help)\n"},
 	{[]string{"ralph", "list", "extra"}, 2, "swarm: error: swarm ralph list expects no arguments (see: swarm ralph list --help)\n"},
 	{[]string{"ralph", "logs"}, 2, "swarm: error: swarm ralph logs expects one loop name (see: swarm ralph logs --help)\n"},
 	{[]string{"ralph", "logs", "a", "--lines", "-1"}, 2, "swarm: error: invalid --lines '-1' (use a whole number, at least 0) (see: swarm ralph logs --help)\n"},
@@ -211,7 +211,7 @@ var ipUsageCases = []struct {
 
 	// ralph init, template
 	{[]string{"ralph", "init", "extra"}, 2, "swarm: error: swarm ralph init expects no arguments (see: swarm ralph init --help)\n"},
-	{[]string{"ralph", "init", "--template", "nope"}, 2, "swarm: error: invalid --template 'nope' (use default, plan or promise) (see: swarm ralph init --help)\n"},
+	{[]string{"ralph", "init", "--template", "nope"}, 2, "swarm: error: invalid choice for --template: 'nope' (use default, plan or promise) (see: swarm ralph init --help)\n"},
 	{[]string{"ralph", "template", "a", "b"}, 2, "swarm: error: swarm ralph template expects at most one template name (see: swarm ralph template --help)\n"},
 	{[]string{"ralph", "template", "nope"}, 1, "swarm: error: unknown template 'nope' (available: default, plan, promise)\n"},
 
@@ -248,9 +248,9 @@ var ipUsageCases = []struct {
 
 	// heartbeat list, status
 	{[]string{"heartbeat", "list", "extra"}, 2, "swarm: error: swarm heartbeat list expects no arguments (see: swarm heartbeat list --help)\n"},
-	{[]string{"heartbeat", "ls", "--format", "yaml"}, 2, "swarm: error: invalid --format 'yaml' (use table or json) (see: swarm heartbeat list --help)\n"},
+	{[]string{"heartbeat", "ls", "--format", "yaml"}, 2, "swarm: error: invalid choice for --format: 'yaml' (use table or json) (see: swarm heartbeat list --help)\n"},
 	{[]string{"heartbeat", "status"}, 2, "swarm: error: swarm heartbeat status expects one worker name (see: swarm heartbeat status --help)\n"},
-	{[]string{"heartbeat", "status", "w", "--format", "table"}, 2, "swarm: error: invalid --format 'table' (use text or json) (see: swarm heartbeat status --help)\n"},
+	{[]string{"heartbeat", "status", "w", "--format", "table"}, 2, "swarm: error: invalid choice for --format: 'table' (use text or json) (see: swarm heartbeat status --help)\n"},
 	{[]string{"heartbeat", "status", "nope"}, 1, "No heartbeat found for nope\n"},
 	{[]string{"heartbeat", "status", "nope", "--format", "json"}, 1, "No heartbeat found for nope\n"},
 	{[]string{"heartbeat", "status", "../evil"}, 1, "swarm: error: invalid worker name '../evil' (use letters, digits, '.', '_', '-'; max 64)\n"},

@@ -43,7 +43,7 @@ Dockerfile are brought up to date, never PROMPT.md or ORCHESTRATOR.md.`,
 		Args: argsRange(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if b := filepath.Base(opts.File); opts.File != "" && b != "AGENTS.md" && b != "CLAUDE.md" {
-				return usagef("invalid --file '%s' (use AGENTS.md or CLAUDE.md)", opts.File)
+				return choiceError("--file", opts.File, "AGENTS.md or CLAUDE.md")
 			}
 			if runF != nil {
 				return runF(opts)

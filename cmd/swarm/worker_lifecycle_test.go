@@ -392,12 +392,16 @@ func TestWorkerCorruptState(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.Home, "state.json"), []byte(garbage), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// A read never writes: ls warns and changes nothing (a torn file
-	// from a non-atomic writer must not be thrown away by a look at it).
+	// A read never changes the state: ls warns, backs the file up (as
+	// swarm.py's ls does) and leaves it in place (a torn file from a
+	// non-atomic writer must not be thrown away by a look at it).
 	path := filepath.Join(e.Home, "state.json")
-	wkExpect(t, "ls on garbage state", e.Run("ls"), 0, "", "swarm: warning: corrupt state file "+path+", read as empty (the next change backs it up and resets it)\n")
+	wkExpect(t, "ls on garbage state", e.Run("ls"), 0, "", "swarm: warning: corrupt state file "+path+" (backed up to "+path+".corrupted), read as empty; the next change resets it\n")
 	if data, _ := os.ReadFile(path); string(data) != garbage {
 		t.Errorf("ls changed the state file: %q", data)
+	}
+	if data, _ := os.ReadFile(path + ".corrupted"); string(data) != garbage {
+		t.Errorf("ls did not back the state file up: %q", data)
 	}
 	// The next change backs it up and resets it.
 	r := e.Run("spawn", "--name", "after", "--tmux", "--", "sleep", "300")

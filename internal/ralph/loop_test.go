@@ -417,7 +417,7 @@ func TestBadLoopInputChangesNothing(t *testing.T) {
 		{[]string{"spawn", "--name", "bad", "--ralph", "--prompt-file", "PROMPT.md", "--", "x"}, 1, "swarm: error: --ralph requires --max-iterations"},
 		{[]string{"spawn", "--name", "bad", "--ralph", "--prompt-file", "missing.md", "--max-iterations", "3", "--", "x"}, 1, "swarm: error: prompt file not found: missing.md"},
 		{[]string{"spawn", "--name", "bad", "--ralph", "--prompt-file", "PROMPT.md", "--max-iterations", "3", "--done-pattern", "a(b", "--", "x"}, 2, "swarm: error: invalid --done-pattern"},
-		{[]string{"spawn", "--name", "bad", "--ralph", "--prompt-file", "PROMPT.md", "--max-iterations", "3", "--prompt-mode", "fax", "--", "x"}, 2, "swarm: error: invalid --prompt-mode 'fax'"},
+		{[]string{"spawn", "--name", "bad", "--ralph", "--prompt-file", "PROMPT.md", "--max-iterations", "3", "--prompt-mode", "fax", "--", "x"}, 2, "swarm: error: invalid choice for --prompt-mode: 'fax'"},
 		{[]string{"spawn", "--name", "bad", "--ralph", "--prompt-file", "PROMPT.md", "--max-iterations", "3", "--max-time", "soon", "--", "x"}, 2, "swarm: error: invalid --max-time 'soon': invalid duration 'soon'"},
 		{[]string{"ralph", "pause", "nobody"}, 1, "swarm: error: worker 'nobody' not found"},
 	}

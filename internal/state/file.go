@@ -196,6 +196,27 @@ func backupCorrupt(path string, data []byte) (string, error) {
 	return "", fmt.Errorf("%s has %d backups already (%s.corrupted*); remove some", path, maxBackups, filepath.Base(path))
 }
 
+// keepCorrupt makes sure a backup of data, the content of the corrupt file
+// at path, exists: an existing backup with the same content is enough
+// (listing a corrupt state twice must not make two copies), else one is
+// made (backupCorrupt). It returns the backup's name.
+func keepCorrupt(path string, data []byte) (string, error) {
+	for i := 0; i < maxBackups; i++ {
+		name := path + ".corrupted"
+		if i > 0 {
+			name += "." + strconv.Itoa(i)
+		}
+		old, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err == nil && bytes.Equal(old, data) {
+			return name, nil
+		}
+	}
+	return backupCorrupt(path, data)
+}
+
 // appendLines appends lines to the file at path (created 0600) in one
 // write with O_APPEND, flushed to the disk before it returns, so lines from
 // concurrent writers never interleave and a caller can rely on them. With

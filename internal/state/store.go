@@ -48,10 +48,11 @@ func (s *Store) shared() *notices {
 }
 
 // Load returns a snapshot of the registry. It takes no lock (writes are
-// atomic renames, so a reader sees a whole file) and never writes: listing
-// the state must not change it. What cannot be used is left out, with a
+// atomic renames, so a reader sees a whole file) and never changes the
+// state: listing it must not. What cannot be used is left out, with a
 // warning, for the next Update to deal with: an invalid record, or all of a
-// corrupt file.
+// corrupt file, which is backed up at once (state.json.corrupted, as
+// swarm.py's ls does) so its content is safe whatever happens next.
 func (s *Store) Load() (*Registry, error) {
 	s.shared().checkDirs(s.Warn, s.Root, s.Root)
 	data, _, err := readIfExists(s.statePath())
@@ -60,7 +61,11 @@ func (s *Store) Load() (*Registry, error) {
 	}
 	reg, bad, err := decodeRegistry(data)
 	if err != nil {
-		s.shared().warnOnce(s.Warn, data, fmt.Sprintf("corrupt state file %s, read as empty (the next change backs it up and resets it)", s.statePath()))
+		kept := "could not back it up"
+		if name, berr := keepCorrupt(s.statePath(), data); berr == nil {
+			kept = "backed up to " + name
+		}
+		s.shared().warnOnce(s.Warn, data, fmt.Sprintf("corrupt state file %s (%s), read as empty; the next change resets it", s.statePath(), kept))
 		return &Registry{}, nil
 	}
 	for _, b := range bad {
@@ -112,7 +117,7 @@ func (s *Store) Update(fn func(*Registry) error) error {
 // once the write has succeeded.
 func (s *Store) setAside(data []byte, corrupt bool, bad []rejected) ([]string, error) {
 	if corrupt {
-		if _, err := backupCorrupt(s.statePath(), data); err != nil {
+		if _, err := keepCorrupt(s.statePath(), data); err != nil {
 			return nil, fmt.Errorf("corrupt state file %s, and backing it up failed: %w", s.statePath(), err)
 		}
 		return []string{"corrupt state file, resetting"}, nil
