@@ -24,7 +24,8 @@ func TestIsIdleOnFixtures(t *testing.T) {
 		// usage limit without a menu.
 		want := strings.HasPrefix(name, "idle-") || strings.HasPrefix(name, "error-4") ||
 			strings.HasPrefix(name, "error-5") || name == "not-logged-in.txt" ||
-			name == "limit-session.txt" || name == "limit-no-claim.txt"
+			name == "limit-session.txt" || name == "limit-no-claim.txt" ||
+			name == "limit-session-80x24.txt"
 		if got := IsIdle(string(b)); got != want {
 			t.Errorf("%s: IsIdle = %v, want %v", name, got, want)
 		}
