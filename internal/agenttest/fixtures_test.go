@@ -31,3 +31,30 @@ func TestIsIdleOnFixtures(t *testing.T) {
 		}
 	}
 }
+
+// TestPendingInputOnFixtures checks the lost-Enter detector: only a
+// prompt left unsubmitted in the input box (swarm's Enter dropped, or an
+// interrupted turn put back) counts; an empty box, a dialog, a working
+// screen or a prompt echoed in the transcript do not.
+func TestPendingInputOnFixtures(t *testing.T) {
+	want := map[string]string{
+		"prompt-not-submitted.txt":        "Do the next step of the task in this folder.\nWhen the whole task is done, print <promise>COMPLETE</promise>.",
+		"interrupted-prompt-restored.txt": "Think hard.",
+		"idle-input-box.txt":              "",
+		"idle-after-answer.txt":           "",
+		"idle-after-limit-continue.txt":   "",
+		"working-waiting.txt":             "",
+		"dialog-trust-folder.txt":         "",
+		"limit-session-menu-80x24.txt":    "",
+		"error-429-final-80x24.txt":       "",
+	}
+	for name, w := range want {
+		b, err := os.ReadFile(filepath.Join(FixtureDir(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := PendingInput(string(b)); got != w {
+			t.Errorf("%s: PendingInput = %q, want %q", name, got, w)
+		}
+	}
+}
