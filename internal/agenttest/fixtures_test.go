@@ -47,6 +47,8 @@ func TestPendingInputOnFixtures(t *testing.T) {
 		"dialog-trust-folder.txt":         "",
 		"limit-session-menu-80x24.txt":    "",
 		"error-429-final-80x24.txt":       "",
+		// A second continuation queued while claude works on the first.
+		"working-same-session-continuation.txt": "",
 	}
 	for name, w := range want {
 		b, err := os.ReadFile(filepath.Join(FixtureDir(), name))
