@@ -28,11 +28,14 @@ test:
 # UPDATE=1 rewrites the captured screens under internal/agenttest/testdata;
 # SCREENS=1 prints every captured screen. Other packages' real-agent tests
 # are gated by the same SWARM_TEST_AGENTS=1: add them to AGENT_PKGS.
+# The loop scenarios mostly wait (usage-limit resets, inactivity timeouts),
+# so more of them run at once than there are cores: AGENT_PARALLEL.
 .PHONY: test-agents
 AGENT_PKGS ?= ./internal/agenttest/
+AGENT_PARALLEL ?= 4
 test-agents:
 	SWARM_TEST_AGENTS=1 SWARM_UPDATE_FIXTURES=$(UPDATE) SWARM_AGENT_SCREENS=$(SCREENS) \
-		$(GO) test -race -count=1 -v -timeout 30m $(AGENT_PKGS)
+		$(GO) test -race -count=1 -v -parallel $(AGENT_PARALLEL) -timeout 30m $(AGENT_PKGS)
 
 # Unit tests only (no tmux needed).
 test-short:

@@ -209,6 +209,16 @@ func TestClaudeHarnessScreens(t *testing.T) {
 		{"error-429-final-subscriber.txt", Error, "● API Error: Server is temporarily limiting requests", time.Time{}},
 		{"idle-after-tool-use.txt", Idle, "", time.Time{}},
 		{"working-waiting.txt", Working, "", time.Time{}},
+		// At 80 columns (a loop's window) the footer's "● high · /effort"
+		// sits on a line of its own below the input box: it must not
+		// hide the error or limit above it as if it began a message.
+		{"error-429-final-80x24.txt", Error, "● API Error: Request rejected (429)", time.Time{}},
+		{"error-529-final-80x24.txt", Error, "● API Error: 529 Overloaded.", time.Time{}},
+		{"limit-session-80x24.txt", Limited, "You've hit your session limit · resets 7:24am (UTC)", time.Date(2026, 11, 27, 7, 24, 0, 0, time.UTC)},
+		{"limit-session-menu-80x24.txt", Limited, "You've hit your session limit · resets 7:24am (UTC)", time.Date(2026, 11, 27, 7, 24, 0, 0, time.UTC)},
+		// "continue" typed after the limit and answered: the limit line
+		// above is answered past.
+		{"idle-after-limit-continue.txt", Idle, "", time.Time{}},
 	}
 	for _, c := range cases {
 		data, err := os.ReadFile(filepath.Join("..", "agenttest", "testdata", "claude-code-2.1.197", c.file))

@@ -55,6 +55,13 @@ var Claude = register(&Profile{
 	LimitMenu: []*regexp.Regexp{
 		regexp.MustCompile(`(?i)/rate-limit-options|stop and wait for limit to reset`),
 	},
+	// Its messages start at the left edge ("● API Error: …"). Not the
+	// default `^\s*● `: in a terminal under ~100 columns (tmux's default
+	// 80x24, where swarm's loops run) the footer's effort gauge, "● high ·
+	// /effort", wraps onto a line of its own below the input box, and
+	// read as the start of a message it hid the error or limit above it
+	// (the screen was judged idle: a failed turn counted as a success).
+	MessageStart: []*regexp.Regexp{regexp.MustCompile(`^[●⏺] `)},
 	Fatal: []Fatal{
 		{regexp.MustCompile(`(?i)cannot be used with root/sudo privileges`),
 			"as root, Claude Code needs IS_SANDBOX=1 for --dangerously-skip-permissions: add --env IS_SANDBOX=1 (inside a container or VM only)"},

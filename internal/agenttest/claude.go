@@ -125,3 +125,39 @@ func (s *Session) SaveFixture(name, screen string) {
 		s.t.Fatal(err)
 	}
 }
+
+// rule is one of the horizontal rules around Claude Code's input box.
+var rule = regexp.MustCompile(`^─{20,}\s*$`)
+
+// PendingInput returns the text in Claude Code's input box when it holds
+// typed text that was not submitted and Claude is not working (a prompt
+// whose Enter was lost); "" otherwise. The input box is the last block
+// between two rules.
+func PendingInput(screen string) string {
+	if strings.Contains(screen, "esc to interrupt") {
+		return ""
+	}
+	lines := strings.Split(screen, "\n")
+	last, prev := -1, -1
+	for i := len(lines) - 1; i >= 0 && prev < 0; i-- {
+		if rule.MatchString(lines[i]) {
+			if last < 0 {
+				last = i
+			} else {
+				prev = i
+			}
+		}
+	}
+	if prev < 0 || last-prev < 2 {
+		return ""
+	}
+	first, ok := strings.CutPrefix(lines[prev+1], "❯")
+	if !ok {
+		return ""
+	}
+	box := append([]string{first}, lines[prev+2:last]...)
+	for i, l := range box {
+		box[i] = strings.TrimSpace(strings.ReplaceAll(l, "\u00a0", " "))
+	}
+	return strings.TrimSpace(strings.Join(box, "\n"))
+}

@@ -25,4 +25,11 @@
 //	// the worker gets exactly setup.Env whatever the tmux server inherited.
 //
 // Then assert on mock.Turns() (what claude sent) and on the pane.
+//
+// loop_test.go does that end to end: the real swarm binary (built once,
+// internal/testenv: its own SWARM_HOME and tmux socket per test) runs
+// `swarm ralph spawn ... --agent claude -- env -i ... claude` loops
+// against the mock, waits with `swarm ralph wait`, and reads ralph status,
+// iterations.log and the mock's requests. Each scenario logs one
+// "result:" line with what it measured.
 package agenttest

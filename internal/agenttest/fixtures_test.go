@@ -24,9 +24,39 @@ func TestIsIdleOnFixtures(t *testing.T) {
 		// usage limit without a menu.
 		want := strings.HasPrefix(name, "idle-") || strings.HasPrefix(name, "error-4") ||
 			strings.HasPrefix(name, "error-5") || name == "not-logged-in.txt" ||
-			name == "limit-session.txt" || name == "limit-no-claim.txt"
+			name == "limit-session.txt" || name == "limit-no-claim.txt" ||
+			name == "limit-session-80x24.txt"
 		if got := IsIdle(string(b)); got != want {
 			t.Errorf("%s: IsIdle = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestPendingInputOnFixtures checks the lost-Enter detector: only a
+// prompt left unsubmitted in the input box (swarm's Enter dropped, or an
+// interrupted turn put back) counts; an empty box, a dialog, a working
+// screen or a prompt echoed in the transcript do not.
+func TestPendingInputOnFixtures(t *testing.T) {
+	want := map[string]string{
+		"prompt-not-submitted.txt":        "Do the next step of the task in this folder.\nWhen the whole task is done, print <promise>COMPLETE</promise>.",
+		"interrupted-prompt-restored.txt": "Think hard.",
+		"idle-input-box.txt":              "",
+		"idle-after-answer.txt":           "",
+		"idle-after-limit-continue.txt":   "",
+		"working-waiting.txt":             "",
+		"dialog-trust-folder.txt":         "",
+		"limit-session-menu-80x24.txt":    "",
+		"error-429-final-80x24.txt":       "",
+		// A second continuation queued while claude works on the first.
+		"working-same-session-continuation.txt": "",
+	}
+	for name, w := range want {
+		b, err := os.ReadFile(filepath.Join(FixtureDir(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := PendingInput(string(b)); got != w {
+			t.Errorf("%s: PendingInput = %q, want %q", name, got, w)
 		}
 	}
 }
