@@ -62,6 +62,13 @@ type Profile struct {
 	// InputBox: a line of its input box; with no Working line the agent
 	// is idle. Empty: the profile cannot tell idle (no end-of-turn).
 	InputBox []*regexp.Regexp
+	// InputLine: the input box's line with what is typed in it (the
+	// first capture group), and PastePlaceholder what the box shows
+	// instead of a long paste. With them the loop sees a typed prompt
+	// arrive before it presses Enter, and sees an Enter the agent
+	// dropped (Pending). nil: the loop cannot see typed text.
+	InputLine        *regexp.Regexp
+	PastePlaceholder *regexp.Regexp
 	// TurnDone: a line the agent prints when a turn ends.
 	TurnDone []*regexp.Regexp
 	// APIError: a line of an error that ended a turn.
@@ -184,6 +191,51 @@ func (p *Profile) Ready(screen string, extra ...*regexp.Regexp) bool {
 		return matchAny(screen, extra)
 	}
 	return ready.IsReady(screen, extra...)
+}
+
+// Pending reports whether the agent's input box holds text (its first
+// line) typed but not submitted: the start of text, or the placeholder of
+// a long paste. ok is false when the profile cannot see typed text.
+func (p *Profile) Pending(screen, text string) (pending, ok bool) {
+	if p.InputLine == nil {
+		return false, false
+	}
+	lines := ready.Lines(screen)
+	for i := len(lines) - 1; i >= 0; i-- {
+		m := p.InputLine.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		typed := strings.TrimSpace(strings.ReplaceAll(m[len(m)-1], "\u00a0", " "))
+		if typed == "" {
+			return false, true
+		}
+		if p.PastePlaceholder != nil && p.PastePlaceholder.MatchString(typed) {
+			return true, true
+		}
+		return sameStart(typed, text), true
+	}
+	return false, true
+}
+
+// pendingPrefix is how much of a typed line must match the start of the
+// text for the box to hold it (the box wraps long lines).
+const pendingPrefix = 12
+
+// sameStart reports whether typed (a line of the input box) begins like
+// text's first non-blank line, spaces collapsed: an agent's own
+// suggestion in an empty box ("Try ...") does not.
+func sameStart(typed, text string) bool {
+	first := ""
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) != "" {
+			first = l
+			break
+		}
+	}
+	a, b := []rune(strings.Join(strings.Fields(typed), " ")), []rune(strings.Join(strings.Fields(first), " "))
+	n := min(len(a), len(b), pendingPrefix)
+	return n > 0 && string(a[:n]) == string(b[:n])
 }
 
 // CanTellIdle reports whether the profile recognises the agent's idle

@@ -231,3 +231,45 @@ func TestClaudeHarnessScreens(t *testing.T) {
 		}
 	}
 }
+
+// The prompt left in Claude Code's input box after a lost Enter is seen
+// as pending; an empty box, a working agent's box and a box showing
+// something else are not.
+func TestClaudePending(t *testing.T) {
+	prompt := "Do the next step of the task in this folder.\nWhen the whole task is done, print <promise>COMPLETE</promise>."
+	notSubmitted, err := os.ReadFile("../agenttest/testdata/claude-code-2.1.197/prompt-not-submitted.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		screen string
+		want   bool
+	}{
+		{string(notSubmitted), true},
+		{"──────\n❯ [Pasted text #1 +12 lines]\n──────\n  ? for shortcuts", true},
+		{"──────\n❯\u00a0\n──────\n  ? for shortcuts", false},
+		{"──────\n❯ Try \"refactor the parser\"\n──────\n  ? for shortcuts", false},
+		{"● Done.\n──────\n❯ \n──────", false},
+	}
+	for _, c := range cases {
+		got, ok := Claude.Pending(c.screen, prompt)
+		if !ok || got != c.want {
+			t.Errorf("Pending = %v %v, want %v for:\n%s", got, ok, c.want, c.screen)
+		}
+	}
+	if _, ok := Generic.Pending("> hi", "hi"); ok {
+		t.Error("the generic profile claims to see typed text")
+	}
+}
+
+func TestWithArticle(t *testing.T) {
+	for kind, want := range map[string]string{
+		"API key dialog": "an API key dialog", "update prompt": "an update prompt", "usage limit menu": "a usage limit menu",
+		"approval prompt": "an approval prompt", "login method picker": "a login method picker", "menu awaiting a choice": "a menu awaiting a choice",
+		"OAuth code prompt": "an OAuth code prompt", "bypass permissions warning": "a bypass permissions warning",
+	} {
+		if got := WithArticle(kind); got != want {
+			t.Errorf("WithArticle(%q) = %q, want %q", kind, got, want)
+		}
+	}
+}

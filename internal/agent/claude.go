@@ -38,6 +38,10 @@ var Claude = register(&Profile{
 		regexp.MustCompile(`^[\s│]*❯(\s|\x{00a0}|$)`),
 		regexp.MustCompile(`(?i)\? for shortcuts|shift\+tab to cycle`),
 	},
+	// What is typed follows the mark; a long paste shows as "[Pasted
+	// text #1 +12 lines]" until it is submitted.
+	InputLine:        regexp.MustCompile(`^[\s│]*❯(?:\s|\x{00a0}|$)(.*)$`),
+	PastePlaceholder: regexp.MustCompile(`^\[Pasted text #\d+`),
 	TurnDone: []*regexp.Regexp{
 		regexp.MustCompile(`^\s*[✻✶✳✢✽*·]\s+\p{L}+ed for \d+(\.\d+)?\s*(s|m|h|ms)\b`),
 	},

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/swarmtools/swarm/internal/prefilter"
 	"github.com/swarmtools/swarm/internal/ready"
@@ -46,4 +47,29 @@ func (p *Profile) Stuck(screen string) (kind, line string, ok bool) {
 func (p *Profile) StuckKind(screen string) (string, bool) {
 	kind, _, ok := p.Stuck(screen)
 	return kind, ok
+}
+
+// WithArticle puts "a" or "an" before a dialog kind, by how it is said:
+// "an API key dialog", "an update prompt", "a usage limit menu".
+func WithArticle(kind string) string {
+	word, _, _ := strings.Cut(kind, " ")
+	if word == "" {
+		return kind
+	}
+	an := false
+	switch {
+	case len(word) > 1 && strings.ToUpper(word) == word:
+		// An acronym is spelled out: "an API", "an MCP", "a TUI".
+		an = strings.ContainsRune("AEFHILMNORSX", rune(word[0]))
+	case strings.ContainsRune("aeioAEIO", rune(word[0])):
+		an = true
+	case word[0] == 'u' || word[0] == 'U':
+		// "an update", but "a usage", "a user", "a unique".
+		l := strings.ToLower(word)
+		an = !strings.HasPrefix(l, "us") && !strings.HasPrefix(l, "uni") && !strings.HasPrefix(l, "uti")
+	}
+	if an {
+		return "an " + kind
+	}
+	return "a " + kind
 }

@@ -108,7 +108,12 @@ func startLoop(t *testing.T, name string, o loopOpts) *loopRun {
 	t.Cleanup(l.watch.stop)
 	if !o.noRescue {
 		l.rescue = startRescuer(l)
-		t.Cleanup(l.rescue.stop)
+		t.Cleanup(func() {
+			l.rescue.stop()
+			if n := l.rescue.count(); n > 0 {
+				t.Errorf("swarm left a typed prompt unsubmitted in claude's input box %d time(s) (pressed Enter for it after %s)", n, rescueAfter)
+			}
+		})
 	}
 	l.began = time.Now()
 	if r := env.Run(args...); r.Code != 0 {
@@ -129,15 +134,14 @@ func (l *loopRun) rescues() string {
 	return ""
 }
 
-// rescuer works around a swarm bug that the scenarios are not about, so
-// that each of them measures what it is for: Claude Code, in its first
-// seconds, shows its input box before it handles a paste promptly; swarm
-// presses Enter once its output has been quiet for 150 ms, often before
-// the paste has even been echoed, and Claude drops that Enter. The prompt
-// then sits unsubmitted in the input box until the inactivity timeout.
-// TestLoopPromptSubmittedAtStart shows the bug without a rescue. The
-// rescuer presses Enter for swarm when a typed prompt has sat unsubmitted
-// (no working line) for rescueAfter, and counts each time.
+// rescuer watches for a prompt left unsubmitted: Claude Code, in its first
+// seconds, shows its input box before it handles a paste, and drops an
+// Enter pressed before it echoes the paste. swarm waits for the echo and
+// presses Enter again while the prompt stays in the box (ralph
+// awaitEcho, ensureSubmitted). Should a prompt still sit unsubmitted (no
+// working line) for rescueAfter, the rescuer presses Enter so that the
+// scenario can finish and measure, and the test fails (a cleanup counts
+// the rescues). TestLoopPromptSubmittedAtStart runs without it.
 type rescuer struct {
 	mu    sync.Mutex
 	times []time.Time
@@ -146,9 +150,9 @@ type rescuer struct {
 }
 
 // rescueAfter is how long a prompt may sit in the input box before the
-// rescuer presses Enter: well past swarm's own Enter (at most 2 s after
-// the paste), and past Claude's slowest echo of a paste seen (3.2 s).
-const rescueAfter = 6 * time.Second
+// rescuer presses Enter: past swarm's own Enter and its two retries
+// (3 s apart), and Claude's slowest echo of a paste seen (3.9 s).
+const rescueAfter = 12 * time.Second
 
 func startRescuer(l *loopRun) *rescuer {
 	r := &rescuer{done: make(chan struct{})}

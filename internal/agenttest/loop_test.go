@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/mockapi"
 	"github.com/swarmtools/swarm/internal/ready"
 )
@@ -195,7 +196,7 @@ func TestLoopDialogsStopPreflight(t *testing.T) {
 				t.Fatalf("ralph wait exit %d (%s); exit reason %q", code, out, l.str("exit_reason"))
 			}
 			st := l.status()
-			for _, want := range []string{"Exit reason: preflight_failed", "the agent is waiting at a " + c.kind, "Fix: ", c.fix} {
+			for _, want := range []string{"Exit reason: preflight_failed", "the agent is waiting at " + agent.WithArticle(c.kind), "Fix: ", c.fix} {
 				if !strings.Contains(st, want) {
 					t.Errorf("ralph status lacks %q:\n%s", want, st)
 				}

@@ -3,6 +3,7 @@ package ralph
 import (
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +21,16 @@ const (
 )
 
 func claudeScreen(transcript, footer string) string {
-	return claudeBanner + transcript + claudeRule + "\n❯\u00a0\n" + claudeRule + "\n  " + footer + "\n"
+	return claudeTyped(transcript, "", footer)
+}
+
+// claudeTyped is a screen whose input box holds typed (its first line).
+func claudeTyped(transcript, typed, footer string) string {
+	box := "❯\u00a0"
+	if typed != "" {
+		box = "❯ " + firstLine(typed)
+	}
+	return claudeBanner + transcript + claudeRule + "\n" + box + "\n" + claudeRule + "\n  " + footer + "\n"
 }
 
 var (
@@ -44,6 +54,10 @@ func claudeAgent(turn func(p *tmuxtest.Pane, run int, msg string)) *tmuxtest.Age
 				time.Sleep(30 * time.Millisecond)
 				turn(p, run, msg)
 			}()
+		},
+		// The pasted text shows in the input box until Enter.
+		ShowInput: func(p *tmuxtest.Pane, typed string) {
+			p.SetScreen(claudeTyped("", typed, "? for shortcuts"))
 		},
 	}
 }
@@ -232,4 +246,145 @@ func formatInt(n int64) string {
 		n /= 10
 	}
 	return string(b)
+}
+
+// Claude Code shows its input box before it handles a paste, and drops an
+// Enter pressed before the paste shows: the loop waits for the echo.
+func TestEngineWaitsForThePasteToShowBeforeEnter(t *testing.T) {
+	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
+	agentCLI.EchoAfter = 400 * time.Millisecond
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 2, InactivityTimeout: time.Hour}))
+	l.expectEnd(0, ReasonMaxIterations, 2)
+	if n := agentCLI.Dropped(); n != 0 || len(agentCLI.Messages()) != 2 {
+		t.Fatalf("%d Enters dropped, messages %q", n, agentCLI.Messages())
+	}
+}
+
+// An Enter the agent dropped after all (the prompt still in its box) is
+// pressed again.
+func TestEnginePressesEnterAgainWhenTheAgentDroppedIt(t *testing.T) {
+	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
+	agentCLI.DropEnters = 1
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 1, InactivityTimeout: time.Hour}))
+	l.expectEnd(0, ReasonMaxIterations, 1)
+	data, _ := os.ReadFile(l.e.RS.LogPath())
+	if agentCLI.Dropped() != 1 || len(agentCLI.Messages()) != 1 || !strings.Contains(string(data), "pressing Enter again") {
+		t.Fatalf("dropped %d, messages %q, log:\n%s", agentCLI.Dropped(), agentCLI.Messages(), data)
+	}
+}
+
+// slowClaude empties its input box on Enter at once but shows working
+// only some time later (the real one takes a moment), its last screen
+// meanwhile, and records a message that arrived before the previous one
+// was answered.
+type slowClaude struct {
+	*tmuxtest.Agent
+	mu       sync.Mutex
+	answered int
+	early    []string
+	last     string // the screen before the message was typed
+}
+
+func newSlowClaude(delay time.Duration, answer func(p *tmuxtest.Pane, msg string)) *slowClaude {
+	c := &slowClaude{last: claudeIdle}
+	c.Agent = claudeAgent(nil)
+	// The typed text shows in the box below the transcript so far.
+	c.Agent.ShowInput = func(p *tmuxtest.Pane, typed string) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		p.SetScreen(strings.Replace(c.last, "\n❯\u00a0\n", "\n❯ "+firstLine(typed)+"\n", 1))
+	}
+	c.Agent.OnMessage = func(p *tmuxtest.Pane, run int, msg string) {
+		c.mu.Lock()
+		if n := len(c.Agent.Messages()); c.answered < n-1 {
+			c.early = append(c.early, firstLine(msg))
+		}
+		p.SetScreen(c.last)
+		c.mu.Unlock()
+		go func() {
+			time.Sleep(delay)
+			p.SetScreen(claudeWorking(firstLine(msg)))
+			time.Sleep(30 * time.Millisecond)
+			answer(p, msg)
+			c.mu.Lock()
+			c.answered++
+			c.last = p.Screen()
+			c.mu.Unlock()
+		}()
+	}
+	return c
+}
+
+// --same-session: each continuation is answered before the next one is
+// typed; a continuation does not inherit the previous turn's idle screen.
+func TestEngineSameSessionWaitsForEachContinuationsAnswer(t *testing.T) {
+	c := newSlowClaude(time.Second, func(p *tmuxtest.Pane, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
+	l := newFakeLoop(t, c, claudeOptions(Options{MaxIterations: 3, SameSession: true, InactivityTimeout: time.Hour}))
+	l.expectEnd(0, ReasonMaxIterations, 3)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.early) != 0 || c.Runs() != 1 || len(c.Messages()) != 3 {
+		t.Fatalf("typed before the previous answer: %q; runs %d, messages %d", c.early, c.Runs(), len(c.Messages()))
+	}
+}
+
+// After the limit message is typed, the old limit stays the last message
+// until the agent answers: it is not waited out again, and the message is
+// typed once.
+func TestEngineTypesTheLimitMessageOnce(t *testing.T) {
+	reset := time.Now().Add(800 * time.Millisecond).Add(-limitSlack)
+	limitLine := "● Claude AI usage limit reached|" + itoa(reset.Unix())
+	c := newSlowClaude(300*time.Millisecond, func(p *tmuxtest.Pane, msg string) {
+		if msg == DefaultLimitMessage {
+			p.SetScreen(claudeScreen("● Done.\n<promise>COMPLETE</promise>\n✻ Worked for 1s\n", "? for shortcuts"))
+			p.Print("<promise>COMPLETE</promise>\n")
+			return
+		}
+		p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n"+limitLine+"\n", "? for shortcuts"))
+	})
+	l := newFakeLoop(t, c, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: time.Hour}))
+	l.expectEnd(0, ReasonComplete, 1)
+	msgs := c.Messages()
+	if len(msgs) != 2 || msgs[1] != DefaultLimitMessage || l.events("LIMIT") != 1 {
+		t.Fatalf("messages %q, %d LIMIT lines", msgs, l.events("LIMIT"))
+	}
+}
+
+// An agent that gets past a limit by itself and completes while the loop
+// waits: the signal ends the loop without waiting out the rest.
+func TestEngineActsOnASignalDuringALimitWait(t *testing.T) {
+	reset := time.Now().Add(time.Hour)
+	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
+		p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Claude AI usage limit reached|"+itoa(reset.Unix())+"\n", "? for shortcuts"))
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			p.Print("<promise>COMPLETE</promise>\n")
+		}()
+	})
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: time.Hour}))
+	start := time.Now()
+	l.expectEnd(0, ReasonComplete, 1)
+	if time.Since(start) > 30*time.Second || len(agentCLI.Messages()) != 1 {
+		t.Fatalf("took %s, messages %q", time.Since(start), agentCLI.Messages())
+	}
+	if st := l.state(); st.Status == state.RalphWaiting || !st.WaitingUntil.IsZero() {
+		t.Fatalf("still waiting after the end: %s until %v", st.Status, st.WaitingUntil)
+	}
+}
+
+// The watch polls again when the idle grace ends, not a whole poll later.
+func TestNextPollMeetsTheIdleGrace(t *testing.T) {
+	e := &Engine{Poll: 2 * time.Second}
+	a := &attempt{st: &state.Ralph{IdleGrace: 3}}
+	if got := e.nextPoll(a); got != 2*time.Second {
+		t.Fatalf("not idle: %s", got)
+	}
+	a.idleSince = time.Now().Add(-2500 * time.Millisecond)
+	if got := e.nextPoll(a); got > 600*time.Millisecond || got < minPollGap {
+		t.Fatalf("idle 2.5 s of 3: next poll in %s", got)
+	}
+	a.idleSince = time.Now().Add(-time.Hour)
+	if got := e.nextPoll(a); got != minPollGap {
+		t.Fatalf("grace over: %s", got)
+	}
 }

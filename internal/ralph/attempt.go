@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/ready"
@@ -55,8 +56,11 @@ type attempt struct {
 	idleSince  time.Time        // at its input box after working, since
 	errorSince time.Time        // showing an API error, since
 	dialog     string           // the dialog it shows now ("" for none)
-	agentProc  proc.Target      // the agent's process, identified at launch
-	shown      agent.State      // the state last recorded
+	// resumedLimit is the limit line waited out, still on screen until
+	// the agent answers the limit message.
+	resumedLimit string
+	agentProc    proc.Target // the agent's process, identified at launch
+	shown        agent.State // the state last recorded
 
 	lastHash   [16]byte
 	lastChange time.Time       // the screen's last change
@@ -305,6 +309,7 @@ func (e *Engine) launch(a *attempt, w *state.Worker) error {
 			Session: w.Tmux.Session, Name: w.Tmux.Window, Dir: a.st.WorkDir,
 			Command:     []string{"sh", "-c", "while :; do sleep 3600; done"},
 			FocusEvents: worker.Socket(w) != "",
+			Width:       worker.WindowWidth, Height: worker.WindowHeight,
 		})
 		if err != nil {
 			return fmt.Errorf("failed to create tmux window: %w", err)
@@ -472,24 +477,90 @@ func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
 	return nil
 }
 
-// typePrompt pastes text, waits for the echo to settle, records where the
-// reply starts and that Enter is being pressed, and presses it. The
-// record comes first: a monitor killed right after must not type the
+// typePrompt types text into the agent (enter) and, between the echo and
+// Enter, records where the reply starts and that Enter is being pressed.
+// The record comes first: a monitor killed right after must not type the
 // prompt a second time (adopt checks the screen instead).
 func (e *Engine) typePrompt(a *attempt, text string) {
+	e.enter(a, text, func(off int64) {
+		a.off = off
+		e.earlySignal(a, text)
+		if _, sc, err := a.tc.Poll(a.window); err == nil {
+			a.baseTurns = a.profile.Judge(withoutEcho(sc, text), time.Now()).Turns
+		}
+		e.update(func(s *state.Ralph) error { s.OutputOffset, s.PromptEntered = a.off, true; return nil })
+	})
+	a.promptAt = time.Now()
+}
+
+// enter pastes text as one bracketed paste, waits until the agent shows
+// it (awaitEcho) and its echo has settled, calls beforeEnter with the
+// output offset after the echo, presses Enter, and makes sure the agent
+// took it (ensureSubmitted).
+func (e *Engine) enter(a *attempt, text string, beforeEnter func(off int64)) {
 	if text != "" {
 		if err := a.tc.Paste(a.window, text); err != nil {
 			return // the watch finds the window gone
 		}
+		e.awaitEcho(a, text)
 	}
-	a.off = settle(a)
-	e.earlySignal(a, text)
-	if _, sc, err := a.tc.Poll(a.window); err == nil {
-		a.baseTurns = a.profile.Judge(withoutEcho(sc, text), time.Now()).Turns
+	off := settle(a)
+	if beforeEnter != nil {
+		beforeEnter(off)
 	}
-	e.update(func(s *state.Ralph) error { s.OutputOffset, s.PromptEntered = a.off, true; return nil })
 	a.tc.SendKeys(a.window, "Enter")
-	a.promptAt = time.Now()
+	e.ensureSubmitted(a, text)
+}
+
+// awaitEcho waits, for an agent whose input box its profile can read,
+// until the box shows the pasted text, at most echoWait. Claude Code shows
+// its input box seconds before it handles a paste, and drops an Enter
+// pressed before then: the prompt would sit in the box all iteration.
+func (e *Engine) awaitEcho(a *attempt, text string) {
+	if _, ok := a.profile.Pending("", text); !ok {
+		return
+	}
+	deadline := time.Now().Add(echoWait)
+	for time.Now().Before(deadline) {
+		_, sc, err := a.tc.Poll(a.window)
+		if err != nil {
+			return
+		}
+		if pending, _ := a.profile.Pending(sc, text); pending {
+			return
+		}
+		time.Sleep(echoPoll)
+	}
+	e.log("WARN", "iteration %d: the agent did not show the pasted text within %s; pressing Enter anyway", a.iter, duration.Compact(echoWait))
+}
+
+// ensureSubmitted presses Enter again, at most maxEnterRetries times,
+// while the agent's input box still holds the text submitWait after
+// Enter: the agent dropped the key. An agent seen working meanwhile has
+// the text (noteAgent confirms the delivery).
+func (e *Engine) ensureSubmitted(a *attempt, text string) {
+	if _, ok := a.profile.Pending("", text); !ok || text == "" {
+		return
+	}
+	for try := 0; try < maxEnterRetries; try++ {
+		deadline := time.Now().Add(submitWait)
+		for time.Now().Before(deadline) {
+			_, sc, err := a.tc.Poll(a.window)
+			if err != nil {
+				return
+			}
+			if v := a.profile.Judge(withoutEcho(sc, text), time.Now()); v.State == agent.Working {
+				e.noteAgent(a, v)
+				return
+			}
+			if pending, _ := a.profile.Pending(sc, text); !pending {
+				return
+			}
+			time.Sleep(echoPoll)
+		}
+		e.log("WARN", "iteration %d: the text was still in the agent's input box %s after Enter; pressing Enter again", a.iter, duration.Compact(submitWait))
+		a.tc.SendKeys(a.window, "Enter")
+	}
 }
 
 // earlySignal warns about a completion tag the agent printed before the
@@ -554,7 +625,7 @@ func (e *Engine) confirm(a *attempt) {
 // dialogDetail says which dialog stopped the loop, in its own words, and
 // how to get past it (the profile's hint, or answering it by hand).
 func dialogDetail(name string, v agent.Verdict) (detail, fix string) {
-	detail = fmt.Sprintf("the agent is waiting at a %s", v.Kind)
+	detail = fmt.Sprintf("the agent is waiting at %s", agent.WithArticle(v.Kind))
 	if v.Line != "" {
 		detail += fmt.Sprintf(" (%q)", v.Line)
 	}
@@ -573,8 +644,8 @@ func preflight(name string, v agent.Verdict) *Outcome {
 }
 
 func (e *Engine) warnStuck(iter int, kind string) {
-	e.log("WARN", "iteration %d: agent shows a %s", iter, kind)
-	e.say("agent shows a %s; it needs a human (swarm attach %s)", kind, e.Name)
+	e.log("WARN", "iteration %d: agent shows %s", iter, agent.WithArticle(kind))
+	e.say("agent shows %s; it needs a human (swarm attach %s)", agent.WithArticle(kind), e.Name)
 }
 
 // settle waits until the output stops growing (the agent finished

@@ -147,10 +147,15 @@ func (e *Engine) continueSession(ctx context.Context, a *attempt) (*attempt, Out
 		return a, Outcome{End: EndPromptError, Detail: err.Error()}
 	}
 	msg := fmt.Sprintf("You stopped without printing <promise>%s</promise>. Continue the task below; print it only when the task is fully done.\n\n%s", a.st.CompletionPromise, prompt)
+	// The agent and its output stream are the same (out, exit, the
+	// offset read so far); what the previous iteration saw the agent do
+	// is not: a continuation starts unconfirmed, not yet worked, not
+	// idle, or its first poll would end it at once as idle again.
 	next := *a
 	next.iter, next.started, next.prompt = a.iter+1, time.Now(), msg
 	next.warned, next.nudged, next.tasks, next.det, next.reader = map[string]bool{}, false, 0, nil, nil
-	// The agent and its output stream are the same: out and exit stay.
+	next.confirmed, next.worked, next.dialog, next.shown = false, false, "", ""
+	next.idleSince, next.errorSince, next.lastChange = time.Time{}, time.Time{}, time.Now()
 	sum, size, err := e.RS.SaveDelivered(msg)
 	if err != nil {
 		e.say("cannot save the prompt: %v", err)
@@ -169,10 +174,7 @@ func (e *Engine) continueSession(ctx context.Context, a *attempt) (*attempt, Out
 	e.log("START", "iteration %d/%d (same session)", next.iter, a.st.MaxIterations)
 	e.say("agent went quiet without a completion signal; continuing in the same session (iteration %d/%d)", next.iter, a.st.MaxIterations)
 	// A failed paste shows as continued silence: the next timeout restarts.
-	a.tc.Paste(a.window, msg)
-	next.off = settle(&next)
-	a.tc.SendKeys(a.window, "Enter")
-	next.promptAt = time.Now()
+	e.typePrompt(&next, msg)
 	e.markDelivered(&next)
 	return &next, e.watch(ctx, &next)
 }

@@ -60,11 +60,38 @@ func (e *Engine) waitOutLimit(ctx context.Context, a *attempt, v agent.Verdict) 
 		if o, stop := e.interruptWait(ctx, a); stop {
 			return o, true
 		}
+		// The agent may go on by itself (a limit it retries past) and
+		// finish: its output still counts.
+		e.readOutput(a)
+		if o, done := e.signalled(a); done {
+			e.endWait()
+			return o, true
+		}
 		e.Sleep(ctx, min(e.Poll, time.Until(until)))
 	}
 	if o, stop := e.interruptWait(ctx, a); stop {
 		return o, true
 	}
+	e.endWait()
+	if ps, _, err := a.tc.Poll(a.window); err == nil && ps.Dead {
+		return Outcome{}, false // the watch sees the exit and ends the iteration
+	}
+	e.log("RESUME", "iteration %d: limit reset; typed %q", a.iter, a.st.LimitMessage)
+	e.say("limit reset; continuing the agent with %q", a.st.LimitMessage)
+	msg := a.st.LimitMessage
+	worker.SendText(a.tc, a.window, msg, worker.SendOptions{NoEnter: true})
+	e.awaitEcho(a, msg)
+	a.tc.SendKeys(a.window, "Enter")
+	e.ensureSubmitted(a, msg)
+	// The limit stays the agent's last message until it answers: it is
+	// the limit just waited out, not a new one, until the agent works.
+	a.resumedLimit = v.Line
+	a.worked, a.idleSince, a.errorSince, a.lastChange = false, time.Time{}, time.Time{}, time.Now()
+	return Outcome{}, false
+}
+
+// endWait sets a waiting loop running again.
+func (e *Engine) endWait() {
 	e.update(func(s *state.Ralph) error {
 		if s.Status == state.RalphWaiting {
 			s.Status = state.RalphRunning
@@ -72,14 +99,6 @@ func (e *Engine) waitOutLimit(ctx context.Context, a *attempt, v agent.Verdict) 
 		s.WaitingUntil = state.Timestamp{}
 		return nil
 	})
-	if ps, _, err := a.tc.Poll(a.window); err == nil && ps.Dead {
-		return Outcome{}, false // the watch sees the exit and ends the iteration
-	}
-	e.log("RESUME", "iteration %d: limit reset; typed %q", a.iter, a.st.LimitMessage)
-	e.say("limit reset; continuing the agent with %q", a.st.LimitMessage)
-	worker.SendText(a.tc, a.window, a.st.LimitMessage, worker.SendOptions{})
-	a.worked, a.idleSince, a.errorSince, a.lastChange = false, time.Time{}, time.Time{}, time.Now()
-	return Outcome{}, false
 }
 
 // interruptWait ends a limit wait early: a kill or stop, a pause, Ctrl-C.

@@ -43,6 +43,17 @@ const (
 	settleMax   = 2 * time.Second
 	settleTick  = 25 * time.Millisecond
 	settleQuiet = 150 * time.Millisecond
+	// echoWait bounds the wait for an agent to show a pasted text in its
+	// input box (Claude Code under load took 1-4 s); echoPoll paces it
+	// and the check after Enter. submitWait: text still in the box this
+	// long after Enter means the key was dropped; it is pressed again at
+	// most maxEnterRetries times.
+	// minPollGap: the shortest wait between two polls of the watch.
+	minPollGap      = 10 * time.Millisecond
+	echoWait        = 15 * time.Second
+	echoPoll        = 100 * time.Millisecond
+	submitWait      = 3 * time.Second
+	maxEnterRetries = 2
 	// monitorStartWait bounds the wait for a background monitor to take
 	// its lock, and firstIterationWait the wait for its first iteration,
 	// so that spawn returns with the loop visibly running.

@@ -63,8 +63,19 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 				return o
 			}
 		}
-		e.Sleep(ctx, e.Poll)
+		e.Sleep(ctx, e.nextPoll(a))
 	}
+}
+
+// nextPoll is the time to the next poll: the poll interval, or less when
+// the agent's idle grace ends sooner, so that --idle-grace ends an
+// iteration on time instead of at the next whole poll.
+func (e *Engine) nextPoll(a *attempt) time.Duration {
+	wait := e.Poll
+	if !a.idleSince.IsZero() {
+		wait = min(wait, time.Until(a.idleSince.Add(seconds(a.st.IdleGrace))))
+	}
+	return max(wait, minPollGap)
 }
 
 // stoppedFromOutside ends the iteration when another command ended the
@@ -168,6 +179,9 @@ func (e *Engine) judge(ctx context.Context, a *attempt, screen string) (Outcome,
 	}
 	switch v.Agent.State {
 	case agent.Limited:
+		if v.Agent.Line == a.resumedLimit && !a.worked {
+			return Outcome{}, false // waited out; the agent has the message
+		}
 		return e.waitOutLimit(ctx, a, v.Agent)
 	case agent.Error:
 		return e.onError(a, v.Agent)
@@ -224,8 +238,8 @@ func (e *Engine) onDialog(a *attempt, v agent.Verdict) (Outcome, bool) {
 		return nil
 	})
 	if paused {
-		e.log("PAUSE", "iteration %d: agent waits at a %s", a.iter, v.Kind)
-		e.say("paused: the agent waits at a %s (%q); answer it with: swarm attach %s, then: swarm ralph resume %s", v.Kind, v.Line, e.Name, e.Name)
+		e.log("PAUSE", "iteration %d: agent waits at %s", a.iter, agent.WithArticle(v.Kind))
+		e.say("paused: the agent waits at %s (%q); answer it with: swarm attach %s, then: swarm ralph resume %s", agent.WithArticle(v.Kind), v.Line, e.Name, e.Name)
 	}
 	return Outcome{}, false
 }

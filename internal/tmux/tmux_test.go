@@ -227,3 +227,50 @@ func TestNewWindowRemainOnExit(t *testing.T) {
 		t.Fatal("the stale window got remain-on-exit")
 	}
 }
+
+// A create chain that fails after its window was made removes the window:
+// NewWindow's retries must never pile up windows.
+func TestRunCreateRemovesTheWindowOfAFailedChain(t *testing.T) {
+	c := server(t)
+	if _, err := c.NewWindow(WindowSpec{Session: "s", Name: "keep", Command: []string{"sleep", "60"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.runCreate([][]string{
+		{"new-window", "-d", "-P", "-F", "#{window_id}", "-t", "=s:", "-n", "doomed", "--", "sleep", "60"},
+		{"set-option", "-w", "-t", "=s:=no-such-window", "remain-on-exit", "on"},
+	})
+	if err == nil {
+		t.Fatal("the chain did not fail")
+	}
+	panes, err := c.ListPanes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range panes {
+		if p.WindowName == "doomed" {
+			t.Fatalf("the failed chain's window is left: %+v", p)
+		}
+	}
+	if len(panes) != 1 {
+		t.Fatalf("panes: %+v", panes)
+	}
+}
+
+// A session swarm creates has its windows' size while no client is
+// attached (default-size), so agents' screens do not wrap at 80 columns.
+func TestNewSessionIsSizedForAgents(t *testing.T) {
+	c := server(t)
+	if _, err := c.NewWindow(WindowSpec{Session: "s", Name: "a", Command: []string{"sleep", "60"}, Width: 200, Height: 50}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.NewWindow(WindowSpec{Session: "s", Name: "b", Command: []string{"sleep", "60"}, Width: 200, Height: 50}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Run(nil, "list-windows", "-t", "=s:", "-F", "#{window_name} #{window_width}x#{window_height}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "a 200x50\nb 200x50\n" {
+		t.Fatalf("windows: %q", out)
+	}
+}

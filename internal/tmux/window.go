@@ -21,7 +21,9 @@ type WindowSpec struct {
 	Env []string
 	// Command is run directly (argv form, no shell parsing).
 	Command []string
-	// Width and Height size a session this call creates (0: tmux default).
+	// Width and Height size a session this call creates (0: tmux default),
+	// and become its default-size: the size of its windows while no
+	// client is attached (an attached client resizes them to its own).
 	Width, Height int
 	// RemainOnExit keeps the pane, dead, after the command exits: its
 	// exit status and last screen stay readable (peek, logs, status).
@@ -85,12 +87,15 @@ func (s WindowSpec) commands() (newWindow, newSession [][]string) {
 
 	ns := append([]string{"new-session", "-d", "-P", "-F", "#{window_id}",
 		"-s", escapeFormat(s.Session), "-n", escapeFormat(name)}, s.common()...)
+	var sized [][]string
 	if s.Width > 0 && s.Height > 0 {
 		ns = append(ns, "-x", fmt.Sprint(s.Width), "-y", fmt.Sprint(s.Height))
+		// set-option takes a session as "=S:" (not "=S").
+		sized = [][]string{{"set-option", "-t", "=" + s.Session + ":", "default-size", fmt.Sprintf("%dx%d", s.Width, s.Height)}}
 	}
 	ns = append(append(ns, "--"), command...)
 	newWindow = append([][]string{nw}, after...)
-	newSession = append([][]string{ns}, after...)
+	newSession = append(append([][]string{ns}, sized...), after...)
 	if s.FocusEvents {
 		newSession = append(newSession, []string{"set-option", "-s", "focus-events", "on"})
 	}
@@ -109,27 +114,28 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 	if err := CheckSessionName(spec.Session); err != nil {
 		return "", err
 	}
-	newWindow, newSession := spec.commands()
-
 	// The server may be starting (another spawn created it a moment ago)
 	// or shutting down (its last window just closed) while we talk to it:
 	// both show as transient errors, and a retry moments later succeeds.
 	// Retries are jittered so that many spawns racing one server do not
-	// keep colliding in step.
+	// keep colliding in step. Each try has a temporary name of its own,
+	// and a window a failed try made is removed: a retry never leaves a
+	// window behind or finds another try's.
 	var lastWindow, lastSession error
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(newWindowRetry)
 	for attempt := 0; time.Now().Before(deadline); attempt++ {
-		out, err := c.RunChain(nil, newWindow...)
+		newWindow, newSession := spec.commands()
+		id, err := c.runCreate(newWindow)
 		if err == nil {
-			return firstLine(out), nil
+			return id, nil
 		}
 		if !isTransient(err) {
 			return "", err
 		}
 		lastWindow = err
-		out, err = c.RunChain(nil, newSession...)
+		id, err = c.runCreate(newSession)
 		if err == nil {
-			return firstLine(out), nil
+			return id, nil
 		}
 		if !isTransient(err) {
 			return "", err
@@ -138,6 +144,24 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 		time.Sleep(time.Duration(5+rand.IntN(20+min(attempt, 20)*5)) * time.Millisecond)
 	}
 	return "", fmt.Errorf("cannot create window in session %s: new-window: %w; new-session: %w", spec.Session, lastWindow, lastSession)
+}
+
+// newWindowRetry bounds NewWindow's retries on transient errors.
+const newWindowRetry = 30 * time.Second
+
+// runCreate runs a new-window or new-session chain and returns the new
+// window's id. When a later command of the chain fails, the window its
+// first command made (its id is printed first) is removed again.
+func (c *Client) runCreate(chain [][]string) (string, error) {
+	out, err := c.RunChain(nil, chain...)
+	id := firstLine(out)
+	if err != nil {
+		if strings.HasPrefix(id, "@") {
+			c.Run(nil, "kill-window", "-t", id)
+		}
+		return "", err
+	}
+	return id, nil
 }
 
 // firstLine is the first line of a chain's output: the id new-window or

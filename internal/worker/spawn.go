@@ -353,6 +353,7 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 		tc := m.TmuxFor(o.Socket)
 		id, err := tc.NewWindow(tmux.WindowSpec{
 			Session: p.session, Name: o.Name, Dir: rec.Cwd, Tag: p.token,
+			Width: WindowWidth, Height: WindowHeight,
 			Env: WithCallerPath(p.env), Command: o.Command,
 			// The pane stays when the command exits: its exit status
 			// and last screen remain readable, and the session (and
@@ -470,6 +471,15 @@ func (m *Manager) stderrLog(name string) string {
 	return filepath.Join(m.Store.LogsDir(), name+".stderr.log")
 }
 
+// WindowWidth and WindowHeight size the sessions swarm creates while no
+// one is attached: wide enough that an agent's footer and status lines do
+// not wrap (at tmux's default 80 columns Claude Code's effort gauge wraps
+// onto a line of its own), so its screen reads as it was designed.
+const (
+	WindowWidth  = 200
+	WindowHeight = 50
+)
+
 // ReadyPoll paces ready detection (docs/commands.md: every 0.5 s): a
 // banner is seen within half a second, at one tmux process per look.
 const ReadyPoll = 500 * time.Millisecond
@@ -506,7 +516,7 @@ func (m *Manager) WaitReady(w *state.Worker, o ReadyOptions) (bool, error) {
 		IsReady: func(s string) bool { return p.Ready(s, o.Patterns...) },
 		Stuck:   p.StuckKind,
 		OnStuck: func(kind string) {
-			m.warn(fmt.Sprintf("agent '%s' is showing a %s; it needs a human (swarm attach %s)", w.Name, kind, w.Name))
+			m.warn(fmt.Sprintf("agent '%s' is showing %s; it needs a human (swarm attach %s)", w.Name, agent.WithArticle(kind), w.Name))
 		},
 	}
 	if o.Progress != nil {
