@@ -133,7 +133,7 @@ func (h *hbEnv) procs() []int {
 // procsOf lists the live heartbeat processes of this env running exe.
 func (h *hbEnv) procsOf(self string) []int {
 	entries, _ := os.ReadDir("/proc")
-	var out []int
+	var out, parents []int
 	for _, ent := range entries {
 		pid, err := strconv.Atoi(ent.Name())
 		if err != nil {
@@ -152,16 +152,24 @@ func (h *hbEnv) procsOf(self string) []int {
 			marker = marker || string(v) == Marker+"=1"
 			home = home || string(v) == "SWARM_HOME="+h.Home
 		}
-		if marker && home && proc.Alive(pid) {
+		if !marker || !home || !proc.Alive(pid) {
+			continue
+		}
+		// The parent is read now, not after the scan: a fork child (see
+		// below) runs tmux for milliseconds, and once it is reaped its
+		// parent can no longer be read, which made it look like a second
+		// heartbeat process. A process gone already is no process.
+		if ppid := parentPID(pid); ppid > 0 {
 			out = append(out, pid)
+			parents = append(parents, ppid)
 		}
 	}
 	// A heartbeat process starting tmux is, for an instant between fork
 	// and exec, two processes with its program and environment: leave out
 	// children of the others.
 	var procs []int
-	for _, pid := range out {
-		if !slices.Contains(out, parentPID(pid)) {
+	for i, pid := range out {
+		if !slices.Contains(out, parents[i]) {
 			procs = append(procs, pid)
 		}
 	}
