@@ -154,6 +154,29 @@ func TestStartTimeoutKillsChild(t *testing.T) {
 	}
 }
 
+// HolderTarget names the holder exactly (pid and start time), and nothing
+// once the lock is free.
+func TestHolderTarget(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pid := startHold(t, dir)
+	lock := filepath.Join(dir, "d.lock")
+	want, ok := proc.Identify(pid)
+	if !ok {
+		t.Skip("cannot read the daemon's identity")
+	}
+	if got, ok := HolderTarget(lock); !ok || got != want {
+		t.Fatalf("HolderTarget = %+v %v, want %+v", got, ok, want)
+	}
+	os.WriteFile(filepath.Join(dir, "stop"), nil, 0o600)
+	if !WaitExit(lock, 5*time.Second) {
+		t.Fatal("lock still held after the daemon was told to stop")
+	}
+	if got, ok := HolderTarget(lock); ok {
+		t.Fatalf("HolderTarget = %+v after the lock was released", got)
+	}
+}
+
 // A second daemon for a held lock cannot start: exactly one process.
 func TestSecondDaemonRefused(t *testing.T) {
 	t.Parallel()
