@@ -43,6 +43,9 @@ const (
 	// takes milliseconds; seconds means a loaded machine, more means it
 	// is stuck.
 	DefaultStartTimeout = 10 * time.Second
+	// killWait bounds the wait for a child killed by Start to be gone: a
+	// process in uninterruptible sleep dies only when its I/O ends.
+	killWait = 5 * time.Second
 )
 
 // Permissions, as the rest of the state root (SPEC 1).

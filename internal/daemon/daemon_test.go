@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -152,6 +154,27 @@ func TestStartTimeoutKillsChild(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "did not start within 300ms") {
 		t.Fatalf("Start = %v", err)
 	}
+	// A failed start leaves nothing running.
+	if pids := helpersIn(dir); len(pids) != 0 {
+		t.Fatalf("Start returned with its child still running: %v", pids)
+	}
+}
+
+// helpersIn lists the live helper processes started with DAEMON_DIR=dir.
+func helpersIn(dir string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && slices.Contains(strings.Split(string(env), "\x00"), "DAEMON_DIR="+dir) && proc.Alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // HolderTarget names the holder exactly (pid and start time), and nothing
