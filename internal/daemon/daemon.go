@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/swarmtools/swarm/internal/proc"
 )
 
 // Timings.
@@ -42,6 +43,9 @@ const (
 	// takes milliseconds; seconds means a loaded machine, more means it
 	// is stuck.
 	DefaultStartTimeout = 10 * time.Second
+	// killWait bounds the wait for a child killed by Start to be gone: a
+	// process in uninterruptible sleep dies only when its I/O ends.
+	killWait = 5 * time.Second
 )
 
 // Permissions, as the rest of the state root (SPEC 1).
@@ -124,6 +128,26 @@ func Holder(lockPath string) int {
 		return 0
 	}
 	return lockPID(lockPath)
+}
+
+// HolderTarget returns the identity (pid and start time) of the process
+// holding the lock at lockPath. A caller that must know when that process
+// is gone, after it has let go of the lock, needs more than its pid: once
+// it is reaped, the number may be handed to an unrelated process. The lock
+// is looked at again after the start time is read, so the identity is
+// the holder's, never a stranger's that got the pid in between. ok is
+// false when no process holds the lock, its pid is not written yet, or it
+// let go meanwhile.
+func HolderTarget(lockPath string) (proc.Target, bool) {
+	pid := Holder(lockPath)
+	if pid <= 0 {
+		return proc.Target{}, false
+	}
+	t, ok := proc.Identify(pid)
+	if !ok || Holder(lockPath) != pid {
+		return proc.Target{}, false
+	}
+	return t, true
 }
 
 func lockPID(lockPath string) int {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -151,6 +153,50 @@ func TestStartTimeoutKillsChild(t *testing.T) {
 	_, err := Start(s)
 	if err == nil || !strings.Contains(err.Error(), "did not start within 300ms") {
 		t.Fatalf("Start = %v", err)
+	}
+	// A failed start leaves nothing running.
+	if pids := helpersIn(dir); len(pids) != 0 {
+		t.Fatalf("Start returned with its child still running: %v", pids)
+	}
+}
+
+// helpersIn lists the live helper processes started with DAEMON_DIR=dir.
+func helpersIn(dir string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && slices.Contains(strings.Split(string(env), "\x00"), "DAEMON_DIR="+dir) && proc.Alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// HolderTarget names the holder exactly (pid and start time), and nothing
+// once the lock is free.
+func TestHolderTarget(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pid := startHold(t, dir)
+	lock := filepath.Join(dir, "d.lock")
+	want, ok := proc.Identify(pid)
+	if !ok {
+		t.Skip("cannot read the daemon's identity")
+	}
+	if got, ok := HolderTarget(lock); !ok || got != want {
+		t.Fatalf("HolderTarget = %+v %v, want %+v", got, ok, want)
+	}
+	os.WriteFile(filepath.Join(dir, "stop"), nil, 0o600)
+	if !WaitExit(lock, 5*time.Second) {
+		t.Fatal("lock still held after the daemon was told to stop")
+	}
+	if got, ok := HolderTarget(lock); ok {
+		t.Fatalf("HolderTarget = %+v after the lock was released", got)
 	}
 }
 

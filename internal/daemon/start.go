@@ -76,8 +76,9 @@ func Start(s Spec) (int, error) {
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("cannot start the %s: %v", s.What, err)
 	}
-	// Reap the child if it exits while we wait, so it cannot linger as a
-	// zombie; once we return it is reparented and reaped by init.
+	// Reap the child when it exits, so it cannot linger as a zombie: this
+	// goroutine outlives Start for as long as the caller runs, and once the
+	// caller exits the child is reparented and reaped by init.
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	return waitHeld(s, cmd.Process, exited)
@@ -122,6 +123,13 @@ func waitHeld(s Spec, p *os.Process, exited <-chan struct{}) (int, error) {
 	// this cannot hit a recycled pid.
 	if err := p.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return 0, fmt.Errorf("the %s did not start within %v and could not be stopped: %v (see %s)", s.What, timeout, err, s.LogPath)
+	}
+	// A start that failed leaves nothing running: the child may hold the
+	// lock by now, and a retry must not find it there (or run beside it).
+	select {
+	case <-exited:
+	case <-time.After(killWait):
+		return 0, fmt.Errorf("the %s did not start within %v and was still there %v after SIGKILL (pid %d; see %s)", s.What, timeout, killWait, p.Pid, s.LogPath)
 	}
 	return 0, fmt.Errorf("the %s did not start within %v (see %s)", s.What, timeout, s.LogPath)
 }

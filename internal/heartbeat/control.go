@@ -3,6 +3,7 @@ package heartbeat
 import (
 	"errors"
 	"fmt"
+	"os"
 	"syscall"
 	"time"
 
@@ -20,9 +21,13 @@ const (
 	// killTimeout bounds the wait after the fallback SIGTERM.
 	killTimeout = 5 * time.Second
 	// exitTimeout bounds the wait, after the lock is released, for the
-	// process itself to be gone: it releases the lock as it returns, so
-	// this takes milliseconds.
-	exitTimeout = 2 * time.Second
+	// process itself to be gone. It releases the lock as it returns, so
+	// this normally takes milliseconds; but a binary built with the race
+	// detector sleeps a second at exit (GORACE atexit_sleep_ms), and a
+	// loaded machine adds more. A process still there after this is
+	// stuck in its exit and is killed: its replacement never runs beside
+	// it.
+	exitTimeout = 10 * time.Second
 	// exitPoll is how often that wait looks.
 	exitPoll = 10 * time.Millisecond
 )
@@ -202,10 +207,15 @@ func StopFor(root, name string) (stopped bool, err error) {
 // stopLocked writes status stopped and waits for the process to go. A
 // process that does not notice in time is sent SIGTERM, but only once its
 // pid is confirmed: it holds the lock (the pid in the lock file is the
-// holder's) and its start time is the one it recorded.
+// holder's) and its start time is the one it recorded. It returns once
+// the process has released the lock and is gone (waitGone), so whatever
+// starts next never runs beside it.
 func (s *Store) stopLocked(name string) error {
 	lock := s.LockPath(name)
-	holder := daemon.Holder(lock)
+	// Who holds the lock now, by pid and start time: once it lets go, its
+	// pid alone could soon be another process's, and it must be waited for
+	// until it is gone (see waitGone).
+	holder, _ := daemon.HolderTarget(lock)
 	st, err := s.Update(name, func(cur *State) (*State, error) {
 		if cur == nil || !cur.Live() {
 			return nil, nil
@@ -218,29 +228,59 @@ func (s *Store) stopLocked(name string) error {
 		return err
 	}
 	if daemon.WaitExit(lock, stopTimeout) {
-		waitGone(holder)
-		return nil
+		return s.waitGone(name, holder)
 	}
 	pid := daemon.Holder(lock)
 	if pid > 0 && st != nil && st.MonitorPID != nil && *st.MonitorPID == pid {
 		if started, ok := st.MonitorStarted.Time(); ok && proc.Same(pid, started) {
+			if t, ok := daemon.HolderTarget(lock); ok && t.PID == pid {
+				holder = t
+			}
 			syscall.Kill(pid, syscall.SIGTERM)
 			if daemon.WaitExit(lock, killTimeout) {
-				waitGone(pid)
-				return nil
+				return s.waitGone(name, holder)
 			}
 		}
 	}
 	return fmt.Errorf("the heartbeat process for '%s' (pid %d) did not exit (see %s)", name, pid, s.LogPath(name))
 }
 
-// waitGone waits briefly for a process that has released its lock to be
-// gone too, so that a replacement never overlaps it even while it exits.
-// It only waits: a pid recycled meanwhile costs at most exitTimeout.
-func waitGone(pid int) {
-	for end := time.Now().Add(exitTimeout); pid > 0 && proc.Alive(pid) && time.Now().Before(end); {
-		time.Sleep(exitPoll)
+// waitGone waits for a process that has released its lock to be gone too
+// (exited: a zombie has done all it will do), so that a replacement never
+// runs beside it, even while it exits. A process that let go of its lock
+// has finished its work, so one still there after exitTimeout is stuck in
+// its exit: it is sent SIGKILL, which is safe because t names it exactly
+// (pid and start time, read while it held the lock). Only where that
+// identity cannot be read (no /proc) is nothing signalled; then a process
+// that outlives the wait is an error rather than a second process. The
+// zero Target (no holder when the stop began) has nothing to wait for,
+// and neither has a holder that is this very process (Run in a goroutine,
+// as tests do): for it, letting go of the lock is the end.
+func (s *Store) waitGone(name string, t proc.Target) error {
+	if t.PID <= 0 || t.PID == os.Getpid() {
+		return nil
 	}
+	if waitUntil(exitTimeout, func() bool { return !t.Alive() }) {
+		return nil
+	}
+	if t.Ticks != 0 && t.Alive() {
+		syscall.Kill(t.PID, syscall.SIGKILL)
+		if waitUntil(killTimeout, func() bool { return !t.Alive() }) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the heartbeat process for '%s' (pid %d) released its lock but did not exit (see %s)", name, t.PID, s.LogPath(name))
+}
+
+// waitUntil polls cond every exitPoll until it holds (true) or timeout
+// passes (false).
+func waitUntil(timeout time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(timeout); !cond(); time.Sleep(exitPoll) {
+		if time.Now().After(end) {
+			return false
+		}
+	}
+	return true
 }
 
 // Pause stops beats without ending the heartbeat ("heartbeat pause W").

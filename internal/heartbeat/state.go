@@ -162,8 +162,8 @@ const (
 // lockTimeout bounds the wait for another swarm process to release a
 // heartbeat lock: critical sections are a read and a write (or, for the
 // control lock, a start or stop of the process, which is bounded by
-// stopTimeout and daemon.DefaultStartTimeout), so hitting this means a
-// process is stuck.
+// stopTimeout, killTimeout, exitTimeout and daemon.DefaultStartTimeout:
+// 45 s at worst), so hitting this means a process is stuck.
 const lockTimeout = 60 * time.Second
 
 // lockRetryDelay is the pause between attempts at a contended lock.

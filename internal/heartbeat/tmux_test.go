@@ -35,12 +35,23 @@ func TestHelperProcess(t *testing.T) {
 	name := os.Args[len(os.Args)-1]
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := Run(ctx, os.Getenv("SWARM_HOME"), name); err != nil {
+	err := Run(ctx, os.Getenv("SWARM_HOME"), name)
+	if os.Getenv(lingerEnv) == "1" {
+		// A process stuck in its exit after letting go of its lock. The
+		// signal handler above still catches SIGTERM: only SIGKILL ends
+		// it (Start's, or the env's cleanup's if a test fails first).
+		time.Sleep(time.Hour)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "swarm: error: %v\n", err)
 		os.Exit(1)
 	}
 	os.Exit(0)
 }
+
+// lingerEnv, set to "1", keeps the heartbeat process from exiting once Run
+// has returned (and released the lock).
+const lingerEnv = "HEARTBEAT_TEST_LINGER"
 
 // Test timings.
 const (
@@ -133,7 +144,7 @@ func (h *hbEnv) procs() []int {
 // procsOf lists the live heartbeat processes of this env running exe.
 func (h *hbEnv) procsOf(self string) []int {
 	entries, _ := os.ReadDir("/proc")
-	var out []int
+	var out, parents []int
 	for _, ent := range entries {
 		pid, err := strconv.Atoi(ent.Name())
 		if err != nil {
@@ -152,16 +163,24 @@ func (h *hbEnv) procsOf(self string) []int {
 			marker = marker || string(v) == Marker+"=1"
 			home = home || string(v) == "SWARM_HOME="+h.Home
 		}
-		if marker && home && proc.Alive(pid) {
+		if !marker || !home || !proc.Alive(pid) {
+			continue
+		}
+		// The parent is read now, not after the scan: a fork child (see
+		// below) runs tmux for milliseconds, and once it is reaped its
+		// parent can no longer be read, which made it look like a second
+		// heartbeat process. A process gone already is no process.
+		if ppid := parentPID(pid); ppid > 0 {
 			out = append(out, pid)
+			parents = append(parents, ppid)
 		}
 	}
 	// A heartbeat process starting tmux is, for an instant between fork
 	// and exec, two processes with its program and environment: leave out
 	// children of the others.
 	var procs []int
-	for _, pid := range out {
-		if !slices.Contains(out, parentPID(pid)) {
+	for i, pid := range out {
+		if !slices.Contains(out, parents[i]) {
 			procs = append(procs, pid)
 		}
 	}
@@ -343,6 +362,34 @@ func TestConcurrentStartsLeaveOneProcess(t *testing.T) {
 				return st.MonitorPID != nil && *st.MonitorPID == holder
 			})
 		}
+	}
+}
+
+// A replaced process that lets go of its lock but does not exit is killed
+// before Start returns: the new process never runs beside it.
+func TestForceKillsProcessStuckInExit(t *testing.T) {
+	h := newHBEnv(t)
+	h.MustRun("spawn", "--name", "w", "--tmux", "--", "cat")
+	c, _, err := Parse(Flags{Interval: "1h", Message: DefaultMessage}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := h.opts(false)
+	o.Env = append(o.Env, lingerEnv+"=1")
+	if _, err := Start(h.Home, "w", c, o); err != nil {
+		t.Fatal(err)
+	}
+	old := h.procs()
+	st, err := h.start("w", "1h", "", true)
+	if err != nil {
+		t.Fatalf("forced Start: %v", err)
+	}
+	pids := h.procs()
+	if len(old) != 1 || len(pids) != 1 || pids[0] != *st.MonitorPID || pids[0] == old[0] {
+		t.Fatalf("processes %v before, %v after the forced Start of %d", old, pids, *st.MonitorPID)
+	}
+	if holder := daemon.Holder(h.store.LockPath("w")); holder != pids[0] {
+		t.Fatalf("lock holder %d, want %d", holder, pids[0])
 	}
 }
 
