@@ -270,7 +270,7 @@ func (p *Profile) lastMessage(lines []*prefilter.Text, res []*regexp.Regexp) (st
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i].String())
 		if matchAny(l, res) {
-			return l, true
+			return shownLine(l), true
 		}
 		if matchText(lines[i], p.InputBox) {
 			continue // the input box (or a prompt echoed like it) is no message
@@ -285,6 +285,12 @@ func (p *Profile) lastMessage(lines []*prefilter.Text, res []*regexp.Regexp) (st
 // defaultMessageStart: Claude Code begins each message with "● " ("⏺ "
 // in older versions).
 var defaultMessageStart = []*regexp.Regexp{regexp.MustCompile(`^\s*[●⏺] `)}
+
+// shownLine is a screen line as logs and ralph status quote it: without
+// the indent and the "⎿" Claude Code hangs a tool's or a limit's result on.
+func shownLine(l string) string {
+	return strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "⎿"))
+}
 
 // prepare readies a screen's lines for matching against many patterns
 // (internal/prefilter: each line is case-folded once, and a pattern runs
@@ -301,7 +307,7 @@ func prepare(lines []string) []*prefilter.Text {
 func lastMatching(lines []*prefilter.Text, res []*regexp.Regexp) (string, bool) {
 	for i := len(lines) - 1; i >= 0; i-- {
 		if matchText(lines[i], res) {
-			return strings.TrimSpace(lines[i].String()), true
+			return shownLine(lines[i].String()), true
 		}
 	}
 	return "", false
@@ -343,7 +349,7 @@ func countMatches(lines []*prefilter.Text, res []*regexp.Regexp) int {
 // limit message wrapped over two lines is parsed whole.
 func joinFrom(lines []*prefilter.Text, line string) string {
 	for i, l := range lines {
-		if strings.TrimSpace(l.String()) == line {
+		if shownLine(l.String()) == line {
 			end := min(len(lines), i+3)
 			var parts []string
 			for _, t := range lines[i:end] {

@@ -273,3 +273,16 @@ func TestWithArticle(t *testing.T) {
 		}
 	}
 }
+
+// A limit is quoted without the "⎿" Claude hangs it on, and its reset
+// time is still read from the whole (wrapped) message.
+func TestClaudeLimitLineIsQuotedClean(t *testing.T) {
+	screen := "❯ do it\n  ⎿  You've hit your session limit · resets 9am\n     (UTC)\n\n────\n❯ \n────\n  ? for shortcuts\n"
+	v := Claude.Judge(screen, time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC))
+	if v.State != Limited || v.Line != "You've hit your session limit · resets 9am" {
+		t.Fatalf("verdict %+v", v)
+	}
+	if want := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC); !v.Reset.Equal(want) {
+		t.Fatalf("reset %s, want %s", v.Reset, want)
+	}
+}
