@@ -1,7 +1,9 @@
 package ralph
 
 import (
+	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -386,5 +388,40 @@ func TestNextPollMeetsTheIdleGrace(t *testing.T) {
 	a.idleSince = time.Now().Add(-time.Hour)
 	if got := e.nextPoll(a); got != minPollGap {
 		t.Fatalf("grace over: %s", got)
+	}
+}
+
+// Between polls, output that flowed and then stopped (a turn that ended)
+// brings the next poll forward; output that never flowed does not.
+func TestWaitPollComesEarlyWhenOutputStops(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "iteration-0001.log")
+	if err := os.WriteFile(out, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := &Engine{Poll: 2 * time.Second, Sleep: sleepCtx}
+	a := &attempt{st: &state.Ralph{IdleGrace: 15}, out: out, profile: agent.Claude}
+	start := time.Now()
+	e.waitPoll(context.Background(), a)
+	if d := time.Since(start); d < 1900*time.Millisecond {
+		t.Fatalf("no output: the poll came after %s, not the whole 2 s", d)
+	}
+	go func() {
+		f, _ := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
+		defer f.Close()
+		for i := 0; i < 3; i++ {
+			f.WriteString("✻ Thinking…\n")
+			time.Sleep(150 * time.Millisecond)
+		}
+	}()
+	start = time.Now()
+	e.waitPoll(context.Background(), a)
+	if d := time.Since(start); d > 1500*time.Millisecond || d < outputQuiet {
+		t.Fatalf("output flowed for 0.45 s then stopped: the poll came after %s", d)
+	}
+	a.profile = agent.Generic
+	start = time.Now()
+	e.waitPoll(context.Background(), a)
+	if d := time.Since(start); d < 1900*time.Millisecond {
+		t.Fatalf("generic agent: the poll came early (%s)", d)
 	}
 }

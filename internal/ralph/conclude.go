@@ -16,6 +16,7 @@ import (
 // same session, and logs the decision.
 func (e *Engine) conclude(a *attempt, o Outcome, w *state.Worker) Decision {
 	dur := time.Since(a.started)
+	e.endedAt = time.Now()
 	e.fatalStart(a, &o)
 	st := e.recordEnd(a, o, dur)
 	if o.End != EndStopped && o.End != EndInterrupted {

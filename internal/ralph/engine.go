@@ -60,6 +60,10 @@ type Engine struct {
 	// and cleared by the next one that succeeds: the monitor then backs
 	// off instead of spinning through its loop.
 	writeFailed atomic.Bool
+	// endedAt is when the last iteration ended (its END line): the pause
+	// before the next one (--restart-delay, a backoff) counts from there,
+	// stopping the agent included.
+	endedAt time.Time
 }
 
 // NewEngine returns the engine for the loop of worker name.
@@ -276,7 +280,7 @@ func (e *Engine) drive(ctx context.Context) (int, error) {
 		case d.Action == Pause:
 			e.pause(d.Reason)
 		default:
-			e.sleepBetween(ctx, min(d.Delay, e.budgetLeft()))
+			e.sleepBetween(ctx, min(d.Delay-time.Since(e.endedAt), e.budgetLeft()))
 		}
 	}
 }

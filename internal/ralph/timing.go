@@ -48,6 +48,11 @@ const (
 	// and the check after Enter. submitWait: text still in the box this
 	// long after Enter means the key was dropped; it is pressed again at
 	// most maxEnterRetries times.
+	// outputCheck paces the look at the agent's output between polls;
+	// outputQuiet is how long output that was flowing must stop for the
+	// screen to be polled before the poll is due (a turn that ended).
+	outputCheck = 100 * time.Millisecond
+	outputQuiet = 300 * time.Millisecond
 	// minPollGap: the shortest wait between two polls of the watch.
 	minPollGap      = 10 * time.Millisecond
 	echoWait        = 15 * time.Second

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/ready"
 	"github.com/swarmtools/swarm/internal/state"
@@ -63,7 +64,34 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 				return o
 			}
 		}
-		e.Sleep(ctx, e.nextPoll(a))
+		e.waitPoll(ctx, a)
+	}
+}
+
+// waitPoll waits until the next poll (nextPoll), or less when the
+// agent's output, which grew since the last poll, has gone quiet for
+// outputQuiet: a turn that just ended is judged at once, not up to a whole
+// poll later. Only for agents whose idle screen is known (a working one
+// animates its spinner, so its output never goes quiet); looking at the
+// output is a file stat, no tmux process.
+func (e *Engine) waitPoll(ctx context.Context, a *attempt) {
+	wait := e.nextPoll(a)
+	if !a.profile.CanTellIdle() || wait < 2*outputCheck {
+		e.Sleep(ctx, wait)
+		return
+	}
+	deadline := time.Now().Add(wait)
+	last, grew, quietSince := a.off, false, time.Now()
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		e.Sleep(ctx, min(outputCheck, time.Until(deadline)))
+		n, err := logcap.Size(a.out, logMax(a.st))
+		switch {
+		case err != nil:
+		case n != last:
+			last, grew, quietSince = n, true, time.Now()
+		case grew && time.Since(quietSince) >= outputQuiet:
+			return
+		}
 	}
 }
 
