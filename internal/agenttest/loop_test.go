@@ -422,6 +422,11 @@ func TestLoopIdleGraceEndsIteration(t *testing.T) {
 				}
 			}
 			line += fmt.Sprintf(", →next START %v, →next request %v", next.Round(100*time.Millisecond), nextReq.Round(100*time.Millisecond))
+			// The bar: the next iteration starts within the grace
+			// + 2 s of the answer (restart delay 1 s included).
+			if next > grace+2*time.Second+renderSlack {
+				t.Errorf("iteration %d started %v after iteration %d's answer; want within idle-grace %v + 2 s + %v", i+2, next.Round(100*time.Millisecond), i+1, grace, renderSlack)
+			}
 		}
 		lines = append(lines, line)
 		if ended > grace+2*time.Second+renderSlack {
@@ -434,8 +439,11 @@ func TestLoopIdleGraceEndsIteration(t *testing.T) {
 // (8) The measurement for the closing note: a 5-iteration loop whose
 // agent answers in about 3 s, with the product's defaults (poll 2 s),
 // ended by the end-of-turn detection (--agent claude --idle-grace 15s)
-// versus by the inactivity timeout alone (--agent generic,
-// --inactivity-timeout 60).
+// versus by the inactivity timeout alone, as before that detection
+// existed (--idle-grace 24h, --inactivity-timeout 60). Both use the
+// claude profile, so the prompt is delivered the same way (the generic
+// profile cannot see claude's input box, so it cannot press a dropped
+// Enter again).
 func TestLoopWallTimeIdleVsInactivity(t *testing.T) {
 	Require(t)
 	t.Parallel()
@@ -445,14 +453,14 @@ func TestLoopWallTimeIdleVsInactivity(t *testing.T) {
 		name  string
 		flags []string
 	}{
-		{"claude", []string{"--idle-grace", "15s"}},
-		{"generic", []string{"--inactivity-timeout", "60"}},
+		{"end-of-turn", []string{"--idle-grace", "15s"}},
+		{"inactivity", []string{"--idle-grace", "24h", "--inactivity-timeout", "60"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			l := startLoop(t, "wall-"+c.name, loopOpts{
-				agent: c.name, replies: []mockapi.Reply{answer}, poll: 2 * time.Second,
+				agent: "claude", replies: []mockapi.Reply{answer}, poll: 2 * time.Second,
 				flags: append([]string{"--max-iterations", "5"}, c.flags...),
 			})
 			code, out := l.wait(12 * time.Minute)
@@ -468,7 +476,7 @@ func TestLoopWallTimeIdleVsInactivity(t *testing.T) {
 			for _, tr := range turns {
 				answers = append(answers, tr.End.Sub(tr.Time).Round(100*time.Millisecond).String())
 			}
-			t.Logf("result: wall time, 5 iterations, --agent %s %s: %v (answers took %s)%s",
+			t.Logf("result: wall time, 5 iterations, %s (--agent claude %s): %v (answers took %s)%s",
 				c.name, strings.Join(c.flags, " "), wall.Round(100*time.Millisecond), strings.Join(answers, ","), l.rescues())
 		})
 	}
