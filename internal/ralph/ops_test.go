@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -142,4 +143,54 @@ func TestLoopEndRunsTheGlobalHookAndNotifies(t *testing.T) {
 		n, _ := os.ReadFile(notified)
 		return strings.HasPrefix(string(n), "swarm: hook max_iterations (exit 0)|after 1 iteration(s)")
 	})
+}
+
+// ralph ls and ralph status compute a loop's figures the same way: for an
+// ended loop their JSON agrees exactly, for a running one on everything
+// that does not move with the clock.
+func TestListAndStatusAgreeOnTheFigures(t *testing.T) {
+	l := newLoop(t, "agree")
+	l.WriteFile("PROMPT.md", "work")
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "3"},
+		l.agent("--iter", "1=print one;sleep 200ms;exit 0", "--iter", "2=print two;sleep 400ms;exit 1", "--script", "print busy;sleep 3s;exit 0")...)
+	computed := []string{"avg_iteration_seconds", "elapsed_seconds", "eta_seconds", "quiet_seconds", "monitor", "monitor_alive",
+		"worker_status", "exit_code", "last_iteration_result", "iteration_durations", "current_iteration", "total_failures", "status"}
+	read := func() (list, status map[string]any) {
+		var all []map[string]any
+		if err := json.Unmarshal([]byte(l.MustRun("ralph", "ls", "--format", "json").Stdout), &all); err != nil || len(all) != 1 {
+			t.Fatalf("ralph ls json: %v %v", err, all)
+		}
+		if err := json.Unmarshal([]byte(l.MustRun("ralph", "status", "agree", "--format", "json").Stdout), &status); err != nil {
+			t.Fatal(err)
+		}
+		return all[0], status
+	}
+	l.Eventually("iteration 3 to run", 60*time.Second, func() bool { return l.num("current_iteration") == 3 && l.str("status") == "running" })
+	list, status := read()
+	for _, k := range computed {
+		switch k {
+		case "elapsed_seconds", "quiet_seconds", "eta_seconds":
+			a, _ := list[k].(float64)
+			b, _ := status[k].(float64)
+			if d := a - b; d > 2 || d < -2 {
+				t.Errorf("running: %s: ls %v, status %v", k, list[k], status[k])
+			}
+		default:
+			if !reflect.DeepEqual(list[k], status[k]) {
+				t.Errorf("running: %s: ls %v, status %v", k, list[k], status[k])
+			}
+		}
+	}
+	l.waitEnded(60 * time.Second)
+	list, status = read()
+	if !reflect.DeepEqual(list, status) {
+		for k := range status {
+			if !reflect.DeepEqual(list[k], status[k]) {
+				t.Errorf("ended: %s: ls %v, status %v", k, list[k], status[k])
+			}
+		}
+	}
+	if status["avg_iteration_seconds"] == nil || status["total_failures"] != 1.0 {
+		t.Fatalf("figures: %v", status)
+	}
 }
