@@ -425,3 +425,24 @@ func TestWaitPollComesEarlyWhenOutputStops(t *testing.T) {
 		t.Fatalf("generic agent: the poll came early (%s)", d)
 	}
 }
+
+// An agent first seen idle went idle when it drew its idle screen (its
+// last output), if that came after it was last seen working.
+func TestIdleStart(t *testing.T) {
+	now := time.Now()
+	worked, drew := now.Add(-3*time.Second), now.Add(-2*time.Second)
+	cases := []struct {
+		name string
+		a    attempt
+		want time.Time
+	}{
+		{"never seen working", attempt{outputAt: drew}, now},
+		{"output after the working poll", attempt{workingAt: worked, outputAt: drew}, drew},
+		{"no output since", attempt{workingAt: drew, outputAt: worked}, drew},
+	}
+	for _, c := range cases {
+		if got := idleStart(&c.a, now); !got.Equal(c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got.Sub(now), c.want.Sub(now))
+		}
+	}
+}

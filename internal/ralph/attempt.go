@@ -54,6 +54,8 @@ type attempt struct {
 	worked     bool             // it was seen working since the prompt
 	baseTurns  int              // its end-of-turn lines when the prompt went in
 	idleSince  time.Time        // at its input box after working, since
+	workingAt  time.Time        // the last poll that saw it working
+	outputAt   time.Time        // when its output was last seen growing
 	errorSince time.Time        // showing an API error, since
 	dialog     string           // the dialog it shows now ("" for none)
 	// resumedLimit is the limit line waited out, still on screen until

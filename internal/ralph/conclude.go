@@ -157,6 +157,7 @@ func (e *Engine) continueSession(ctx context.Context, a *attempt) (*attempt, Out
 	next.warned, next.nudged, next.tasks, next.det, next.reader = map[string]bool{}, false, 0, nil, nil
 	next.confirmed, next.worked, next.dialog, next.shown = false, false, "", ""
 	next.idleSince, next.errorSince, next.lastChange = time.Time{}, time.Time{}, time.Now()
+	next.workingAt, next.outputAt = time.Time{}, time.Time{}
 	sum, size, err := e.RS.SaveDelivered(msg)
 	if err != nil {
 		e.say("cannot save the prompt: %v", err)

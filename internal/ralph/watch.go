@@ -89,6 +89,7 @@ func (e *Engine) waitPoll(ctx context.Context, a *attempt) {
 		case err != nil:
 		case n != last:
 			last, grew, quietSince = n, true, time.Now()
+			a.outputAt = quietSince
 		case grew && time.Since(quietSince) >= outputQuiet:
 			return
 		}
@@ -125,6 +126,8 @@ func (e *Engine) readOutput(a *attempt) {
 		// No new output since the last poll: judge what is there with
 		// the context there is; more is not on its way.
 		a.det.Flush()
+	} else {
+		a.outputAt = time.Now()
 	}
 	e.recordTasks(a)
 }
@@ -224,6 +227,9 @@ func (e *Engine) judge(ctx context.Context, a *attempt, screen string) (Outcome,
 // once the agent shows it (working, or a turn finished), notes that it
 // worked, and records a new state for ralph status.
 func (e *Engine) noteAgent(a *attempt, v agent.Verdict) {
+	if v.State == agent.Working {
+		a.workingAt = time.Now()
+	}
 	if v.State == agent.Working || v.Turns > a.baseTurns {
 		a.worked = true
 		if !a.confirmed {
@@ -286,6 +292,20 @@ func (e *Engine) onError(a *attempt, v agent.Verdict) (Outcome, bool) {
 	return e.final(a, Outcome{End: EndAgentError, Detail: v.Line}), true
 }
 
+// idleStart is when the agent, seen idle now for the first time, went
+// idle: when it drew its idle screen, which is the last output seen, if
+// that came after the last poll that saw it working; else (no output
+// seen since) that poll, the latest moment it is known to have worked.
+func idleStart(a *attempt, now time.Time) time.Time {
+	switch {
+	case a.workingAt.IsZero():
+		return now
+	case a.outputAt.After(a.workingAt):
+		return a.outputAt
+	}
+	return a.workingAt
+}
+
 // onIdle: the agent finished a turn and sits at its input box; after
 // --idle-grace the iteration ends without waiting for the inactivity
 // timeout (which stays the safety net for screens no profile knows).
@@ -295,7 +315,7 @@ func (e *Engine) onIdle(a *attempt, v agent.Verdict) (Outcome, bool) {
 		return Outcome{}, false
 	}
 	if a.idleSince.IsZero() {
-		a.idleSince = time.Now()
+		a.idleSince = idleStart(a, time.Now())
 	}
 	if time.Since(a.idleSince) < seconds(a.st.IdleGrace) {
 		return Outcome{}, false
