@@ -104,6 +104,55 @@ func TestWriteFormat(t *testing.T) {
 	}
 }
 
+// The whole file, byte for byte, as swarm writes it (swarm.py reads it):
+// every field set, and every field empty. A stamp goes through
+// encoding/json's HTML escaping, a message does not.
+func TestWriteGolden(t *testing.T) {
+	t.Parallel()
+	pid := 4242
+	now := time.Date(2026, 2, 4, 2, 0, 0, 0, time.FixedZone("X", -5*3600))
+	full := &State{WorkerName: "w", IntervalSeconds: 0.25, Message: "fix <a> & \"b\"\né\u2028",
+		ExpireAt: StampOf(now.Add(time.Hour)), CreatedAt: StampOf(now), LastBeatAt: "2026-02-04T02:00:00<&>",
+		BeatCount: 7, Status: StatusPaused, MonitorPID: &pid, NextBeatAt: StampOf(now.Add(123456789 * time.Nanosecond)),
+		PausedAt: "garbage", MonitorStarted: StampOf(now), SkipCount: 3}
+	fullFile := "{\n  \"worker_name\": \"w\",\n  \"interval_seconds\": 0.25,\n" +
+		"  \"message\": \"fix <a> & \\\"b\\\"\\né\\u2028\",\n" +
+		"  \"expire_at\": \"2026-02-04T08:00:00.000000+00:00\",\n" +
+		"  \"created_at\": \"2026-02-04T07:00:00.000000+00:00\",\n" +
+		"  \"last_beat_at\": \"2026-02-04T02:00:00\\u003c\\u0026\\u003e\",\n" +
+		"  \"beat_count\": 7,\n  \"status\": \"paused\",\n  \"monitor_pid\": 4242,\n" +
+		"  \"next_beat_at\": \"2026-02-04T07:00:00.123456+00:00\",\n  \"paused_at\": \"garbage\",\n" +
+		"  \"monitor_started\": \"2026-02-04T07:00:00.000000+00:00\",\n  \"skip_count\": 3\n}\n"
+	emptyFile := `{
+  "worker_name": "w",
+  "interval_seconds": 0,
+  "message": "",
+  "expire_at": null,
+  "created_at": null,
+  "last_beat_at": null,
+  "beat_count": 0,
+  "status": "",
+  "monitor_pid": null,
+  "next_beat_at": null,
+  "paused_at": null,
+  "monitor_started": null,
+  "skip_count": 0
+}
+`
+	for _, c := range []struct {
+		st   *State
+		want string
+	}{{full, fullFile}, {&State{WorkerName: "w"}, emptyFile}} {
+		s := NewStore(t.TempDir(), nil)
+		if _, err := s.Update("w", func(*State) (*State, error) { return c.st, nil }); err != nil {
+			t.Fatal(err)
+		}
+		if data, err := os.ReadFile(s.Path("w")); err != nil || string(data) != c.want {
+			t.Errorf("file:\n%q\nwant:\n%q (%v)", data, c.want, err)
+		}
+	}
+}
+
 func TestSubSecondInterval(t *testing.T) {
 	t.Parallel()
 	st, err := decode([]byte(`{"worker_name": "w", "interval_seconds": 0.5}`))
