@@ -1,17 +1,20 @@
-package heartbeat
+package state
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // A file exactly as swarm.py's save_heartbeat_state writes it.
-const pythonFile = `{
+const pythonHeartbeat = `{
   "worker_name": "builder",
   "interval_seconds": 14400,
   "message": "continue",
@@ -23,17 +26,17 @@ const pythonFile = `{
   "monitor_pid": 12345
 }`
 
-func TestReadPythonFile(t *testing.T) {
+func TestHeartbeatReadPythonFile(t *testing.T) {
 	t.Parallel()
-	s := NewStore(t.TempDir(), nil)
+	s := NewStore(t.TempDir(), nil).Heartbeats()
 	os.MkdirAll(s.Dir(), 0o700)
-	os.WriteFile(s.Path("builder"), []byte(pythonFile), 0o600)
+	os.WriteFile(s.Path("builder"), []byte(pythonHeartbeat), 0o600)
 	st, err := s.Load("builder")
 	if err != nil || st == nil {
 		t.Fatalf("Load = %v, %v", st, err)
 	}
 	if st.WorkerName != "builder" || st.Interval() != 4*time.Hour || st.Message != "continue" ||
-		st.BeatCount != 0 || st.Status != StatusActive || st.MonitorPID == nil || *st.MonitorPID != 12345 ||
+		st.BeatCount != 0 || st.Status != HeartbeatActive || st.MonitorPID == nil || *st.MonitorPID != 12345 ||
 		st.LastBeatAt != "" {
 		t.Fatalf("decoded %+v", st)
 	}
@@ -43,31 +46,31 @@ func TestReadPythonFile(t *testing.T) {
 	}
 }
 
-func TestMissingKeysTakeSwarmPyDefaults(t *testing.T) {
+func TestHeartbeatMissingKeysTakeSwarmPyDefaults(t *testing.T) {
 	t.Parallel()
-	st, err := decode([]byte(`{"worker_name": "w", "interval_seconds": 60}`))
+	st, err := decodeHeartbeat([]byte(`{"worker_name": "w", "interval_seconds": 60}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Message != DefaultMessage || st.Status != StatusActive || st.BeatCount != 0 {
+	if st.Message != HeartbeatDefaultMessage || st.Status != HeartbeatActive || st.BeatCount != 0 {
 		t.Fatalf("defaults: %+v", st)
 	}
 	for _, bad := range []string{`{`, `[]`, `{"interval_seconds": 5}`, `{"worker_name": 3}`} {
-		if _, err := decode([]byte(bad)); err == nil {
-			t.Errorf("decode(%s) accepted", bad)
+		if _, err := decodeHeartbeat([]byte(bad)); err == nil {
+			t.Errorf("decodeHeartbeat(%s) accepted", bad)
 		}
 	}
 }
 
 // The file keeps swarm.py's keys, in its order, before swarm's additions,
 // and its timestamps in swarm.py's form.
-func TestWriteFormat(t *testing.T) {
+func TestHeartbeatWriteFormat(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	s := NewStore(root, nil)
+	s := NewStore(root, nil).Heartbeats()
 	now := time.Date(2026, 2, 4, 2, 0, 0, 5000, time.FixedZone("X", 3600))
-	st := &State{WorkerName: "w", IntervalSeconds: 14400, Message: "a <b> & c", CreatedAt: StampOf(now), Status: StatusActive}
-	if _, err := s.Update("w", func(*State) (*State, error) { return st, nil }); err != nil {
+	st := &Heartbeat{WorkerName: "w", IntervalSeconds: 14400, Message: "a <b> & c", CreatedAt: StampOf(now), Status: HeartbeatActive}
+	if _, err := s.Update("w", func(*Heartbeat) (*Heartbeat, error) { return st, nil }); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(s.Path("w"))
@@ -107,13 +110,13 @@ func TestWriteFormat(t *testing.T) {
 // The whole file, byte for byte, as swarm writes it (swarm.py reads it):
 // every field set, and every field empty. A stamp goes through
 // encoding/json's HTML escaping, a message does not.
-func TestWriteGolden(t *testing.T) {
+func TestHeartbeatWriteGolden(t *testing.T) {
 	t.Parallel()
 	pid := 4242
 	now := time.Date(2026, 2, 4, 2, 0, 0, 0, time.FixedZone("X", -5*3600))
-	full := &State{WorkerName: "w", IntervalSeconds: 0.25, Message: "fix <a> & \"b\"\né\u2028",
+	full := &Heartbeat{WorkerName: "w", IntervalSeconds: 0.25, Message: "fix <a> & \"b\"\né\u2028",
 		ExpireAt: StampOf(now.Add(time.Hour)), CreatedAt: StampOf(now), LastBeatAt: "2026-02-04T02:00:00<&>",
-		BeatCount: 7, Status: StatusPaused, MonitorPID: &pid, NextBeatAt: StampOf(now.Add(123456789 * time.Nanosecond)),
+		BeatCount: 7, Status: HeartbeatPaused, MonitorPID: &pid, NextBeatAt: StampOf(now.Add(123456789 * time.Nanosecond)),
 		PausedAt: "garbage", MonitorStarted: StampOf(now), SkipCount: 3}
 	fullFile := "{\n  \"worker_name\": \"w\",\n  \"interval_seconds\": 0.25,\n" +
 		"  \"message\": \"fix <a> & \\\"b\\\"\\né\\u2028\",\n" +
@@ -140,11 +143,11 @@ func TestWriteGolden(t *testing.T) {
 }
 `
 	for _, c := range []struct {
-		st   *State
+		st   *Heartbeat
 		want string
-	}{{full, fullFile}, {&State{WorkerName: "w"}, emptyFile}} {
-		s := NewStore(t.TempDir(), nil)
-		if _, err := s.Update("w", func(*State) (*State, error) { return c.st, nil }); err != nil {
+	}{{full, fullFile}, {&Heartbeat{WorkerName: "w"}, emptyFile}} {
+		s := NewStore(t.TempDir(), nil).Heartbeats()
+		if _, err := s.Update("w", func(*Heartbeat) (*Heartbeat, error) { return c.st, nil }); err != nil {
 			t.Fatal(err)
 		}
 		if data, err := os.ReadFile(s.Path("w")); err != nil || string(data) != c.want {
@@ -153,25 +156,25 @@ func TestWriteGolden(t *testing.T) {
 	}
 }
 
-func TestSubSecondInterval(t *testing.T) {
+func TestHeartbeatSubSecondInterval(t *testing.T) {
 	t.Parallel()
-	st, err := decode([]byte(`{"worker_name": "w", "interval_seconds": 0.5}`))
+	st, err := decodeHeartbeat([]byte(`{"worker_name": "w", "interval_seconds": 0.5}`))
 	if err != nil || st.Interval() != 500*time.Millisecond {
 		t.Fatalf("%v %v", st, err)
 	}
 }
 
-func TestUpdateIsReadModifyWrite(t *testing.T) {
+func TestHeartbeatUpdateIsReadModifyWrite(t *testing.T) {
 	t.Parallel()
-	s := NewStore(t.TempDir(), nil)
-	s.Update("w", func(*State) (*State, error) {
-		return &State{WorkerName: "w", IntervalSeconds: 1, Message: "m", Status: StatusActive}, nil
+	s := NewStore(t.TempDir(), nil).Heartbeats()
+	s.Update("w", func(*Heartbeat) (*Heartbeat, error) {
+		return &Heartbeat{WorkerName: "w", IntervalSeconds: 1, Message: "m", Status: HeartbeatActive}, nil
 	})
 	const n = 20
 	done := make(chan error, n)
 	for i := 0; i < n; i++ {
 		go func() {
-			_, err := s.Update("w", func(cur *State) (*State, error) { cur.BeatCount++; return cur, nil })
+			_, err := s.Update("w", func(cur *Heartbeat) (*Heartbeat, error) { cur.BeatCount++; return cur, nil })
 			done <- err
 		}()
 	}
@@ -184,7 +187,7 @@ func TestUpdateIsReadModifyWrite(t *testing.T) {
 		t.Fatalf("beat_count %d after %d concurrent increments", st.BeatCount, n)
 	}
 	// Returning nil writes nothing.
-	st, err := s.Update("w", func(cur *State) (*State, error) { cur.BeatCount = 99; return nil, nil })
+	st, err := s.Update("w", func(cur *Heartbeat) (*Heartbeat, error) { cur.BeatCount = 99; return nil, nil })
 	if err != nil || st.BeatCount != 99 {
 		t.Fatalf("Update returned %v %v", st, err)
 	}
@@ -193,17 +196,17 @@ func TestUpdateIsReadModifyWrite(t *testing.T) {
 	}
 }
 
-func TestCorruptFileBackedUp(t *testing.T) {
+func TestHeartbeatCorruptFileBackedUp(t *testing.T) {
 	t.Parallel()
 	var warned []string
-	s := NewStore(t.TempDir(), func(m string) { warned = append(warned, m) })
+	s := NewStore(t.TempDir(), func(m string) { warned = append(warned, m) }).Heartbeats()
 	os.MkdirAll(s.Dir(), 0o700)
 	os.WriteFile(s.Path("w"), []byte("{not json"), 0o600)
 	if _, err := s.Load("w"); err == nil {
 		t.Fatal("Load of a corrupt file succeeded")
 	}
-	var seen *State
-	_, err := s.Update("w", func(cur *State) (*State, error) { seen = cur; return nil, nil })
+	var seen *Heartbeat
+	_, err := s.Update("w", func(cur *Heartbeat) (*Heartbeat, error) { seen = cur; return nil, nil })
 	if err != nil || seen != nil {
 		t.Fatalf("Update on corrupt: cur=%v err=%v", seen, err)
 	}
@@ -213,14 +216,89 @@ func TestCorruptFileBackedUp(t *testing.T) {
 	if len(warned) != 1 || warned[0] != "corrupt heartbeat state for 'w', resetting" {
 		t.Fatalf("warnings %q", warned)
 	}
+	// Moved aside, as swarm.py does: the heartbeat is gone, not corrupt.
+	if st, err := s.Load("w"); st != nil || err != nil {
+		t.Fatalf("Load after the reset = %v, %v", st, err)
+	}
+	if !errors.Is(func() error { _, err := decodeHeartbeat([]byte("{")); return err }(), ErrCorruptHeartbeat) {
+		t.Error("a corrupt file is not ErrCorruptHeartbeat")
+	}
+	// A later corruption of other content never overwrites the first
+	// backup; the same content again is not copied twice.
+	for _, content := range []string{"second", "second", "{not json"} {
+		os.WriteFile(s.Path("w"), []byte(content), 0o600)
+		if _, err := s.Update("w", func(*Heartbeat) (*Heartbeat, error) { return nil, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	backups, _ := filepath.Glob(s.Path("w") + ".corrupted*")
+	if len(backups) != 2 {
+		t.Fatalf("backups %v", backups)
+	}
+	if data, _ := os.ReadFile(s.Path("w") + ".corrupted.1"); string(data) != "second" {
+		t.Fatalf("second backup: %q", data)
+	}
+	if len(warned) != 4 {
+		t.Fatalf("warnings %q", warned)
+	}
 }
 
-func TestListSortsAndSkipsJunk(t *testing.T) {
+// The control lock serialises its holders, and is not the lock of the
+// state file: Update works while it is held.
+func TestHeartbeatControlLock(t *testing.T) {
 	t.Parallel()
-	s := NewStore(t.TempDir(), nil)
+	s := NewStore(t.TempDir(), nil).Heartbeats()
+	if err := s.WithControlLock("../x", func() error { return nil }); err == nil {
+		t.Error("WithControlLock accepted an invalid name")
+	}
+	var inside atomic.Int32
+	var overlap atomic.Bool
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.WithControlLock("w", func() error {
+				if inside.Add(1) != 1 {
+					overlap.Store(true)
+				}
+				defer inside.Add(-1)
+				time.Sleep(5 * time.Millisecond)
+				_, err := s.Update("w", func(cur *Heartbeat) (*Heartbeat, error) {
+					if cur == nil {
+						cur = &Heartbeat{WorkerName: "w"}
+					}
+					cur.BeatCount++
+					return cur, nil
+				})
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if overlap.Load() {
+		t.Error("two holders at once")
+	}
+	if st, _ := s.Load("w"); st == nil || st.BeatCount != 8 {
+		t.Errorf("state %+v", st)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir(), "w.control.lock")); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Root, "heartbeat.lock")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestHeartbeatListSortsAndSkipsJunk(t *testing.T) {
+	t.Parallel()
+	s := NewStore(t.TempDir(), nil).Heartbeats()
 	for _, n := range []string{"zeta", "alpha", "mid"} {
-		s.Update(n, func(*State) (*State, error) {
-			return &State{WorkerName: n, IntervalSeconds: 60, Message: "m", Status: StatusActive}, nil
+		s.Update(n, func(*Heartbeat) (*Heartbeat, error) {
+			return &Heartbeat{WorkerName: n, IntervalSeconds: 60, Message: "m", Status: HeartbeatActive}, nil
 		})
 	}
 	os.WriteFile(filepath.Join(s.Dir(), "bad.json"), []byte("{"), 0o600)
@@ -243,20 +321,20 @@ func TestListSortsAndSkipsJunk(t *testing.T) {
 	if st, _ := s.Load("mid"); st != nil {
 		t.Fatal("Remove left the state")
 	}
-	empty, err := NewStore(t.TempDir(), nil).List()
+	empty, err := NewStore(t.TempDir(), nil).Heartbeats().List()
 	if err != nil || len(empty) != 0 {
 		t.Fatalf("List of nothing = %v %v", empty, err)
 	}
 }
 
-func TestInvalidNamesNeverBecomePaths(t *testing.T) {
+func TestHeartbeatInvalidNamesNeverBecomePaths(t *testing.T) {
 	t.Parallel()
-	s := NewStore(t.TempDir(), nil)
+	s := NewStore(t.TempDir(), nil).Heartbeats()
 	for _, n := range []string{"../x", "a/b", "..", "-x", "123"} {
 		if _, err := s.Load(n); err == nil {
 			t.Errorf("Load(%q) accepted", n)
 		}
-		if _, err := s.Update(n, func(*State) (*State, error) { return &State{}, nil }); err == nil {
+		if _, err := s.Update(n, func(*Heartbeat) (*Heartbeat, error) { return &Heartbeat{}, nil }); err == nil {
 			t.Errorf("Update(%q) accepted", n)
 		}
 		if err := s.Remove(n); err == nil {
@@ -265,7 +343,7 @@ func TestInvalidNamesNeverBecomePaths(t *testing.T) {
 	}
 }
 
-func TestStampNull(t *testing.T) {
+func TestHeartbeatStampNull(t *testing.T) {
 	t.Parallel()
 	var v struct {
 		A Stamp `json:"a"`
