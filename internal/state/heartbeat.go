@@ -230,14 +230,18 @@ func (s *HeartbeatStore) dropCorrupt(name string, data []byte, cerr error) error
 	return nil
 }
 
-// write replaces the worker's state file with h. Call it with the lock
-// held.
+// write replaces the worker's state file with h, and sweeps temp files
+// that crashed writers left. Call it with the lock held.
 func (s *HeartbeatStore) write(name string, h *Heartbeat) error {
 	data, err := marshalHeartbeat(h)
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(s.Path(name), data)
+	if err := WriteFileAtomic(s.Path(name), data); err != nil {
+		return err
+	}
+	sweepStaleTemps(s.Path(name))
+	return nil
 }
 
 // marshalHeartbeat writes JSON as swarm.py does (two-space indent),

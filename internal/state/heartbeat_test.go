@@ -362,3 +362,29 @@ func TestHeartbeatStampNull(t *testing.T) {
 		t.Error("a zone-less stamp is local time")
 	}
 }
+
+// A locked write sweeps the stale temp files of its own file, as every
+// state write does; a fresh one and other workers' stay.
+func TestHeartbeatWriteSweepsStaleTemps(t *testing.T) {
+	t.Parallel()
+	s := NewStore(t.TempDir(), nil).Heartbeats()
+	os.MkdirAll(s.Dir(), 0o700)
+	stale := time.Now().Add(-2 * staleTempAge)
+	files := map[string]bool{".w.json.111.tmp": true, ".w.json.222.tmp": false, ".v.json.333.tmp": false}
+	for name, swept := range files {
+		p := filepath.Join(s.Dir(), name)
+		os.WriteFile(p, []byte("partial"), 0o600)
+		if swept || name == ".v.json.333.tmp" {
+			os.Chtimes(p, stale, stale)
+		}
+	}
+	if _, err := s.Update("w", func(*Heartbeat) (*Heartbeat, error) { return &Heartbeat{WorkerName: "w"}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	for name, swept := range files {
+		_, err := os.Stat(filepath.Join(s.Dir(), name))
+		if gone := errors.Is(err, os.ErrNotExist); gone != swept {
+			t.Errorf("%s: removed=%v, want %v", name, gone, swept)
+		}
+	}
+}
