@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/state"
 )
 
 // beater is the heartbeat process's state between ticks. tick is driven by
@@ -112,7 +114,7 @@ func (b *beater) tick(now time.Time) (bool, error) {
 // copy, so corruption never ends or resets a heartbeat.
 func (b *beater) load() (*State, error) {
 	st, err := b.store.Load(b.name)
-	if errors.Is(err, errCorrupt) && b.last != nil {
+	if errors.Is(err, state.ErrCorruptHeartbeat) && b.last != nil {
 		good := *b.last
 		b.logf("corrupt state file; rewriting it from the last good copy")
 		return b.store.Update(b.name, func(*State) (*State, error) { return &good, nil })

@@ -95,7 +95,7 @@ func Start(root, name string, c Config, o StartOptions) (*State, error) {
 	}
 	s := NewStore(root, o.Warn)
 	var out *State
-	err = withLock(s.controlPath(name), func() error {
+	err = s.WithControlLock(name, func() error {
 		var err error
 		out, err = s.startLocked(name, c, o)
 		return err
@@ -105,7 +105,7 @@ func Start(root, name string, c Config, o StartOptions) (*State, error) {
 
 func (s *Store) startLocked(name string, c Config, o StartOptions) (*State, error) {
 	prev, err := s.Load(name)
-	if err != nil && !errors.Is(err, errCorrupt) {
+	if err != nil && !errors.Is(err, state.ErrCorruptHeartbeat) {
 		return nil, err
 	}
 	if (prev != nil && prev.Live()) || daemon.Alive(s.LockPath(name)) {
@@ -168,9 +168,9 @@ func Stop(root, name string) (found bool, err error) {
 		return false, err
 	}
 	s := NewStore(root, nil)
-	err = withLock(s.controlPath(name), func() error {
+	err = s.WithControlLock(name, func() error {
 		st, err := s.Load(name)
-		if err != nil && !errors.Is(err, errCorrupt) {
+		if err != nil && !errors.Is(err, state.ErrCorruptHeartbeat) {
 			return err
 		}
 		found = st != nil || daemon.Alive(s.LockPath(name))
@@ -190,9 +190,9 @@ func StopFor(root, name string) (stopped bool, err error) {
 		return false, err
 	}
 	s := NewStore(root, nil)
-	err = withLock(s.controlPath(name), func() error {
+	err = s.WithControlLock(name, func() error {
 		st, err := s.Load(name)
-		if err != nil && !errors.Is(err, errCorrupt) {
+		if err != nil && !errors.Is(err, state.ErrCorruptHeartbeat) {
 			return err
 		}
 		stopped = (st != nil && st.Live()) || daemon.Alive(s.LockPath(name))

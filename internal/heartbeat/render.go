@@ -1,6 +1,8 @@
 package heartbeat
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -138,4 +140,18 @@ func statusJSON(st *State, mon Monitor) (string, error) {
 	}
 	data, err := marshal(out)
 	return string(data), err
+}
+
+// marshal renders JSON output as the state files are written (two-space
+// indent, as swarm.py prints them), without escaping <, > and & in
+// messages.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

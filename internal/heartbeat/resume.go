@@ -19,7 +19,7 @@ func Resume(root, name string, o StartOptions) error {
 		return err
 	}
 	s := NewStore(root, o.Warn)
-	return withLock(s.controlPath(name), func() error {
+	return s.WithControlLock(name, func() error {
 		alive := daemon.Alive(s.LockPath(name))
 		now := time.Now()
 		st, err := s.Update(name, func(cur *State) (*State, error) {

@@ -1,10 +1,7 @@
 package heartbeat
 
 import (
-	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
@@ -38,21 +35,24 @@ type Target interface {
 // would make that a cycle. What it does is what worker.Refresh and
 // worker.SendText (with Raw) do.
 type tmuxTarget struct {
-	root, name string
-	reg        *state.Store
-	tc         *tmux.Client
-	window     string
+	name   string
+	reg    *state.Store
+	tc     *tmux.Client
+	window string
 }
 
 func newTmuxTarget(root, name string) *tmuxTarget {
-	return &tmuxTarget{root: root, name: name, reg: state.NewStore(root, nil)}
+	return &tmuxTarget{name: name, reg: state.NewStore(root, nil)}
 }
 
 // Look finds the worker's window. A worker whose record is gone, that is
 // not a tmux worker, whose window is gone, or whose command has exited is
 // gone for good; except a ralph worker while its loop is active: the loop
 // respawns the pane in the same window every iteration, and the pane is
-// dead (or, while a monitor recovers, the window missing) in between.
+// dead (or, while a monitor recovers, the window missing) in between. A
+// loop state that cannot be read counts as active (it is read without
+// internal/state's repair, which a reader here must not do): a heartbeat
+// is never ended on a guess.
 func (t *tmuxTarget) Look(screen bool) (Look, error) {
 	w, err := t.reg.Get(t.name)
 	if errors.Is(err, state.ErrNotFound) {
@@ -71,7 +71,7 @@ func (t *tmuxTarget) Look(screen bool) (Look, error) {
 	}
 	ralph := w.IsRalph()
 	switch {
-	case !ok && ralph && loopActive(t.root, t.name):
+	case !ok && ralph && t.reg.Ralph(t.name).ActiveOrUnreadable():
 		return Look{Skip: "the ralph loop's window is not there"}, nil
 	case !ok:
 		return Look{Gone: "the worker's window is gone"}, nil
@@ -104,25 +104,4 @@ func (t *tmuxTarget) Send(text string) error {
 		return errors.New("no window to send to")
 	}
 	return t.tc.TypeText(t.window, text, true)
-}
-
-// loopActive reports whether the worker's ralph loop is running or paused.
-// It reads the file without internal/state's repair (a reader here must
-// not move a corrupt loop state aside); an unreadable state counts as
-// active, so that a heartbeat is never ended on a guess.
-func loopActive(root, name string) bool {
-	data, err := os.ReadFile(filepath.Join(root, "ralph", name, "state.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return false
-	}
-	if err != nil {
-		return true
-	}
-	var st struct {
-		Status string `json:"status"`
-	}
-	if json.Unmarshal(data, &st) != nil {
-		return true
-	}
-	return st.Status == state.RalphRunning || st.Status == state.RalphPaused
 }

@@ -40,20 +40,27 @@ const staleTempAge = time.Minute
 // a human has to look before more disk goes to copies.
 const maxBackups = 1000
 
-// withLock runs fn while holding an exclusive flock on lockPath.
+// withLock runs fn while holding an exclusive flock on lockPath, waiting
+// at most LockTimeout for it.
 func withLock(lockPath string, fn func() error) error {
+	return withLockFor(lockPath, LockTimeout, fn)
+}
+
+// withLockFor is withLock with its own timeout, for a lock whose holders
+// do more than a read and a write.
+func withLockFor(lockPath string, timeout time.Duration, fn func() error) error {
 	if err := makeDir(filepath.Dir(lockPath)); err != nil {
 		return err
 	}
 	fl := flock.New(lockPath, flock.SetPermissions(filePerm))
-	ctx, cancel := context.WithTimeout(context.Background(), LockTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	ok, err := fl.TryLockContext(ctx, lockRetry)
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("cannot lock %s: %w", lockPath, err)
 	}
 	if !ok {
-		return fmt.Errorf("cannot lock %s: another swarm process has held it for %s", lockPath, LockTimeout)
+		return fmt.Errorf("cannot lock %s: another swarm process has held it for %s", lockPath, timeout)
 	}
 	// Closing the descriptor releases the lock even if Unlock fails, so
 	// its error tells nothing the caller could act on.

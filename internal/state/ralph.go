@@ -256,6 +256,32 @@ func (r *RalphStore) Exists() bool {
 	return err == nil
 }
 
+// ActiveOrUnreadable reports whether the loop is running or paused, or may
+// be: a state file that cannot be read or decoded counts, so that a caller
+// never ends something on a guess (a heartbeat waiting for the loop's
+// window). No file (or an invalid name, which has none) is false. Unlike
+// Load it neither warns nor falls back on a last good copy, and like it
+// takes no lock and never writes.
+func (r *RalphStore) ActiveOrUnreadable() bool {
+	if r.err != nil {
+		return false
+	}
+	data, ok, err := readIfExists(r.StatePath())
+	if err != nil {
+		return true
+	}
+	if !ok {
+		return false
+	}
+	var st struct {
+		Status string `json:"status"`
+	}
+	if json.Unmarshal(data, &st) != nil {
+		return true
+	}
+	return st.Status == RalphRunning || st.Status == RalphPaused
+}
+
 // Load returns the loop state. It takes no lock and never writes: status
 // and list commands must not change what they show. What cannot be used is
 // left out with a warning, for the next Update to deal with: a field of the

@@ -1,5 +1,6 @@
 // Package state keeps swarm's files under the state root: the worker registry
-// (state.json), ralph loop state (ralph/N/state.json) and its event log.
+// (state.json), ralph loop state (ralph/N/state.json) and its event log, and
+// heartbeat state (heartbeats/W.json).
 //
 // Every read-modify-write of a JSON file happens under an exclusive flock on a
 // sibling lock file, and every write is atomic (unique temp file, fsync,

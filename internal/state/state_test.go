@@ -266,3 +266,40 @@ func TestRalphStoreUpdateAndLog(t *testing.T) {
 		t.Errorf("names = %v", names)
 	}
 }
+
+// ActiveOrUnreadable: running or paused, or a state that cannot be read;
+// never a write, never a warning.
+func TestRalphActiveOrUnreadable(t *testing.T) {
+	t.Parallel()
+	var warned []string
+	s := NewStore(t.TempDir(), func(m string) { warned = append(warned, m) })
+	r := s.Ralph("w")
+	if r.ActiveOrUnreadable() {
+		t.Error("no state file counts as active")
+	}
+	if s.Ralph("../x").ActiveOrUnreadable() {
+		t.Error("an invalid name counts as active")
+	}
+	os.MkdirAll(r.Dir, 0o700)
+	for content, want := range map[string]bool{
+		`{"status": "running"}`: true, `{"status": "paused"}`: true,
+		`{"status": "stopped"}`: false, `{"status": "failed"}`: false, `{"status": "waiting"}`: false,
+		`{not json`: true, `[]`: true, `{"status": 5}`: true, `null`: false,
+	} {
+		os.WriteFile(r.StatePath(), []byte(content), 0o600)
+		if got := r.ActiveOrUnreadable(); got != want {
+			t.Errorf("%s: %v, want %v", content, got, want)
+		}
+		if data, _ := os.ReadFile(r.StatePath()); string(data) != content {
+			t.Errorf("%s: the file became %q", content, data)
+		}
+	}
+	if backups, _ := filepath.Glob(r.StatePath() + ".*"); len(backups) != 0 || len(warned) != 0 {
+		t.Errorf("backups %v, warnings %q", backups, warned)
+	}
+	os.Remove(r.StatePath())
+	os.Mkdir(r.StatePath(), 0o700) // unreadable: a directory
+	if !r.ActiveOrUnreadable() {
+		t.Error("an unreadable state does not count as active")
+	}
+}
