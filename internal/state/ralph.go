@@ -256,10 +256,10 @@ func (r *RalphStore) Exists() bool {
 	return err == nil
 }
 
-// ActiveOrUnreadable reports whether the loop is running or paused, or may
-// be: a state file that cannot be read or decoded counts, so that a caller
-// never ends something on a guess (a heartbeat waiting for the loop's
-// window). No file (or an invalid name, which has none) is false. Unlike
+// ActiveOrUnreadable reports whether the loop is active (running, paused
+// or waiting out a usage limit), or may be: a state file that cannot be
+// read or decoded counts, so that a caller never ends something on a guess
+// (a heartbeat waiting for the loop's window). No file (or an invalid name, which has none) is false. Unlike
 // Load it neither warns nor falls back on a last good copy, and like it
 // takes no lock and never writes.
 func (r *RalphStore) ActiveOrUnreadable() bool {
@@ -279,7 +279,7 @@ func (r *RalphStore) ActiveOrUnreadable() bool {
 	if json.Unmarshal(data, &st) != nil {
 		return true
 	}
-	return st.Status == RalphRunning || st.Status == RalphPaused
+	return (&Ralph{Status: st.Status}).Active()
 }
 
 // Load returns the loop state. It takes no lock and never writes: status

@@ -267,7 +267,8 @@ func TestRalphStoreUpdateAndLog(t *testing.T) {
 	}
 }
 
-// ActiveOrUnreadable: running or paused, or a state that cannot be read;
+// ActiveOrUnreadable: running, paused or waiting out a limit, or a state
+// that cannot be read;
 // never a write, never a warning.
 func TestRalphActiveOrUnreadable(t *testing.T) {
 	t.Parallel()
@@ -283,7 +284,7 @@ func TestRalphActiveOrUnreadable(t *testing.T) {
 	os.MkdirAll(r.Dir, 0o700)
 	for content, want := range map[string]bool{
 		`{"status": "running"}`: true, `{"status": "paused"}`: true,
-		`{"status": "stopped"}`: false, `{"status": "failed"}`: false, `{"status": "waiting"}`: false,
+		`{"status": "stopped"}`: false, `{"status": "failed"}`: false, `{"status": "waiting"}`: true,
 		`{not json`: true, `[]`: true, `{"status": 5}`: true, `null`: false,
 	} {
 		os.WriteFile(r.StatePath(), []byte(content), 0o600)
