@@ -164,28 +164,19 @@ func (s *Store) undoStart(name string, prev *State) {
 // released its lock. found is false when the worker has no heartbeat at
 // all (swarm.py then prints "No active heartbeat for W" and exits 0).
 func Stop(root, name string) (found bool, err error) {
-	if err := state.ValidateName(name); err != nil {
-		return false, err
-	}
-	s := NewStore(root, nil)
-	err = s.WithControlLock(name, func() error {
-		st, err := s.Load(name)
-		if err != nil && !errors.Is(err, state.ErrCorruptHeartbeat) {
-			return err
-		}
-		found = st != nil || daemon.Alive(s.LockPath(name))
-		if !found {
-			return nil
-		}
-		return s.stopLocked(name)
-	})
-	return found, err
+	return stopIf(root, name, func(st *State) bool { return st != nil })
 }
 
 // StopFor ends the worker's heartbeat if it has a live one, for kill and
 // clean; stopped reports whether there was one. It returns once the
 // process has exited.
 func StopFor(root, name string) (stopped bool, err error) {
+	return stopIf(root, name, func(st *State) bool { return st != nil && st.Live() })
+}
+
+// stopIf stops the worker's heartbeat when its process runs or its state
+// passes has, under the control lock, and reports whether it did.
+func stopIf(root, name string, has func(st *State) bool) (stopped bool, err error) {
 	if err := state.ValidateName(name); err != nil {
 		return false, err
 	}
@@ -195,7 +186,7 @@ func StopFor(root, name string) (stopped bool, err error) {
 		if err != nil && !errors.Is(err, state.ErrCorruptHeartbeat) {
 			return err
 		}
-		stopped = (st != nil && st.Live()) || daemon.Alive(s.LockPath(name))
+		stopped = has(st) || daemon.Alive(s.LockPath(name))
 		if !stopped {
 			return nil
 		}

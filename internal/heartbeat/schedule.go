@@ -2,6 +2,7 @@ package heartbeat
 
 import (
 	"fmt"
+	"github.com/swarmtools/swarm/internal/duration"
 	"strings"
 	"time"
 )
@@ -100,19 +101,10 @@ func NextBeat(st *State) (t time.Time, active, ok bool) {
 // passed, else "in 42s", "in 5m", "in 3h", "in 2d" (whole units, rounded
 // down).
 func TimeUntil(t, now time.Time) string {
-	s := int64(t.Sub(now) / time.Second)
-	switch {
-	case s <= 0:
+	if t.Sub(now) < time.Second {
 		return "now"
-	case s < 60:
-		return fmt.Sprintf("in %ds", s)
-	case s < 3600:
-		return fmt.Sprintf("in %dm", s/60)
-	case s < 86400:
-		return fmt.Sprintf("in %dh", s/3600)
-	default:
-		return fmt.Sprintf("in %dd", s/86400)
 	}
+	return "in " + duration.Age(t.Sub(now))
 }
 
 // FormatInterval renders an interval as swarm.py's list and status do:
