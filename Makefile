@@ -57,7 +57,8 @@ fuzz:
 	done
 
 # Figures, not pass/fail: ls/status latency at 10/100/500 workers, tmux
-# processes per command and per monitor poll, monitor RSS and CPU.
+# processes per command and per monitor poll, monitor RSS and CPU (generic
+# and Claude Code profiles), idle time per iteration.
 bench: build
 	$(GO) run ./internal/bench -swarm $(BIN)
 

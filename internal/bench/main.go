@@ -1,7 +1,9 @@
 // Command bench prints swarm's performance figures (make bench): latency of
 // swarm ls and swarm status at 10, 100 and 500 workers, the number of tmux
-// processes each runs, and for ralph monitors the tmux processes per poll
-// per worker, resident memory and CPU.
+// processes each runs; for ralph monitors the tmux processes per poll per
+// worker, resident memory and CPU, with the generic profile and with
+// Claude Code's (whose screen judgement runs every poll); and the time a
+// loop spends between iterations (no agent running).
 //
 // It drives the real swarm binary against a private tmux server, and counts
 // tmux processes with a shim (SWARM_TMUX) that logs each invocation. These
@@ -11,6 +13,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -72,8 +75,48 @@ func main() {
 	exec.Command("tmux", "-L", e.socket, "kill-server").Run()
 	os.RemoveAll(e.home)
 
-	fmt.Printf("\nralph monitors: %d loops, default 2 s poll, watched for %s\n", *loops, *watch)
-	e.monitors()
+	for _, profile := range []string{"generic", "claude"} {
+		fmt.Printf("\nralph monitors: %d loops, --agent %s, default 2 s poll, watched for %s\n", *loops, profile, *watch)
+		e.monitors(profile)
+	}
+	fmt.Printf("\nidle time per iteration (loop elapsed minus agent run time, agent exits at once, 10 iterations)\n")
+	e.idlePerIteration()
+}
+
+// idlePerIteration runs a loop whose agent exits at once and reports, per
+// iteration, the time no agent ran: starting the agent's process, judging
+// its exit, the bookkeeping; with --restart-delay 0, then the default 1 s.
+func (e *env) idlePerIteration() {
+	prompt := filepath.Join(e.dir, "PROMPT.md")
+	check(os.WriteFile(prompt, []byte("work\n"), 0o644))
+	for i, delay := range []string{"0", "1s"} {
+		name := fmt.Sprintf("idle%d", i)
+		out, err := e.swarm("ralph", "spawn", "--name", name, "--prompt-file", prompt, "--no-worktree", "--prompt-mode", "stdin",
+			"--max-iterations", "10", "--restart-delay", delay, "--foreground", "--", "sh", "-c", "cat >/dev/null; echo done")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ralph spawn: %v\n%s", err, out)
+			os.Exit(1)
+		}
+		data, err := os.ReadFile(filepath.Join(e.home, "ralph", name, "state.json"))
+		check(err)
+		var st struct {
+			Started   string    `json:"started"`
+			Ended     string    `json:"last_iteration_ended"`
+			Durations []float64 `json:"iteration_durations"`
+		}
+		check(json.Unmarshal(data, &st))
+		start, err1 := state.ParseTimestamp(st.Started)
+		end, err2 := state.ParseTimestamp(st.Ended)
+		check(errors.Join(err1, err2))
+		ran := 0.0
+		for _, d := range st.Durations {
+			ran += d
+		}
+		n := float64(len(st.Durations))
+		idle := end.Time.Sub(start.Time).Seconds() - ran
+		fmt.Printf("  --restart-delay %-3s  %.0f ms idle per iteration (agent ran %.0f ms per iteration)\n", delay, idle/n*1000, ran/n*1000)
+		e.swarm("clean", name)
+	}
 }
 
 func (e *env) environ(extra ...string) []string {
@@ -170,14 +213,14 @@ func lines(path string) int {
 
 // monitors starts ralph loops whose agents keep printing (the busiest case
 // for a monitor: the screen changes every poll) and measures them.
-func (e *env) monitors() {
+func (e *env) monitors(profile string) {
 	agent := filepath.Join(e.dir, "agent.sh")
 	check(os.WriteFile(agent, []byte("#!/bin/sh\ncat >/dev/null &\ni=0; while :; do i=$((i+1)); echo \"working $i\"; sleep 0.5; done\n"), 0o755))
 	prompt := filepath.Join(e.dir, "PROMPT.md")
 	check(os.WriteFile(prompt, []byte("work\n"), 0o644))
 	for i := 0; i < *loops; i++ {
 		out, err := e.swarm("ralph", "spawn", "--name", fmt.Sprintf("m%d", i), "--prompt-file", prompt, "--no-worktree",
-			"--prompt-mode", "stdin", "--max-iterations", "5", "--inactivity-timeout", "600", "--", agent)
+			"--prompt-mode", "stdin", "--max-iterations", "5", "--inactivity-timeout", "600", "--agent", profile, "--", agent)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "ralph spawn: %v\n%s", err, out)
 			os.Exit(1)
@@ -186,6 +229,8 @@ func (e *env) monitors() {
 	defer func() {
 		for i := 0; i < *loops; i++ {
 			e.swarm("kill", fmt.Sprintf("m%d", i))
+			e.swarm("clean", fmt.Sprintf("m%d", i))
+			e.swarm("ralph", "clean", fmt.Sprintf("m%d", i))
 		}
 	}()
 	pids := make([]int, *loops)
