@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/prefilter"
@@ -98,18 +99,34 @@ type Fatal struct {
 	Hint string
 }
 
-// profiles holds every profile by name.
-var profiles = map[string]*Profile{}
+// builders holds every profile's constructor. A profile is built (its
+// patterns compiled) on first use, not at start-up: about a hundred
+// regexps cost every swarm command some 4 ms, and ls, status or kill never
+// judge a screen.
+var builders []func() *Profile
 
-func register(p *Profile) *Profile {
-	profiles[p.Name] = p
-	return p
+// register adds a profile's constructor and returns the profile's
+// accessor, which builds it once.
+func register(build func() *Profile) func() *Profile {
+	get := sync.OnceValue(build)
+	builders = append(builders, get)
+	return get
 }
+
+// profiles holds every profile by name, built on first use.
+var profiles = sync.OnceValue(func() map[string]*Profile {
+	m := make(map[string]*Profile, len(builders))
+	for _, get := range builders {
+		p := get()
+		m[p.Name] = p
+	}
+	return m
+})
 
 // Names lists the profile names (for --agent).
 func Names() []string {
 	var out []string
-	for n := range profiles {
+	for n := range profiles() {
 		out = append(out, n)
 	}
 	return sortStrings(out)
@@ -117,7 +134,7 @@ func Names() []string {
 
 // Lookup returns the profile named name.
 func Lookup(name string) (*Profile, bool) {
-	p, ok := profiles[name]
+	p, ok := profiles()[name]
 	return p, ok
 }
 
@@ -126,7 +143,7 @@ func Lookup(name string) (*Profile, bool) {
 func For(command []string) *Profile {
 	if len(command) > 0 {
 		base := filepath.Base(command[0])
-		for _, p := range profiles {
+		for _, p := range profiles() {
 			for _, c := range p.Commands {
 				if base == c {
 					return p
@@ -134,7 +151,7 @@ func For(command []string) *Profile {
 			}
 		}
 	}
-	return Generic
+	return Generic()
 }
 
 // Judge reads a screen (the agent's own lines: callers drop the echo of

@@ -45,7 +45,7 @@ func TestClaudeScreens(t *testing.T) {
 	}
 	for _, c := range cases {
 		screen := fixture(t, c.file)
-		v := Claude.Judge(screen, now)
+		v := Claude().Judge(screen, now)
 		if v.State != c.state || v.Kind != c.kind || !strings.HasPrefix(v.Line, c.line) || v.Turns != c.turns {
 			t.Errorf("%s: got %+v; want state %q kind %q line %q turns %d", c.file, v, c.state, c.kind, c.line, c.turns)
 		}
@@ -54,7 +54,7 @@ func TestClaudeScreens(t *testing.T) {
 		}
 		// An error screen is idle at its box, but ready for a prompt only
 		// where the profile says so: a dialog never is.
-		if got := Claude.Ready(screen); got != c.ready && c.state != Error {
+		if got := Claude().Ready(screen); got != c.ready && c.state != Error {
 			t.Errorf("%s: Ready = %v, want %v", c.file, got, c.ready)
 		}
 	}
@@ -68,7 +68,7 @@ func TestClaudeSequences(t *testing.T) {
 		var states []State
 		for _, screen := range strings.Split(fixture(t, file), "=== t=")[1:] {
 			_, body, _ := strings.Cut(screen, "\n")
-			v := Claude.Judge(body, now)
+			v := Claude().Judge(body, now)
 			if len(states) == 0 || states[len(states)-1] != v.State {
 				states = append(states, v.State)
 			}
@@ -94,12 +94,12 @@ func TestClaudeLimitsAndFatal(t *testing.T) {
 		{"Claude AI usage limit reached|1795000000\n❯ ", time.Unix(1795000000, 0)},
 	}
 	for _, c := range cases {
-		v := Claude.Judge(c.screen, now)
+		v := Claude().Judge(c.screen, now)
 		if v.State != Limited || !v.Reset.Equal(c.reset) {
 			t.Errorf("%q: %+v, want limited until %s", c.screen, v, c.reset)
 		}
 	}
-	line, hint, ok := Claude.FatalIn("Error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n")
+	line, hint, ok := Claude().FatalIn("Error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n")
 	if !ok || !strings.Contains(line, "root/sudo") || !strings.Contains(hint, "IS_SANDBOX=1") {
 		t.Errorf("fatal: %q %q %v", line, hint, ok)
 	}
@@ -121,7 +121,7 @@ func TestProfileSelection(t *testing.T) {
 	if _, ok := Lookup("claude"); !ok {
 		t.Error("Lookup claude")
 	}
-	if Generic.CanTellIdle() || !Claude.CanTellIdle() {
+	if Generic().CanTellIdle() || !Claude().CanTellIdle() {
 		t.Error("CanTellIdle")
 	}
 }
@@ -186,7 +186,7 @@ func TestClaudeOnlyTheLastMessageCounts(t *testing.T) {
 		"● API Error: Request rejected (429)\n✻ 429 rate limit · Retrying in 3s · attempt 1/10\n❯ ":                                      Working,
 	}
 	for screen, want := range cases {
-		if got := Claude.Judge(screen, now).State; got != want {
+		if got := Claude().Judge(screen, now).State; got != want {
 			t.Errorf("%q: %s, want %s", screen, got, want)
 		}
 	}
@@ -225,7 +225,7 @@ func TestClaudeHarnessScreens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := Claude.Judge(string(data), now)
+		v := Claude().Judge(string(data), now)
 		if v.State != c.state || !strings.Contains(v.Line, c.line) || !v.Reset.Equal(c.reset) {
 			t.Errorf("%s: %+v; want %s %q reset %s", c.file, v, c.state, c.line, c.reset)
 		}
@@ -252,12 +252,12 @@ func TestClaudePending(t *testing.T) {
 		{"● Done.\n──────\n❯ \n──────", false},
 	}
 	for _, c := range cases {
-		got, ok := Claude.Pending(c.screen, prompt)
+		got, ok := Claude().Pending(c.screen, prompt)
 		if !ok || got != c.want {
 			t.Errorf("Pending = %v %v, want %v for:\n%s", got, ok, c.want, c.screen)
 		}
 	}
-	if _, ok := Generic.Pending("> hi", "hi"); ok {
+	if _, ok := Generic().Pending("> hi", "hi"); ok {
 		t.Error("the generic profile claims to see typed text")
 	}
 }
@@ -278,7 +278,7 @@ func TestWithArticle(t *testing.T) {
 // time is still read from the whole (wrapped) message.
 func TestClaudeLimitLineIsQuotedClean(t *testing.T) {
 	screen := "❯ do it\n  ⎿  You've hit your session limit · resets 9am\n     (UTC)\n\n────\n❯ \n────\n  ? for shortcuts\n"
-	v := Claude.Judge(screen, time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC))
+	v := Claude().Judge(screen, time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC))
 	if v.State != Limited || v.Line != "You've hit your session limit · resets 9am" {
 		t.Fatalf("verdict %+v", v)
 	}

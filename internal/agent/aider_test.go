@@ -7,7 +7,7 @@ import (
 )
 
 func TestAiderScreens(t *testing.T) {
-	judgeScreens(t, Aider, "aider", []screenCase{
+	judgeScreens(t, Aider(), "aider", []screenCase{
 		{file: "idle-start.txt", state: Idle},
 		{file: "working-waiting.txt", state: Working},
 		// Streaming: neither working nor idle, so never a false idle.
@@ -28,7 +28,7 @@ func TestAiderScreens(t *testing.T) {
 // line for working even when an older limit line shows above it.
 func judgesWorkingFirst() bool {
 	screen := "● Claude usage limit reached. Your limit will reset at 5pm.\n❯ continue\n✻ Thinking… (esc to interrupt)\n❯ \n"
-	return Claude.Judge(screen, now).State == Working
+	return Claude().Judge(screen, now).State == Working
 }
 
 // Aider prints its rate-limit sentence before each of its own retries
@@ -38,7 +38,7 @@ func TestAiderRetryingIsWorking(t *testing.T) {
 	if !judgesWorkingFirst() {
 		t.Skip("Judge checks limits before the working line: a retrying aider reads as limited until it does not")
 	}
-	if v := Aider.Judge(agentScreen(t, "aider", "working-retrying-rate-limit.txt"), now); v.State != Working {
+	if v := Aider().Judge(agentScreen(t, "aider", "working-retrying-rate-limit.txt"), now); v.State != Working {
 		t.Errorf("retrying aider: %+v, want working", v)
 	}
 }

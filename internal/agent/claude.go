@@ -6,8 +6,9 @@ import (
 	"github.com/swarmtools/swarm/internal/ready"
 )
 
-// Claude is Claude Code (npm @anthropic-ai/claude-code). Its patterns are
-// taken from screens of the real CLI, 2.1.197 (testdata/claude-code-*):
+// Claude returns the profile of Claude Code (npm
+// @anthropic-ai/claude-code). Its patterns are taken from screens of the
+// real CLI, 2.1.197 (testdata/claude-code-*):
 //
 //   - working: the footer says "esc to interrupt" (also while it retries
 //     an API error on its own: "✻ 529 Overloaded · Retrying in 1s");
@@ -21,65 +22,67 @@ import (
 //     "Claude usage limit reached. Your limit will reset at 5pm
 //     (America/New_York)" (wording from its source and its users'
 //     reports, not captured: the mock API cannot make it show them).
-var Claude = register(&Profile{
-	Name:     "claude",
-	Commands: []string{"claude", "claude-code"},
-	Source:   "screens of Claude Code 2.1.197 captured in tmux (internal/agent/testdata)",
-	Working: []*regexp.Regexp{
-		regexp.MustCompile(`(?i)esc to interrupt`),
-		// Its spinner line ("✻ Churning…", "✻ 529 Overloaded · Retrying
-		// in 1s"), for the moments its footer shows something else
-		// ("paste again to expand").
-		regexp.MustCompile(`(?i)^\s*[✻✶✳✢✽*·]\s+.*(…|retrying in \d+\s*s)`),
-	},
-	InputBox: []*regexp.Regexp{
-		// The input box line: the cursor mark alone (tmux shows the NBSP
-		// after it) or followed by what is being typed.
-		regexp.MustCompile(`^[\s│]*❯(\s|\x{00a0}|$)`),
-		regexp.MustCompile(`(?i)\? for shortcuts|shift\+tab to cycle`),
-	},
-	// What is typed follows the mark; a long paste shows as "[Pasted
-	// text #1 +12 lines]" until it is submitted.
-	InputLine:        regexp.MustCompile(`^[\s│]*❯(?:\s|\x{00a0}|$)(.*)$`),
-	PastePlaceholder: regexp.MustCompile(`^\[Pasted text #\d+`),
-	TurnDone: []*regexp.Regexp{
-		regexp.MustCompile(`^\s*[✻✶✳✢✽*·]\s+\p{L}+ed for \d+(\.\d+)?\s*(s|m|h|ms)\b`),
-	},
-	APIError: []*regexp.Regexp{
-		regexp.MustCompile(`^[●⏺]\s+API Error`),
-	},
-	Limit: []*regexp.Regexp{
-		regexp.MustCompile(`(?i)usage limit reached|limit reached\s*[∙·•|]\s*resets?|(?:5|five)-hour limit reached|weekly limit reached|limit will reset at`),
-		// 2.1 with a subscription: "⎿  You've hit your session limit ·
-		// resets 9am (UTC)" ("weekly limit", or "limit" alone).
-		regexp.MustCompile(`(?i)you've hit your (?:\w+ )?limit`),
-	},
-	// On Pro and Max plans it then opens a menu of its own ("❯ 1. Stop and
-	// wait for limit to reset"): a limit to wait out, not a dialog.
-	LimitMenu: []*regexp.Regexp{
-		regexp.MustCompile(`(?i)/rate-limit-options|stop and wait for limit to reset`),
-	},
-	// Its messages start at the left edge ("● API Error: …"). Not the
-	// default `^\s*● `: in a terminal under ~100 columns (tmux's default
-	// 80x24, where swarm's loops run) the footer's effort gauge, "● high ·
-	// /effort", wraps onto a line of its own below the input box, and
-	// read as the start of a message it hid the error or limit above it
-	// (the screen was judged idle: a failed turn counted as a success).
-	MessageStart: []*regexp.Regexp{regexp.MustCompile(`^[●⏺] `)},
-	Fatal: []Fatal{
-		{regexp.MustCompile(`(?i)cannot be used with root/sudo privileges`),
-			"as root, Claude Code needs IS_SANDBOX=1 for --dangerously-skip-permissions: add --env IS_SANDBOX=1 (inside a container or VM only)"},
-		{regexp.MustCompile(`(?i)invalid api key|authentication_error`),
-			"check ANTHROPIC_API_KEY (or log in once with: claude /login)"},
-	},
-	Hints: map[string]string{
-		ready.StuckTrust:       `answer it once with: swarm attach NAME; or set "hasTrustDialogAccepted": true for the folder under "projects" in ~/.claude.json`,
-		ready.StuckAPIKey:      `answer it once with: swarm attach NAME (choose Yes); or add the key's last 20 characters to "customApiKeyResponses.approved" in ~/.claude.json`,
-		ready.StuckBypass:      `answer it once with: swarm attach NAME (choose "Yes, I accept"); or set "skipDangerousModePermissionPrompt": true in ~/.claude/settings.json`,
-		ready.StuckTheme:       `finish Claude Code's first-run setup once with: swarm attach NAME; or set "hasCompletedOnboarding": true in ~/.claude.json`,
-		ready.StuckLogin:       `log in once by running claude by hand, or set ANTHROPIC_API_KEY`,
-		ready.StuckOAuth:       `finish the login once by running claude by hand`,
-		ready.StuckNotLoggedIn: `the API key was rejected or is missing: remove it from "customApiKeyResponses.rejected" in ~/.claude.json, or run claude once and /login`,
-		ready.StuckMenu:        `answer it with: swarm attach NAME (the loop never answers a menu)`,
-	},
+var Claude = register(func() *Profile {
+	return &Profile{
+		Name:     "claude",
+		Commands: []string{"claude", "claude-code"},
+		Source:   "screens of Claude Code 2.1.197 captured in tmux (internal/agent/testdata)",
+		Working: []*regexp.Regexp{
+			regexp.MustCompile(`(?i)esc to interrupt`),
+			// Its spinner line ("✻ Churning…", "✻ 529 Overloaded · Retrying
+			// in 1s"), for the moments its footer shows something else
+			// ("paste again to expand").
+			regexp.MustCompile(`(?i)^\s*[✻✶✳✢✽*·]\s+.*(…|retrying in \d+\s*s)`),
+		},
+		InputBox: []*regexp.Regexp{
+			// The input box line: the cursor mark alone (tmux shows the NBSP
+			// after it) or followed by what is being typed.
+			regexp.MustCompile(`^[\s│]*❯(\s|\x{00a0}|$)`),
+			regexp.MustCompile(`(?i)\? for shortcuts|shift\+tab to cycle`),
+		},
+		// What is typed follows the mark; a long paste shows as "[Pasted
+		// text #1 +12 lines]" until it is submitted.
+		InputLine:        regexp.MustCompile(`^[\s│]*❯(?:\s|\x{00a0}|$)(.*)$`),
+		PastePlaceholder: regexp.MustCompile(`^\[Pasted text #\d+`),
+		TurnDone: []*regexp.Regexp{
+			regexp.MustCompile(`^\s*[✻✶✳✢✽*·]\s+\p{L}+ed for \d+(\.\d+)?\s*(s|m|h|ms)\b`),
+		},
+		APIError: []*regexp.Regexp{
+			regexp.MustCompile(`^[●⏺]\s+API Error`),
+		},
+		Limit: []*regexp.Regexp{
+			regexp.MustCompile(`(?i)usage limit reached|limit reached\s*[∙·•|]\s*resets?|(?:5|five)-hour limit reached|weekly limit reached|limit will reset at`),
+			// 2.1 with a subscription: "⎿  You've hit your session limit ·
+			// resets 9am (UTC)" ("weekly limit", or "limit" alone).
+			regexp.MustCompile(`(?i)you've hit your (?:\w+ )?limit`),
+		},
+		// On Pro and Max plans it then opens a menu of its own ("❯ 1. Stop and
+		// wait for limit to reset"): a limit to wait out, not a dialog.
+		LimitMenu: []*regexp.Regexp{
+			regexp.MustCompile(`(?i)/rate-limit-options|stop and wait for limit to reset`),
+		},
+		// Its messages start at the left edge ("● API Error: …"). Not the
+		// default `^\s*● `: in a terminal under ~100 columns (tmux's default
+		// 80x24, where swarm's loops run) the footer's effort gauge, "● high ·
+		// /effort", wraps onto a line of its own below the input box, and
+		// read as the start of a message it hid the error or limit above it
+		// (the screen was judged idle: a failed turn counted as a success).
+		MessageStart: []*regexp.Regexp{regexp.MustCompile(`^[●⏺] `)},
+		Fatal: []Fatal{
+			{regexp.MustCompile(`(?i)cannot be used with root/sudo privileges`),
+				"as root, Claude Code needs IS_SANDBOX=1 for --dangerously-skip-permissions: add --env IS_SANDBOX=1 (inside a container or VM only)"},
+			{regexp.MustCompile(`(?i)invalid api key|authentication_error`),
+				"check ANTHROPIC_API_KEY (or log in once with: claude /login)"},
+		},
+		Hints: map[string]string{
+			ready.StuckTrust:       `answer it once with: swarm attach NAME; or set "hasTrustDialogAccepted": true for the folder under "projects" in ~/.claude.json`,
+			ready.StuckAPIKey:      `answer it once with: swarm attach NAME (choose Yes); or add the key's last 20 characters to "customApiKeyResponses.approved" in ~/.claude.json`,
+			ready.StuckBypass:      `answer it once with: swarm attach NAME (choose "Yes, I accept"); or set "skipDangerousModePermissionPrompt": true in ~/.claude/settings.json`,
+			ready.StuckTheme:       `finish Claude Code's first-run setup once with: swarm attach NAME; or set "hasCompletedOnboarding": true in ~/.claude.json`,
+			ready.StuckLogin:       `log in once by running claude by hand, or set ANTHROPIC_API_KEY`,
+			ready.StuckOAuth:       `finish the login once by running claude by hand`,
+			ready.StuckNotLoggedIn: `the API key was rejected or is missing: remove it from "customApiKeyResponses.rejected" in ~/.claude.json, or run claude once and /login`,
+			ready.StuckMenu:        `answer it with: swarm attach NAME (the loop never answers a menu)`,
+		},
+	}
 })

@@ -8,7 +8,7 @@ import (
 )
 
 func TestCodexScreens(t *testing.T) {
-	judgeScreens(t, Codex, "codex", []screenCase{
+	judgeScreens(t, Codex(), "codex", []screenCase{
 		{file: "idle-start.txt", state: Idle},
 		{file: "working.txt", state: Working},
 		{file: "working-reconnecting.txt", state: Working},

@@ -7,7 +7,7 @@ import (
 )
 
 func TestGeminiScreens(t *testing.T) {
-	judgeScreens(t, Gemini, "gemini", []screenCase{
+	judgeScreens(t, Gemini(), "gemini", []screenCase{
 		{file: "idle-start.txt", state: Idle},
 		{file: "working-thinking.txt", state: Working},
 		{file: "working-retrying.txt", state: Working},

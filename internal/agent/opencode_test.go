@@ -7,7 +7,7 @@ import (
 )
 
 func TestOpenCodeScreens(t *testing.T) {
-	judgeScreens(t, OpenCode, "opencode", []screenCase{
+	judgeScreens(t, OpenCode(), "opencode", []screenCase{
 		{file: "idle-home.txt", state: Idle},
 		{file: "working.txt", state: Working},
 		{file: "working-retrying.txt", state: Working},

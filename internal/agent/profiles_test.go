@@ -12,7 +12,7 @@ import (
 // the state of the screen: each profile says where its messages start
 // (codex "• " and "› ", gemini "✦ " and " > ", aider's "Tokens: " line).
 func TestAnsweredErrorIsNotTheState(t *testing.T) {
-	for agent, p := range map[string]*Profile{"codex": Codex, "gemini": Gemini} {
+	for agent, p := range map[string]*Profile{"codex": Codex(), "gemini": Gemini()} {
 		t.Run(agent, func(t *testing.T) {
 			v := p.Judge(agentScreen(t, agent, "error-answered-since.txt"), now)
 			if v.State != Idle {
@@ -35,7 +35,7 @@ func TestProfileCommands(t *testing.T) {
 			t.Errorf("For(%q) = %s, want %s", cmd, got, want)
 		}
 	}
-	for _, p := range []*Profile{Codex, Gemini, Aider, OpenCode} {
+	for _, p := range []*Profile{Codex(), Gemini(), Aider(), OpenCode()} {
 		if q, ok := Lookup(p.Name); !ok || q != p {
 			t.Errorf("Lookup(%q)", p.Name)
 		}
@@ -61,13 +61,13 @@ func TestStuckOrder(t *testing.T) {
 	if kind, _ := ready.Stuck(approval); kind != ready.StuckMenu {
 		t.Fatalf("ready.Stuck = %q: the generic menu pattern no longer matches codex's list", kind)
 	}
-	if kind, _, ok := Codex.Stuck(approval); !ok || kind != StuckApproval {
+	if kind, _, ok := Codex().Stuck(approval); !ok || kind != StuckApproval {
 		t.Errorf("Codex.Stuck = %q %v, want %q", kind, ok, StuckApproval)
 	}
-	if kind, _, ok := Claude.Stuck(approval); !ok || kind != ready.StuckMenu {
+	if kind, _, ok := Claude().Stuck(approval); !ok || kind != ready.StuckMenu {
 		t.Errorf("Claude.Stuck = %q %v, want %q", kind, ok, ready.StuckMenu)
 	}
-	if _, _, ok := Gemini.Stuck(agentScreen(t, "gemini", "idle-after-turn.txt")); ok {
+	if _, _, ok := Gemini().Stuck(agentScreen(t, "gemini", "idle-after-turn.txt")); ok {
 		t.Error("gemini idle screen taken for a dialog")
 	}
 }
@@ -76,10 +76,10 @@ func TestStuckOrder(t *testing.T) {
 // not a dialog.
 func TestDialogPatternsAreNarrow(t *testing.T) {
 	cases := map[*Profile]string{
-		Codex:    "• I would ask: would you like to run the tests? The trust prompt says Do you trust the contents.\n› Ask Codex to do anything\n",
-		Gemini:   "✦ Pick one:\n  1. Allow once\n  2. No, suggest changes\n >   Type your message or @path/to/file\n",
-		Aider:    "The prompt reads (Y)es/(N)o [Yes]: and waits.\nTokens: 1k sent, 20 received.\n>\n",
-		OpenCode: "  The permission row offers Allow once or Reject.\n  ctrl+p commands\n",
+		Codex():    "• I would ask: would you like to run the tests? The trust prompt says Do you trust the contents.\n› Ask Codex to do anything\n",
+		Gemini():   "✦ Pick one:\n  1. Allow once\n  2. No, suggest changes\n >   Type your message or @path/to/file\n",
+		Aider():    "The prompt reads (Y)es/(N)o [Yes]: and waits.\nTokens: 1k sent, 20 received.\n>\n",
+		OpenCode(): "  The permission row offers Allow once or Reject.\n  ctrl+p commands\n",
 	}
 	for p, screen := range cases {
 		if v := p.Judge(screen, now); v.State != Idle {
@@ -94,12 +94,12 @@ func TestFatalStartErrors(t *testing.T) {
 		text string
 		hint string // part of the hint
 	}{
-		{Codex, "Not inside a trusted directory and --skip-git-repo-check was not specified.\n", "--skip-git-repo-check"},
-		{Codex, "Error loading configuration: ~/.codex/config.toml:3:1: invalid key\n", "config.toml"},
-		{Gemini, "Gemini CLI is not running in a trusted directory. To proceed, either use `--skip-trust`, ...\n", "GEMINI_CLI_TRUST_WORKSPACE=true"},
-		{Gemini, "Please set an Auth method in your /root/.gemini/settings.json or specify one of the following environment variables before running: GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA\n", "GEMINI_API_KEY"},
-		{Aider, agentScreen(t, "aider", "fatal-no-model.txt"), "--model"},
-		{Aider, "aider: error: unrecognized arguments: --yes\n", "aider --help"},
+		{Codex(), "Not inside a trusted directory and --skip-git-repo-check was not specified.\n", "--skip-git-repo-check"},
+		{Codex(), "Error loading configuration: ~/.codex/config.toml:3:1: invalid key\n", "config.toml"},
+		{Gemini(), "Gemini CLI is not running in a trusted directory. To proceed, either use `--skip-trust`, ...\n", "GEMINI_CLI_TRUST_WORKSPACE=true"},
+		{Gemini(), "Please set an Auth method in your /root/.gemini/settings.json or specify one of the following environment variables before running: GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA\n", "GEMINI_API_KEY"},
+		{Aider(), agentScreen(t, "aider", "fatal-no-model.txt"), "--model"},
+		{Aider(), "aider: error: unrecognized arguments: --yes\n", "aider --help"},
 	}
 	for _, c := range cases {
 		line, hint, ok := c.p.FatalIn(c.text)
@@ -107,7 +107,7 @@ func TestFatalStartErrors(t *testing.T) {
 			t.Errorf("%s: FatalIn(%q) = %q %q %v, want a hint with %q", c.p.Name, c.text, line, hint, ok, c.hint)
 		}
 	}
-	if _, _, ok := OpenCode.FatalIn("anything"); ok {
+	if _, _, ok := OpenCode().FatalIn("anything"); ok {
 		t.Error("opencode has no fatal patterns")
 	}
 }
@@ -143,10 +143,10 @@ func TestParseResetAgentMessages(t *testing.T) {
 // against an escaping slip), and not the agent's prose about them.
 func TestWorkingLines(t *testing.T) {
 	cases := map[*Profile][]string{
-		Codex:    {"• Working (0s • esc to interrupt)", "  Investigating rendering code (0s • Esc to interrupt)", "◦ Reconnecting... 3/5 (1m 05s • esc to interrupt)"},
-		Gemini:   {" ⠋ Thinking... (esc to cancel, 1m 2s)", "⠙ Trying to reach gemini-2.5-pro (Attempt 3/10) (esc to cancel, 5s)"},
-		Aider:    {"░█         Waiting for gpt-4o", "        █░ Waiting for anthropic/claude-sonnet-4", "  =#       Waiting for o3"},
-		OpenCode: {"   ⣾  esc interrupt", "   [⋯]  esc again to interrupt"},
+		Codex():    {"• Working (0s • esc to interrupt)", "  Investigating rendering code (0s • Esc to interrupt)", "◦ Reconnecting... 3/5 (1m 05s • esc to interrupt)"},
+		Gemini():   {" ⠋ Thinking... (esc to cancel, 1m 2s)", "⠙ Trying to reach gemini-2.5-pro (Attempt 3/10) (esc to cancel, 5s)"},
+		Aider():    {"░█         Waiting for gpt-4o", "        █░ Waiting for anthropic/claude-sonnet-4", "  =#       Waiting for o3"},
+		OpenCode(): {"   ⣾  esc interrupt", "   [⋯]  esc again to interrupt"},
 	}
 	for p, lines := range cases {
 		for _, l := range lines {
@@ -156,10 +156,10 @@ func TestWorkingLines(t *testing.T) {
 		}
 	}
 	notWorking := map[*Profile]string{
-		Codex:    "• Ran go test ./... (5s)",
-		Gemini:   "✦ Press esc to cancel the edit.",
-		Aider:    "Waiting for the tests to finish, I ran them again.",
-		OpenCode: "  I pressed esc to interrupt it.",
+		Codex():    "• Ran go test ./... (5s)",
+		Gemini():   "✦ Press esc to cancel the edit.",
+		Aider():    "Waiting for the tests to finish, I ran them again.",
+		OpenCode(): "  I pressed esc to interrupt it.",
 	}
 	for p, l := range notWorking {
 		if matchAny(l, p.Working) {
@@ -168,7 +168,7 @@ func TestWorkingLines(t *testing.T) {
 	}
 	// Aider's input box is a bare prompt; a sent one keeps its text.
 	for l, want := range map[string]bool{">": true, "ask>": true, "architect multi>": true, "multi> ": true, "> do the task": false, ">>>>>>> REPLACE": false} {
-		if matchAny(l, Aider.InputBox) != want {
+		if matchAny(l, Aider().InputBox) != want {
 			t.Errorf("aider: %q as its input box: %v, want %v", l, !want, want)
 		}
 	}

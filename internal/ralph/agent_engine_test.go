@@ -399,7 +399,7 @@ func TestWaitPollComesEarlyWhenOutputStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &Engine{Poll: 2 * time.Second, Sleep: sleepCtx}
-	a := &attempt{st: &state.Ralph{IdleGrace: 15}, out: out, profile: agent.Claude}
+	a := &attempt{st: &state.Ralph{IdleGrace: 15}, out: out, profile: agent.Claude()}
 	start := time.Now()
 	e.waitPoll(context.Background(), a)
 	if d := time.Since(start); d < 1900*time.Millisecond {
@@ -418,7 +418,7 @@ func TestWaitPollComesEarlyWhenOutputStops(t *testing.T) {
 	if d := time.Since(start); d > 1500*time.Millisecond || d < outputQuiet {
 		t.Fatalf("output flowed for 0.45 s then stopped: the poll came after %s", d)
 	}
-	a.profile = agent.Generic
+	a.profile = agent.Generic()
 	start = time.Now()
 	e.waitPoll(context.Background(), a)
 	if d := time.Since(start); d < 1900*time.Millisecond {

@@ -55,7 +55,7 @@ func JudgeScreen(l Look) ScreenVerdict {
 	own := withoutEcho(l.Screen, l.Prompt)
 	p := l.Profile
 	if p == nil {
-		p = agent.Generic
+		p = agent.Generic()
 	}
 	v := ScreenVerdict{Agent: p.Judge(own, l.Now, l.Limits...)}
 	v.Compacting = ready.FatalPattern.MatchString(own)
