@@ -48,17 +48,17 @@ const (
 	// and the check after Enter. submitWait: text still in the box this
 	// long after Enter means the key was dropped; it is pressed again at
 	// most maxEnterRetries times.
+	echoWait        = 15 * time.Second
+	echoPoll        = 100 * time.Millisecond
+	submitWait      = 3 * time.Second
+	maxEnterRetries = 2
 	// outputCheck paces the look at the agent's output between polls;
 	// outputQuiet is how long output that was flowing must stop for the
 	// screen to be polled before the poll is due (a turn that ended).
 	outputCheck = 100 * time.Millisecond
 	outputQuiet = 300 * time.Millisecond
 	// minPollGap: the shortest wait between two polls of the watch.
-	minPollGap      = 10 * time.Millisecond
-	echoWait        = 15 * time.Second
-	echoPoll        = 100 * time.Millisecond
-	submitWait      = 3 * time.Second
-	maxEnterRetries = 2
+	minPollGap = 10 * time.Millisecond
 	// monitorStartWait bounds the wait for a background monitor to take
 	// its lock, and firstIterationWait the wait for its first iteration,
 	// so that spawn returns with the loop visibly running.
