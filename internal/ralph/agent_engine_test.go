@@ -392,33 +392,48 @@ func TestNextPollMeetsTheIdleGrace(t *testing.T) {
 }
 
 // Between polls, output that flowed and then stopped (a turn that ended)
-// brings the next poll forward; output that never flowed does not.
+// brings the next poll forward when the last poll saw the agent working;
+// output that never flowed, or an agent not seen working, does not.
 func TestWaitPollComesEarlyWhenOutputStops(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "iteration-0001.log")
 	if err := os.WriteFile(out, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	e := &Engine{Poll: 2 * time.Second, Sleep: sleepCtx}
-	a := &attempt{st: &state.Ralph{IdleGrace: 15}, out: out, profile: agent.Claude()}
+	a := &attempt{st: &state.Ralph{IdleGrace: 15}, out: out, profile: agent.Claude(), shown: agent.Working}
 	start := time.Now()
 	e.waitPoll(context.Background(), a)
 	if d := time.Since(start); d < 1900*time.Millisecond {
 		t.Fatalf("no output: the poll came after %s, not the whole 2 s", d)
 	}
-	go func() {
+	burst := func() {
 		f, _ := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
 		defer f.Close()
 		for i := 0; i < 3; i++ {
 			f.WriteString("✻ Thinking…\n")
 			time.Sleep(150 * time.Millisecond)
 		}
-	}()
+	}
+	go burst()
 	start = time.Now()
 	e.waitPoll(context.Background(), a)
 	if d := time.Since(start); d > 1500*time.Millisecond || d < outputQuiet {
 		t.Fatalf("output flowed for 0.45 s then stopped: the poll came after %s", d)
 	}
-	a.profile = agent.Generic()
+	// An agent the last poll did not see working (idle, or a screen the
+	// profile does not know) that prints a burst now and then is polled
+	// at the poll interval, not at the rhythm of its prints.
+	for _, shown := range []agent.State{agent.Idle, ""} {
+		a.shown = shown
+		go burst()
+		start = time.Now()
+		e.waitPoll(context.Background(), a)
+		if d := time.Since(start); d < 1900*time.Millisecond {
+			t.Fatalf("agent last seen %q: the poll came early (%s)", shown, d)
+		}
+	}
+	a.profile, a.shown = agent.Generic(), agent.Working
+	go burst()
 	start = time.Now()
 	e.waitPoll(context.Background(), a)
 	if d := time.Since(start); d < 1900*time.Millisecond {

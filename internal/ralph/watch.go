@@ -71,12 +71,14 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 // waitPoll waits until the next poll (nextPoll), or less when the
 // agent's output, which grew since the last poll, has gone quiet for
 // outputQuiet: a turn that just ended is judged at once, not up to a whole
-// poll later. Only for agents whose idle screen is known (a working one
-// animates its spinner, so its output never goes quiet); looking at the
-// output is a file stat, no tmux process.
+// poll later. Only for agents whose idle screen is known and that the last
+// poll saw working (a working one animates its spinner, so its output
+// never goes quiet until the turn ends; an agent not working that prints
+// now and then would otherwise be polled at the rhythm of its prints).
+// Looking at the output is a file stat, no tmux process.
 func (e *Engine) waitPoll(ctx context.Context, a *attempt) {
 	wait := e.nextPoll(a)
-	if !a.profile.CanTellIdle() || wait < 2*outputCheck {
+	if !a.profile.CanTellIdle() || a.shown != agent.Working || wait < 2*outputCheck {
 		e.Sleep(ctx, wait)
 		return
 	}
