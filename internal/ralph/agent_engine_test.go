@@ -392,15 +392,18 @@ func TestNextPollMeetsTheIdleGrace(t *testing.T) {
 }
 
 // Between polls, output that flowed and then stopped (a turn that ended)
-// brings the next poll forward when the last poll saw the agent working;
-// output that never flowed, or an agent not seen working, does not.
+// brings the next poll forward, no sooner than earlyPollGap, while a turn
+// may be running: the last poll saw the agent working, or it has not
+// worked since the prompt. Output that never flowed, an agent seen idle
+// after working, or one the profile cannot read, waits the whole poll;
+// the output's last growth is recorded either way.
 func TestWaitPollComesEarlyWhenOutputStops(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "iteration-0001.log")
 	if err := os.WriteFile(out, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	e := &Engine{Poll: 2 * time.Second, Sleep: sleepCtx}
-	a := &attempt{st: &state.Ralph{IdleGrace: 15}, out: out, profile: agent.Claude(), shown: agent.Working}
+	a := &attempt{st: &state.Ralph{IdleGrace: 15}, out: out, profile: agent.Claude(), shown: agent.Working, worked: true}
 	start := time.Now()
 	e.waitPoll(context.Background(), a)
 	if d := time.Since(start); d < 1900*time.Millisecond {
@@ -414,30 +417,38 @@ func TestWaitPollComesEarlyWhenOutputStops(t *testing.T) {
 			time.Sleep(150 * time.Millisecond)
 		}
 	}
-	go burst()
-	start = time.Now()
-	e.waitPoll(context.Background(), a)
-	if d := time.Since(start); d > 1500*time.Millisecond || d < outputQuiet {
-		t.Fatalf("output flowed for 0.45 s then stopped: the poll came after %s", d)
+	cases := []struct {
+		name    string
+		profile *agent.Profile
+		shown   agent.State
+		worked  bool
+		early   bool
+	}{
+		{"seen working", agent.Claude(), agent.Working, true, true},
+		{"first turn, not polled working yet", agent.Claude(), "", false, true},
+		{"idle after working", agent.Claude(), agent.Idle, true, false},
+		{"unknown screen after working", agent.Claude(), "", true, false},
+		{"generic profile", agent.Generic(), agent.Working, true, false},
 	}
-	// An agent the last poll did not see working (idle, or a screen the
-	// profile does not know) that prints a burst now and then is polled
-	// at the poll interval, not at the rhythm of its prints.
-	for _, shown := range []agent.State{agent.Idle, ""} {
-		a.shown = shown
+	for _, c := range cases {
+		fi, err := os.Stat(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.profile, a.shown, a.worked, a.off, a.outputAt = c.profile, c.shown, c.worked, fi.Size(), time.Time{}
 		go burst()
 		start = time.Now()
 		e.waitPoll(context.Background(), a)
-		if d := time.Since(start); d < 1900*time.Millisecond {
-			t.Fatalf("agent last seen %q: the poll came early (%s)", shown, d)
+		d := time.Since(start)
+		switch {
+		case c.early && (d < earlyPollGap || d > 1500*time.Millisecond):
+			t.Errorf("%s: output flowed for 0.45 s then stopped: the poll came after %s, want %s to 1.5 s", c.name, d, earlyPollGap)
+		case !c.early && d < 1900*time.Millisecond:
+			t.Errorf("%s: the poll came early (%s)", c.name, d)
 		}
-	}
-	a.profile, a.shown = agent.Generic(), agent.Working
-	go burst()
-	start = time.Now()
-	e.waitPoll(context.Background(), a)
-	if d := time.Since(start); d < 1900*time.Millisecond {
-		t.Fatalf("generic agent: the poll came early (%s)", d)
+		if c.profile.CanTellIdle() && a.outputAt.Before(start) {
+			t.Errorf("%s: the output's growth was not recorded", c.name)
+		}
 	}
 }
 

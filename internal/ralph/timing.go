@@ -59,6 +59,11 @@ const (
 	outputQuiet = 300 * time.Millisecond
 	// minPollGap: the shortest wait between two polls of the watch.
 	minPollGap = 10 * time.Millisecond
+	// earlyPollGap: the shortest wait before a poll brought forward by
+	// output going quiet; half the default poll, so an agent printing in
+	// bursts costs at most two polls per interval, and a finished turn is
+	// still seen within a second.
+	earlyPollGap = time.Second
 	// monitorStartWait bounds the wait for a background monitor to take
 	// its lock, and firstIterationWait the wait for its first iteration,
 	// so that spawn returns with the loop visibly running.

@@ -71,19 +71,24 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 // waitPoll waits until the next poll (nextPoll), or less when the
 // agent's output, which grew since the last poll, has gone quiet for
 // outputQuiet: a turn that just ended is judged at once, not up to a whole
-// poll later. Only for agents whose idle screen is known and that the last
-// poll saw working (a working one animates its spinner, so its output
-// never goes quiet until the turn ends; an agent not working that prints
-// now and then would otherwise be polled at the rhythm of its prints).
-// Looking at the output is a file stat, no tmux process.
+// poll later. Only for agents whose idle screen is known (a working one
+// animates its spinner, so its output never goes quiet until the turn
+// ends), only while a turn may be running (the last poll saw the agent
+// working, or it has not worked yet since the prompt), and never sooner
+// than earlyPollGap: an agent that prints in bursts is not polled at the
+// rhythm of its bursts. Looking at the output is a file stat, no tmux
+// process; it also records when the output last grew (outputAt), from
+// which idle time is counted.
 func (e *Engine) waitPoll(ctx context.Context, a *attempt) {
 	wait := e.nextPoll(a)
-	if !a.profile.CanTellIdle() || a.shown != agent.Working || wait < 2*outputCheck {
+	if !a.profile.CanTellIdle() || wait < 2*outputCheck {
 		e.Sleep(ctx, wait)
 		return
 	}
-	deadline := time.Now().Add(wait)
-	last, grew, quietSince := a.off, false, time.Now()
+	start := time.Now()
+	deadline := start.Add(wait)
+	early := a.shown == agent.Working || !a.worked
+	last, grew, quietSince := a.off, false, start
 	for ctx.Err() == nil && time.Now().Before(deadline) {
 		e.Sleep(ctx, min(outputCheck, time.Until(deadline)))
 		n, err := logcap.Size(a.out, logMax(a.st))
@@ -92,7 +97,7 @@ func (e *Engine) waitPoll(ctx context.Context, a *attempt) {
 		case n != last:
 			last, grew, quietSince = n, true, time.Now()
 			a.outputAt = quietSince
-		case grew && time.Since(quietSince) >= outputQuiet:
+		case early && grew && time.Since(quietSince) >= outputQuiet && time.Since(start) >= earlyPollGap:
 			return
 		}
 	}
