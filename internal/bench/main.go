@@ -72,7 +72,7 @@ func main() {
 			fmt.Sprintf("%s (%s)", ms(lsMed), ms(lsP90)), fmt.Sprintf("%s (%s)", ms(stMed), ms(stP90)),
 			e.execsOf("ls"), e.execsOf("status", fmt.Sprintf("w%d", n/2)))
 	}
-	exec.Command("tmux", "-L", e.socket, "kill-server").Run()
+	e.killServer()
 	os.RemoveAll(e.home)
 
 	for _, profile := range []string{"generic", "claude"} {
@@ -211,11 +211,19 @@ func lines(path string) int {
 	return bytes.Count(b, []byte("\n"))
 }
 
+// busyAgent is, per profile, an agent that works for ever: a line every
+// 0.5 s, and for claude a screen as Claude Code's while it works (its
+// spinner line redrawn ten times a second, "esc to interrupt").
+var busyAgent = map[string]string{
+	"generic": "#!/bin/sh\ncat >/dev/null &\ni=0; while :; do i=$((i+1)); echo \"working $i\"; sleep 0.5; done\n",
+	"claude":  "#!/bin/sh\ncat >/dev/null &\ni=0; while :; do i=$((i+1)); printf '\\r\\342\\234\\273 Working\\342\\200\\246 (%ds \\302\\267 esc to interrupt)' $((i/10)); sleep 0.1; done\n",
+}
+
 // monitors starts ralph loops whose agents keep printing (the busiest case
 // for a monitor: the screen changes every poll) and measures them.
 func (e *env) monitors(profile string) {
-	agent := filepath.Join(e.dir, "agent.sh")
-	check(os.WriteFile(agent, []byte("#!/bin/sh\ncat >/dev/null &\ni=0; while :; do i=$((i+1)); echo \"working $i\"; sleep 0.5; done\n"), 0o755))
+	agent := filepath.Join(e.dir, "agent-"+profile+".sh")
+	check(os.WriteFile(agent, []byte(busyAgent[profile]), 0o755))
 	prompt := filepath.Join(e.dir, "PROMPT.md")
 	check(os.WriteFile(prompt, []byte("work\n"), 0o644))
 	for i := 0; i < *loops; i++ {
@@ -243,7 +251,13 @@ func (e *env) monitors(profile string) {
 		json.Unmarshal(data, &st)
 		pids[i] = st.MonitorPID
 	}
-	time.Sleep(3 * time.Second) // past start-up: measure the steady state
+	// Measure the steady state: every loop past its first iteration's
+	// start (on a machine still busy with the 500 workers' teardown, a
+	// spawn can return before it), then a few polls more.
+	for i := range pids {
+		e.waitFor(filepath.Join(e.home, "ralph", fmt.Sprintf("m%d", i), "iterations.log"), "[START] iteration 1/")
+	}
+	time.Sleep(3 * time.Second)
 	os.Remove(e.count)
 	cpu0 := cpuTicks(pids)
 	start := time.Now()
@@ -261,6 +275,32 @@ func (e *env) monitors(profile string) {
 	fmt.Printf("  tmux processes per poll per worker: %.2f  (%d tmux runs in %s for %d loops at one poll per 2 s)\n", float64(execs)/polls, execs, el.Round(time.Second), *loops)
 	fmt.Printf("  monitor RSS per worker:             median %d KiB, max %d KiB\n", rss[len(rss)/2], rss[len(rss)-1])
 	fmt.Printf("  monitor CPU per worker:             %.2f%% of one core\n", cpuPct)
+}
+
+// killServer ends the tmux server and waits until it is gone: a server
+// with 500 panes takes a while to close them, and a command sent to it
+// meanwhile meets a server that exits under it.
+func (e *env) killServer() {
+	exec.Command("tmux", "-L", e.socket, "kill-server").Run()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		out, err := exec.Command("tmux", "-L", e.socket, "list-sessions").CombinedOutput()
+		if err != nil && (strings.Contains(string(out), "no server running") || strings.Contains(string(out), "error connecting")) {
+			return
+		}
+	}
+	fmt.Fprintln(os.Stderr, "the tmux server did not exit within a minute")
+	os.Exit(1)
+}
+
+// waitFor waits until the file holds text, for at most a minute.
+func (e *env) waitFor(path, text string) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(text)) {
+			return
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%s: no %q after a minute\n", path, text)
+	os.Exit(1)
 }
 
 // cpuTicks sums utime+stime (clock ticks, 100/s on Linux) of pids.
