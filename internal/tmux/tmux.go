@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Client runs tmux against one server.
@@ -236,6 +237,13 @@ func parsePane(line string) (Pane, bool) {
 // process. No server running means no panes, not an error.
 func (c *Client) ListPanes() ([]Pane, error) {
 	out, err := c.Run(nil, "list-panes", "-a", "-F", paneFormat)
+	// A server closing down (kill-server returns before it has closed its
+	// panes, which takes a while with hundreds) answers "server exited
+	// unexpectedly" for a moment; then there is no server, or a new one.
+	for deadline := time.Now().Add(serverGoneWait); IsServerGone(err) && time.Now().Before(deadline); {
+		time.Sleep(serverGonePause)
+		out, err = c.Run(nil, "list-panes", "-a", "-F", paneFormat)
+	}
 	if err != nil {
 		// No server, or a server without sessions: no panes.
 		if IsNoServer(err) || noSessionSaid(err) && c.hasNoSession() {
@@ -251,6 +259,13 @@ func (c *Client) ListPanes() ([]Pane, error) {
 	}
 	return panes, nil
 }
+
+// serverGoneWait bounds how long ListPanes asks again a server that exits
+// under it, and serverGonePause paces the asking.
+const (
+	serverGoneWait  = 5 * time.Second
+	serverGonePause = 50 * time.Millisecond
+)
 
 // Window is a window and the state of its first pane (workers have one).
 type Window struct {

@@ -75,6 +75,34 @@ func TestNoServerMeansNoPanes(t *testing.T) {
 	}
 }
 
+// A server closing down answers "server exited unexpectedly" for a moment
+// (kill-server returns before it has closed its panes): ListPanes asks
+// again instead of failing, and lists the server that follows.
+func TestListPanesOutlastsAServerClosingDown(t *testing.T) {
+	c := server(t)
+	if _, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sleep", "60"}}); err != nil {
+		t.Fatal(err)
+	}
+	real, err := exec.LookPath(c.Bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	shim := filepath.Join(dir, "tmux")
+	script := fmt.Sprintf("#!/bin/sh\nif [ ! -e '%[1]s/failed' ]; then : > '%[1]s/failed'; echo 'server exited unexpectedly' >&2; exit 1; fi\nexec '%[2]s' \"$@\"\n", dir, real)
+	if err := os.WriteFile(shim, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.Bin = shim
+	panes, err := c.ListPanes()
+	if err != nil || len(panes) != 1 || panes[0].WindowName != "w" {
+		t.Fatalf("panes %+v, error %v", panes, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "failed")); err != nil {
+		t.Fatal("the shim never answered as a server closing down")
+	}
+}
+
 func TestNewWindowNoStrayWindowAndExactTargets(t *testing.T) {
 	c := server(t)
 	dir := t.TempDir()
