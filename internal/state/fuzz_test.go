@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -49,6 +50,14 @@ func FuzzDecodeRegistry(f *testing.F) {
 			return
 		}
 		checkRejected(t, bad)
+		// The one-pass decoding, where it answers, answers as the
+		// record-by-record one does.
+		if fast, ok := decodeRegistryAtOnce(data); ok {
+			slow, slowBad, err := decodeRecords(data)
+			if err != nil || len(slowBad) != 0 || !reflect.DeepEqual(fast.Workers, slow.Workers) && len(fast.Workers)+len(slow.Workers) > 0 {
+				t.Fatalf("one pass: %+v; record by record: %+v, %+v, %v", fast.Workers, slow.Workers, slowBad, err)
+			}
+		}
 		raws, _ := registryRecords(data)
 		if len(reg.Workers)+len(bad) != len(raws) {
 			t.Fatalf("%d records, %d loaded and %d set aside", len(raws), len(reg.Workers), len(bad))
