@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -299,7 +298,7 @@ func printLoopTable(w io.Writer, shown []*ralph.Info) error {
 	if len(shown) == 0 {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw, flush := newTable(w)
 	fmt.Fprintln(tw, "NAME\tRALPH_STATUS\tWORKER_STATUS\tITERATION\tFAILURES\tELAPSED\tETA\tLAST-CHANGE\tMONITOR\tREASON")
 	for _, i := range shown {
 		st := i.State
@@ -321,7 +320,7 @@ func printLoopTable(w io.Writer, shown []*ralph.Info) error {
 			st.CurrentIteration, st.MaxIterations, st.ConsecutiveFailures, st.TotalFailures,
 			seconds(i.Elapsed), eta, change, i.MonitorState(), reason)
 	}
-	return tw.Flush()
+	return flush()
 }
 
 type ralphLogsOptions struct {
