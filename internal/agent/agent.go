@@ -13,8 +13,10 @@ package agent
 import (
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/prefilter"
@@ -99,43 +101,51 @@ type Fatal struct {
 	Hint string
 }
 
-// builders holds every profile's constructor. A profile is built (its
-// patterns compiled) on first use, not at start-up: about a hundred
-// regexps cost every swarm command some 4 ms, and ls, status or kill never
-// judge a screen.
-var builders []func() *Profile
+// registered is every profile's name, commands and accessor. A profile is
+// built (its patterns compiled) on first use, not at start-up: about a
+// hundred regexps cost every swarm command some 4 ms, and ls, status or
+// kill never judge a screen. Names and commands are known without building.
+var registered []registration
 
-// register adds a profile's constructor and returns the profile's
-// accessor, which builds it once.
-func register(build func() *Profile) func() *Profile {
-	get := sync.OnceValue(build)
-	builders = append(builders, get)
-	return get
+type registration struct {
+	name     string
+	commands []string
+	get      func() *Profile
 }
 
-// profiles holds every profile by name, built on first use.
-var profiles = sync.OnceValue(func() map[string]*Profile {
-	m := make(map[string]*Profile, len(builders))
-	for _, get := range builders {
-		p := get()
-		m[p.Name] = p
-	}
-	return m
-})
+// built counts profiles built (tests check that they are built lazily).
+var built atomic.Int32
+
+// register adds a profile by name and the command basenames that choose it,
+// and returns its accessor, which builds it once.
+func register(name string, commands []string, build func() *Profile) func() *Profile {
+	get := sync.OnceValue(func() *Profile {
+		built.Add(1)
+		p := build()
+		p.Name, p.Commands = name, commands
+		return p
+	})
+	registered = append(registered, registration{name, commands, get})
+	return get
+}
 
 // Names lists the profile names (for --agent).
 func Names() []string {
 	var out []string
-	for n := range profiles() {
-		out = append(out, n)
+	for _, r := range registered {
+		out = append(out, r.name)
 	}
 	return sortStrings(out)
 }
 
 // Lookup returns the profile named name.
 func Lookup(name string) (*Profile, bool) {
-	p, ok := profiles()[name]
-	return p, ok
+	for _, r := range registered {
+		if r.name == name {
+			return r.get(), true
+		}
+	}
+	return nil, false
 }
 
 // For returns the profile of a command: chosen from the basename of its
@@ -143,11 +153,9 @@ func Lookup(name string) (*Profile, bool) {
 func For(command []string) *Profile {
 	if len(command) > 0 {
 		base := filepath.Base(command[0])
-		for _, p := range profiles() {
-			for _, c := range p.Commands {
-				if base == c {
-					return p
-				}
+		for _, r := range registered {
+			if slices.Contains(r.commands, base) {
+				return r.get()
 			}
 		}
 	}
@@ -258,6 +266,10 @@ func sameStart(typed, text string) bool {
 // CanTellIdle reports whether the profile recognises the agent's idle
 // input box, so a finished turn can end an iteration early.
 func (p *Profile) CanTellIdle() bool { return len(p.InputBox) > 0 && len(p.Working) > 0 }
+
+// CanSeeTyped reports whether the profile can read the agent's input box
+// (Pending): whether a paste is seen arriving and an Enter seen taking it.
+func (p *Profile) CanSeeTyped() bool { return p.InputLine != nil }
 
 // FatalIn returns the first fatal start error in text, with its fix.
 func (p *Profile) FatalIn(text string) (line, hint string, ok bool) {

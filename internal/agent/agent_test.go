@@ -2,6 +2,7 @@ package agent
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -257,6 +258,9 @@ func TestClaudePending(t *testing.T) {
 			t.Errorf("Pending = %v %v, want %v for:\n%s", got, ok, c.want, c.screen)
 		}
 	}
+	if Generic().CanSeeTyped() || !Claude().CanSeeTyped() {
+		t.Error("only profiles with an input-line pattern can see typed text")
+	}
 	if _, ok := Generic().Pending("> hi", "hi"); ok {
 		t.Error("the generic profile claims to see typed text")
 	}
@@ -267,6 +271,7 @@ func TestWithArticle(t *testing.T) {
 		"API key dialog": "an API key dialog", "update prompt": "an update prompt", "usage limit menu": "a usage limit menu",
 		"approval prompt": "an approval prompt", "login method picker": "a login method picker", "menu awaiting a choice": "a menu awaiting a choice",
 		"OAuth code prompt": "an OAuth code prompt", "bypass permissions warning": "a bypass permissions warning",
+		"not logged in": `a "not logged in" screen`, "folder trust dialog": "a folder trust dialog", "theme picker": "a theme picker",
 	} {
 		if got := WithArticle(kind); got != want {
 			t.Errorf("WithArticle(%q) = %q, want %q", kind, got, want)
@@ -284,5 +289,32 @@ func TestClaudeLimitLineIsQuotedClean(t *testing.T) {
 	}
 	if want := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC); !v.Reset.Equal(want) {
 		t.Fatalf("reset %s, want %s", v.Reset, want)
+	}
+}
+
+// Naming the profiles (--agent's help on every command) and choosing one
+// for a command build that one profile only; no profile is built before.
+// Run in a fresh process: other tests build every profile.
+func TestProfilesAreBuiltOnFirstUse(t *testing.T) {
+	if os.Getenv("SWARM_AGENT_LAZY_CHILD") == "1" {
+		if n := built.Load(); n != 0 {
+			t.Fatalf("%d profiles built at start-up", n)
+		}
+		Names()
+		if _, ok := Lookup("no-such-agent"); ok {
+			t.Fatal("unknown profile found")
+		}
+		if p := For([]string{"/usr/local/bin/claude", "-p"}); p.Name != "claude" || len(p.Commands) == 0 {
+			t.Fatalf("For(claude) = %q %v", p.Name, p.Commands)
+		}
+		if n := built.Load(); n != 1 {
+			t.Fatalf("%d profiles built for one lookup, want 1", n)
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestProfilesAreBuiltOnFirstUse$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SWARM_AGENT_LAZY_CHILD=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }

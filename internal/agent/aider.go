@@ -28,13 +28,11 @@ import (
 //     provider has rate limited you. Try again later or check your
 //     quotas." It gives no reset time;
 //   - its questions end the screen: "... (Y)es/(N)o [Yes]:".
-var Aider = register(func() *Profile {
+var Aider = register("aider", []string{"aider"}, func() *Profile {
 	return &Profile{
-		Name: "aider",
 		// Lines that start a message or a prompt: an error above the last one
 		// has been answered past.
 		MessageStart: []*regexp.Regexp{regexp.MustCompile(`^Tokens: .* sent, .* received`)},
-		Commands:     []string{"aider"},
 		Source:       "the Aider-AI/aider sources at 5dc9490b (0.86.3.dev), not captured screens: see internal/agent/testdata/aider/README.md",
 		Working: []*regexp.Regexp{
 			// waiting.py: a two-glyph scanner (░█, or =# without unicode)

@@ -22,11 +22,9 @@ import (
 //     "Claude usage limit reached. Your limit will reset at 5pm
 //     (America/New_York)" (wording from its source and its users'
 //     reports, not captured: the mock API cannot make it show them).
-var Claude = register(func() *Profile {
+var Claude = register("claude", []string{"claude", "claude-code"}, func() *Profile {
 	return &Profile{
-		Name:     "claude",
-		Commands: []string{"claude", "claude-code"},
-		Source:   "screens of Claude Code 2.1.197 captured in tmux (internal/agent/testdata)",
+		Source: "screens of Claude Code 2.1.197 captured in tmux (internal/agent/testdata)",
 		Working: []*regexp.Regexp{
 			regexp.MustCompile(`(?i)esc to interrupt`),
 			// Its spinner line ("✻ Churning…", "✻ 529 Overloaded · Retrying

@@ -26,13 +26,11 @@ import (
 //   - an error that ended the turn is a history line "■ message";
 //   - a usage limit: "■ You've hit your usage limit. ... try again at
 //     3:28 PM." (a date when the reset is another day).
-var Codex = register(func() *Profile {
+var Codex = register("codex", []string{"codex"}, func() *Profile {
 	return &Profile{
-		Name: "codex",
 		// Lines that start a message or a prompt: an error above the last one
 		// has been answered past.
 		MessageStart: []*regexp.Regexp{regexp.MustCompile(`^\s*[•›] `)},
-		Commands:     []string{"codex"},
 		Source:       "the openai/codex TUI sources (codex-rs/tui, codex-rs/core), not captured screens: see internal/agent/testdata/codex/README.md",
 		Working: []*regexp.Regexp{
 			// status_indicator_widget.rs: "(<elapsed> • esc to interrupt)";

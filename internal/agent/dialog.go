@@ -2,7 +2,6 @@ package agent
 
 import (
 	"regexp"
-	"strings"
 
 	"github.com/swarmtools/swarm/internal/prefilter"
 	"github.com/swarmtools/swarm/internal/ready"
@@ -49,27 +48,26 @@ func (p *Profile) StuckKind(screen string) (string, bool) {
 	return kind, ok
 }
 
-// WithArticle puts "a" or "an" before a dialog kind, by how it is said:
-// "an API key dialog", "an update prompt", "a usage limit menu".
+// WithArticle says a dialog kind with its article: "an API key dialog",
+// "a usage limit menu". The kinds are few and fixed (ready.Stuck* and the
+// ones above), so each is written out.
 func WithArticle(kind string) string {
-	word, _, _ := strings.Cut(kind, " ")
-	if word == "" {
-		return kind
-	}
-	an := false
-	switch {
-	case len(word) > 1 && strings.ToUpper(word) == word:
-		// An acronym is spelled out: "an API", "an MCP", "a TUI".
-		an = strings.ContainsRune("AEFHILMNORSX", rune(word[0]))
-	case strings.ContainsRune("aeioAEIO", rune(word[0])):
-		an = true
-	case word[0] == 'u' || word[0] == 'U':
-		// "an update", but "a usage", "a user", "a unique".
-		l := strings.ToLower(word)
-		an = !strings.HasPrefix(l, "us") && !strings.HasPrefix(l, "uni") && !strings.HasPrefix(l, "uti")
-	}
-	if an {
-		return "an " + kind
+	if s, ok := kindPhrases[kind]; ok {
+		return s
 	}
 	return "a " + kind
+}
+
+var kindPhrases = map[string]string{
+	ready.StuckTheme:       "a " + ready.StuckTheme,
+	ready.StuckLogin:       "a " + ready.StuckLogin,
+	ready.StuckOAuth:       "an " + ready.StuckOAuth,
+	ready.StuckTrust:       "a " + ready.StuckTrust,
+	ready.StuckAPIKey:      "an " + ready.StuckAPIKey,
+	ready.StuckBypass:      "a " + ready.StuckBypass,
+	ready.StuckNotLoggedIn: `a "` + ready.StuckNotLoggedIn + `" screen`,
+	ready.StuckMenu:        "a " + ready.StuckMenu,
+	StuckApproval:          "an " + StuckApproval,
+	StuckUpdate:            "an " + StuckUpdate,
+	StuckLimitMenu:         "a " + StuckLimitMenu,
 }

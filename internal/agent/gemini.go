@@ -25,13 +25,11 @@ import (
 //   - a quota or rate limit after its retries: the same error with
 //     "(Status: RESOURCE_EXHAUSTED)" and "Please wait and try again
 //     later. ..."; a plan's usage limit is a menu (switch model, stop).
-var Gemini = register(func() *Profile {
+var Gemini = register("gemini", []string{"gemini"}, func() *Profile {
 	return &Profile{
-		Name: "gemini",
 		// Lines that start a message or a prompt: an error above the last one
 		// has been answered past.
 		MessageStart: []*regexp.Regexp{regexp.MustCompile(`^\s*✦ `), regexp.MustCompile(`^ > \S`)},
-		Commands:     []string{"gemini"},
 		Source:       "the google-gemini/gemini-cli sources at 5411f113 (v0.56.0 nightly), not captured screens: see internal/agent/testdata/gemini/README.md",
 		Working: []*regexp.Regexp{
 			// LoadingIndicator.tsx: "(esc to cancel, 4s)", shown only while

@@ -5,10 +5,8 @@ package agent
 // from idle, so an iteration ends when the agent exits or its screen stays
 // unchanged for the inactivity timeout. Dialogs and setup screens are still
 // never answered.
-var Generic = register(func() *Profile {
+var Generic = register("generic", []string{"sh", "bash", "zsh", "fish", "dash"}, func() *Profile {
 	return &Profile{
-		Name:     "generic",
-		Commands: []string{"sh", "bash", "zsh", "fish", "dash"},
-		Source:   "the generic ready patterns of docs/agents.md",
+		Source: "the generic ready patterns of docs/agents.md",
 	}
 })

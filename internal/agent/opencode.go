@@ -26,11 +26,9 @@ import (
 //   - an API error that ended the turn is the provider's own message in
 //     a bordered box, with no wording of opencode's to match: the profile
 //     has no APIError patterns, so such a turn reads as idle.
-var OpenCode = register(func() *Profile {
+var OpenCode = register("opencode", []string{"opencode"}, func() *Profile {
 	return &Profile{
-		Name:     "opencode",
-		Commands: []string{"opencode"},
-		Source:   "the opencode TUI sources (anomalyco/opencode, packages/opencode/src/cli/cmd/tui), not captured screens: see internal/agent/testdata/opencode/README.md",
+		Source: "the opencode TUI sources (anomalyco/opencode, packages/opencode/src/cli/cmd/tui), not captured screens: see internal/agent/testdata/opencode/README.md",
 		Working: []*regexp.Regexp{
 			// component/prompt/index.tsx, shown while status is not idle.
 			regexp.MustCompile(`(?i)\besc (again to )?interrupt\b`),

@@ -519,7 +519,7 @@ func (e *Engine) enter(a *attempt, text string, beforeEnter func(off int64)) {
 // its input box seconds before it handles a paste, and drops an Enter
 // pressed before then: the prompt would sit in the box all iteration.
 func (e *Engine) awaitEcho(a *attempt, text string) {
-	if _, ok := a.profile.Pending("", text); !ok {
+	if !a.profile.CanSeeTyped() {
 		return
 	}
 	deadline := time.Now().Add(echoWait)
@@ -541,7 +541,7 @@ func (e *Engine) awaitEcho(a *attempt, text string) {
 // Enter: the agent dropped the key. An agent seen working meanwhile has
 // the text (noteAgent confirms the delivery).
 func (e *Engine) ensureSubmitted(a *attempt, text string) {
-	if _, ok := a.profile.Pending("", text); !ok || text == "" {
+	if !a.profile.CanSeeTyped() || text == "" {
 		return
 	}
 	for try := 0; try < maxEnterRetries; try++ {
