@@ -34,8 +34,7 @@ type literal struct {
 // filter is one pattern's literal set; nil lits means no filter (the
 // pattern always runs).
 type filter struct {
-	lits    []literal
-	anyFold bool
+	lits []literal
 }
 
 var filters sync.Map // *regexp.Regexp -> *filter
@@ -58,14 +57,12 @@ func build(expr string) *filter {
 	if !ok {
 		return &filter{}
 	}
-	f := &filter{lits: lits}
 	for _, l := range lits {
 		if l.s == "" || strings.ContainsRune(l.s, utf8.RuneError) {
 			return &filter{}
 		}
-		f.anyFold = f.anyFold || l.fold
 	}
-	return f
+	return &filter{lits: lits}
 }
 
 // required returns a set of literals one of which every match of re
@@ -252,11 +249,6 @@ func mayMatch(re *regexp.Regexp, t *Text) bool {
 // re's literals).
 func Match(re *regexp.Regexp, t *Text) bool {
 	return mayMatch(re, t) && re.MatchString(t.s)
-}
-
-// MatchString is Match for one string.
-func MatchString(re *regexp.Regexp, s string) bool {
-	return Match(re, NewText(s))
 }
 
 // FindIndex is re.FindStringIndex on t, skipped when t lacks re's literals.
