@@ -145,10 +145,12 @@ func TestEngineDialogMidRunPausesWithTheAgentLeftAtIt(t *testing.T) {
 	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3, InactivityTimeout: time.Second}))
 	done := make(chan struct{})
 	defer func() { <-done }()
+	var reason string
 	go func() {
 		defer close(done)
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
 			if st, err := l.e.RS.Load(); err == nil && st.Status == state.RalphPaused {
+				reason = string(st.PauseReason)
 				// It stays paused with the agent at its dialog well past
 				// the inactivity timeout: a dialog is not inactivity.
 				time.Sleep(1500 * time.Millisecond)
@@ -167,6 +169,11 @@ func TestEngineDialogMidRunPausesWithTheAgentLeftAtIt(t *testing.T) {
 	}
 	if len(agentCLI.Messages()) != 2 {
 		t.Fatalf("messages %q", agentCLI.Messages())
+	}
+	<-done
+	if !strings.Contains(reason, "menu awaiting a choice") || !strings.Contains(reason, "swarm attach "+l.e.Name) ||
+		!strings.Contains(reason, "then: swarm ralph resume "+l.e.Name) {
+		t.Fatalf("pause reason %q", reason)
 	}
 }
 

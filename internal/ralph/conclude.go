@@ -149,15 +149,17 @@ func (e *Engine) continueSession(ctx context.Context, a *attempt) (*attempt, Out
 	}
 	msg := fmt.Sprintf("You stopped without printing <promise>%s</promise>. Continue the task below; print it only when the task is fully done.\n\n%s", a.st.CompletionPromise, prompt)
 	// The agent and its output stream are the same (out, exit, the
-	// offset read so far); what the previous iteration saw the agent do
-	// is not: a continuation starts unconfirmed, not yet worked, not
-	// idle, or its first poll would end it at once as idle again.
+	// offset read so far, its process, the screen last seen, a limit
+	// already waited out and still its last message); what the previous
+	// iteration saw the agent do is not: a continuation starts
+	// unconfirmed, not yet worked, not idle, or its first poll would end
+	// it at once as idle again.
 	next := *a
 	next.iter, next.started, next.prompt = a.iter+1, time.Now(), msg
 	next.warned, next.nudged, next.tasks, next.det, next.reader = map[string]bool{}, false, 0, nil, nil
 	next.confirmed, next.worked, next.dialog, next.shown = false, false, "", ""
 	next.idleSince, next.errorSince, next.lastChange = time.Time{}, time.Time{}, time.Now()
-	next.workingAt, next.outputAt = time.Time{}, time.Time{}
+	next.workingAt, next.outputAt, next.pollErrors = time.Time{}, time.Time{}, 0
 	sum, size, err := e.RS.SaveDelivered(msg)
 	if err != nil {
 		e.say("cannot save the prompt: %v", err)

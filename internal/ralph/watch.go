@@ -269,8 +269,8 @@ func (e *Engine) onDialog(a *attempt, v agent.Verdict) (Outcome, bool) {
 	if !a.confirmed || (a.iter == 1 && time.Since(a.promptAt) < preflightWindow) {
 		return *preflight(e.Name, v), true
 	}
-	detail, _ := dialogDetail(e.Name, v)
-	reason := fmt.Sprintf("%s (answer it: swarm attach %s; then: swarm ralph resume %s)", detail, e.Name, e.Name)
+	detail, fix := dialogDetail(e.Name, v)
+	reason := fmt.Sprintf("%s (%s)", detail, fix)
 	paused := false
 	e.update(func(s *state.Ralph) error {
 		if s.Runs() {
