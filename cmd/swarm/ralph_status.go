@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/hint"
-	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -379,16 +378,7 @@ func runRalphLogs(opts *ralphLogsOptions) error {
 	defer stop()
 	switch {
 	case opts.Iteration > 0:
-		st, err := rs.Load()
-		if err != nil {
-			return &exitError{code: exitFail, err: err}
-		}
-		max := st.MaxLogSize
-		if max <= 0 {
-			max = logcap.DefaultMax
-		}
-		err = ralph.Transcript(rs, opts.Iteration, max, opts.IO.Out)
-		if err != nil {
+		if err := ralph.Transcript(rs, opts.Iteration, opts.IO.Out); err != nil {
 			return &exitError{code: exitFail, err: err}
 		}
 	case opts.Agent:

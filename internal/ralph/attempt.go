@@ -121,7 +121,7 @@ func (e *Engine) newAttempt(st *state.Ralph, w *state.Worker, iter int, started 
 	return &attempt{
 		iter: iter, started: started, prompt: prompt, st: st,
 		tc:  e.TmuxFor(worker.Socket(w)),
-		out: e.outputPath(iter), exit: e.exitPath(iter),
+		out: outputPath(e.RS, iter), exit: exitPath(e.RS, iter),
 		warned:  map[string]bool{},
 		profile: profileOf(st, w), limits: compileAll(st.LimitPatterns), readyExtra: compileAll(st.ReadyPatterns),
 	}
@@ -376,16 +376,6 @@ func agentCommand(mode string, cmd []string, snapshot, status string) []string {
 		return append([]string{"sh", "-c", `s=$1; f=$2; shift 2; "$@" "$(cat "$f")"` + record, "swarm-agent", status, snapshot}, cmd...)
 	}
 	return append([]string{"sh", "-c", `s=$1; shift; "$@"` + record, "swarm-agent", status}, cmd...)
-}
-
-// outputPath is where the agent's raw output of iteration iter is piped.
-func (e *Engine) outputPath(iter int) string {
-	return filepath.Join(e.RS.Dir, "output", fmt.Sprintf("iteration-%04d.log", iter))
-}
-
-// exitPath is where the wrapper records the agent's exit status.
-func (e *Engine) exitPath(iter int) string {
-	return filepath.Join(e.RS.Dir, "output", fmt.Sprintf("iteration-%04d.exit", iter))
 }
 
 // readExit returns the recorded exit status of the attempt's agent.

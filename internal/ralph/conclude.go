@@ -26,13 +26,15 @@ func (e *Engine) conclude(a *attempt, o Outcome, w *state.Worker) Decision {
 		e.stopAgent(a.tc, a.window, a.agentProc)
 		e.verify(&o, st, a.iter)
 	}
-	if o.End == EndExited && (o.ExitCode == 126 || o.ExitCode == 127) && len(w.Cmd) > 0 {
-		o.Detail = w.Cmd[0]
+	if o.End == EndExited && (o.ExitCode == 126 || o.ExitCode == 127) {
+		if len(w.Cmd) > 0 {
+			o.Detail = w.Cmd[0]
+		}
+		if o.Hint == "" {
+			o.Hint = "check the command and PATH, then: swarm ralph resume " + e.Name
+		}
 	}
 	d := Decide(o, e.snapshot(st))
-	if o.End == EndExited && (o.ExitCode == 126 || o.ExitCode == 127) && d.Fatal {
-		d.Hint = "check the command and PATH, then: swarm ralph resume " + e.Name
-	}
 	if d.Action != Continue {
 		e.stopAgent(a.tc, a.window, a.agentProc)
 	}

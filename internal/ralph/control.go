@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
@@ -474,7 +475,7 @@ func SetLoop(m *worker.Manager, name string, set Settings) (*state.Ralph, error)
 		}
 		if set.MaxTime != nil {
 			s.MaxTime = set.MaxTime.Seconds()
-			changes = append(changes, fmt.Sprintf("max_time=%s", *set.MaxTime))
+			changes = append(changes, "max_time="+duration.Compact(*set.MaxTime))
 		}
 		return nil
 	})

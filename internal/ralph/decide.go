@@ -226,10 +226,9 @@ func decideSetup(o Outcome, d Decision) (Decision, bool) {
 		if o.Detail != "" {
 			what += ": " + o.Detail
 		}
-		d.Failure, d.Fatal = true, true
+		d.Failure, d.Fatal, d.Hint = true, true, o.Hint
 		d.ConsecutiveFailures++
 		d.TotalFailures++
-		d.Hint = "check the command and PATH, then: swarm ralph resume"
 		return stop(d, state.RalphFailed, ReasonFailed, fmt.Sprintf("agent command %s (exit %d)", what, o.ExitCode)), true
 	case exited && o.ExitCode == WaitExitCode:
 		return wait(d, fmt.Sprintf("agent asked to wait (exit %d)", WaitExitCode)), true

@@ -29,6 +29,17 @@ type transcript struct {
 	size int64
 }
 
+// outputPath is where the agent's raw output of iteration iter is piped.
+func outputPath(rs *state.RalphStore, iter int) string {
+	return filepath.Join(rs.Dir, "output", fmt.Sprintf("iteration-%04d.log", iter))
+}
+
+// exitPath is where the wrapper records the exit status of iteration
+// iter's agent.
+func exitPath(rs *state.RalphStore, iter int) string {
+	return filepath.Join(rs.Dir, "output", fmt.Sprintf("iteration-%04d.exit", iter))
+}
+
 // transcripts lists a loop's iteration outputs, oldest first.
 func transcripts(rs *state.RalphStore) []transcript {
 	dir := filepath.Join(rs.Dir, "output")
@@ -69,16 +80,20 @@ func trimTranscripts(rs *state.RalphStore, budget int64, keep int) {
 			break
 		}
 		os.Remove(t.path)
-		os.Remove(strings.TrimSuffix(t.path, ".log") + ".exit")
+		os.Remove(exitPath(rs, t.iter))
 		total -= t.size
 	}
 }
 
 // Transcript writes iteration iter's agent output (the raw terminal
-// stream, capped at max) to w.
-func Transcript(rs *state.RalphStore, iter int, max int64, w io.Writer) error {
-	path := filepath.Join(rs.Dir, "output", fmt.Sprintf("iteration-%04d.log", iter))
-	c, err := logcap.ReadCapped(path, max)
+// stream, within the loop's log cap) to w.
+func Transcript(rs *state.RalphStore, iter int, w io.Writer) error {
+	st, err := rs.Load()
+	if err != nil {
+		return err
+	}
+	max := logMax(st)
+	c, err := logcap.ReadCapped(outputPath(rs, iter), max)
 	if os.IsNotExist(err) {
 		return fmt.Errorf("no output kept for iteration %d of '%s' (kept: %s)", iter, rs.Name, keptRange(rs))
 	}
@@ -110,7 +125,7 @@ func FollowAgent(ctx context.Context, rs *state.RalphStore, w io.Writer) error {
 		return err
 	}
 	iter, max := st.CurrentIteration, logMax(st)
-	r := logcap.NewReader(filepath.Join(rs.Dir, "output", fmt.Sprintf("iteration-%04d.log", iter)), max)
+	r := logcap.NewReader(outputPath(rs, iter), max)
 	interval := worker.PollInterval(followPoll)
 	for {
 		if data, _ := r.ReadNew(); len(data) > 0 {
@@ -123,7 +138,7 @@ func FollowAgent(ctx context.Context, rs *state.RalphStore, w io.Writer) error {
 		if st.CurrentIteration != iter {
 			iter = st.CurrentIteration
 			fmt.Fprintf(w, "\n--- [swarm] iteration %d ---\n", iter)
-			r = logcap.NewReader(filepath.Join(rs.Dir, "output", fmt.Sprintf("iteration-%04d.log", iter)), max)
+			r = logcap.NewReader(outputPath(rs, iter), max)
 			continue
 		}
 		if !st.Active() && !MonitorAlive(rs) {
