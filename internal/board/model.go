@@ -55,6 +55,9 @@ type Model struct {
 
 	rows  []Row // every row, sorted
 	shown []Row // the rows that pass the filter
+	// table is shown laid out (table(shown)): the header, then a line
+	// per row. Laid out when shown changes, not at every frame.
+	table []string
 	at    time.Time
 	err   error // the last refresh's error
 
@@ -78,6 +81,11 @@ type Model struct {
 
 	width, height int
 	loading       bool
+	// detailReads counts the peek or log reads under way: a tick starts
+	// none while one is (a slow tmux server must not pile them up).
+	detailReads int
+	// after starts the clock: tea.Tick, or a test's stand-in.
+	after func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 	// active holds the loops that had not ended at the last refresh, to
 	// notice one ending.
 	active map[string]bool
@@ -96,7 +104,7 @@ func New(o Options) *Model {
 	if r == nil {
 		r = lipgloss.DefaultRenderer()
 	}
-	return &Model{opts: o, styles: newStyles(r), active: map[string]bool{}}
+	return &Model{opts: o, styles: newStyles(r), table: table(nil), active: map[string]bool{}, after: tea.Tick}
 }
 
 // Messages.
@@ -125,7 +133,7 @@ func (m *Model) Init() tea.Cmd {
 }
 
 func (m *Model) tick() tea.Cmd {
-	return tea.Tick(m.opts.Interval, func(time.Time) tea.Msg { return tickMsg{} })
+	return m.after(m.opts.Interval, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
 // fetch reads a snapshot off the UI goroutine.
@@ -142,6 +150,7 @@ func (m *Model) fetchDetail() tea.Cmd {
 	if m.view == viewList {
 		return nil
 	}
+	m.detailReads++
 	src, v, name, lines := m.opts.Source, m.view, m.target, m.detailLines()
 	return func() tea.Msg {
 		var text string
@@ -167,6 +176,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case snapshotMsg:
 		return m, m.onSnapshot(msg)
 	case detailMsg:
+		m.detailReads--
 		if msg.view == m.view && msg.target == m.target {
 			m.detail, m.detErr = msg.text, msg.err
 		}
@@ -182,7 +192,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (m *Model) onTick() tea.Cmd {
-	return tea.Batch(m.refresh(), m.fetchDetail(), m.tick())
+	return tea.Batch(m.refresh(), m.refreshDetail(), m.tick())
+}
+
+// refreshDetail reads the peek or log view's text again unless a read is
+// under way. Opening a view (open) reads at once, whatever reads are under
+// way: those are of the view left, of no use to the one opened.
+func (m *Model) refreshDetail() tea.Cmd {
+	if m.detailReads > 0 {
+		return nil
+	}
+	return m.fetchDetail()
 }
 
 // refresh starts a snapshot unless one is under way (a slow tmux server
@@ -207,8 +227,7 @@ func (m *Model) onSnapshot(msg snapshotMsg) tea.Cmd {
 		return nil
 	}
 	m.at = msg.snap.At
-	m.rows = Build(msg.snap.Live, msg.snap.Loops, msg.snap.At)
-	Sort(m.rows)
+	m.rows = Prepare(msg.snap, "")
 	m.applyFilter()
 	return m.bellFor(endedLoops(m.active, msg.snap.Loops))
 }
@@ -251,10 +270,12 @@ func (m *Model) bellFor(ended []*ralph.Info) tea.Cmd {
 	return nil
 }
 
-// applyFilter recomputes the shown rows and keeps the selection on the
-// same worker when it is still shown (once the user has chosen one).
+// applyFilter recomputes the shown rows and their table, and keeps the
+// selection on the same worker when it is still shown (once the user has
+// chosen one).
 func (m *Model) applyFilter() {
 	m.shown = Filter(m.rows, m.filter)
+	m.table = table(m.shown)
 	m.cursor = min(m.cursor, max(0, len(m.shown)-1))
 	for i, r := range m.shown {
 		if r.Name == m.selected && m.chosen {

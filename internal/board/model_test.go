@@ -60,19 +60,29 @@ type harness struct {
 	src   *fakeSource
 	bells int
 	quit  bool
+	// ticks counts the clocks started: the model's tea.Tick is replaced
+	// by a command that returns clockMsg at once, which the harness
+	// does not deliver (the real clock would, an interval later).
+	ticks int
 }
+
+// clockMsg stands for a started clock (tea.Tick) in the harness.
+type clockMsg struct{ d time.Duration }
 
 func newHarness(t *testing.T) *harness {
 	live, loops := fixture()
 	h := &harness{t: t, src: &fakeSource{snap: Snapshot{Live: live, Loops: loops, At: fixedNow}}}
 	h.m = New(Options{Source: h.src, Interval: time.Second, Bell: func() { h.bells++ }})
+	h.m.after = func(d time.Duration, _ func(time.Time) tea.Msg) tea.Cmd {
+		return func() tea.Msg { return clockMsg{d} }
+	}
 	h.send(tea.WindowSizeMsg{Width: 140, Height: 20})
 	h.send(snapshotMsg{snap: h.src.snap})
 	return h
 }
 
-// send delivers msg and runs the commands it returns, except ticks and
-// process execution, which need the real program.
+// send delivers msg and runs the commands it returns, except the clock
+// and process execution, which need the real program.
 func (h *harness) send(msg tea.Msg) {
 	_, cmd := h.m.Update(msg)
 	h.run(cmd)
@@ -82,12 +92,15 @@ func (h *harness) run(cmd tea.Cmd) {
 	if cmd == nil {
 		return
 	}
-	msg, ok := result(cmd)
-	if !ok {
-		return // the clock: it would block
-	}
-	switch msg := msg.(type) {
-	case nil, tickMsg:
+	switch msg := cmd().(type) {
+	case nil:
+	case clockMsg:
+		if msg.d != h.m.opts.Interval {
+			h.t.Errorf("clock of %s, want the interval %s", msg.d, h.m.opts.Interval)
+		}
+		h.ticks++
+	case tickMsg:
+		h.t.Error("a command returned tickMsg: only the clock may")
 	case tea.QuitMsg:
 		h.quit = true
 	case tea.BatchMsg:
@@ -99,19 +112,6 @@ func (h *harness) run(cmd tea.Cmd) {
 			return // needs the real program
 		}
 		h.send(msg)
-	}
-}
-
-// result runs a command; ok is false for one that does not return at
-// once (tea.Tick waits for its interval).
-func result(c tea.Cmd) (msg tea.Msg, ok bool) {
-	done := make(chan tea.Msg, 1)
-	go func() { done <- c() }()
-	select {
-	case msg := <-done:
-		return msg, true
-	case <-time.After(100 * time.Millisecond):
-		return nil, false
 	}
 }
 
@@ -234,10 +234,13 @@ func TestPeekAndLogViews(t *testing.T) {
 	h := newHarness(t)
 	h.keys("down", "enter")
 	h.viewHas("screen of zombie", "esc back")
-	// Every tick reads the screen again.
+	// Every tick reads the screen again, and starts the clock again.
 	h.send(tickMsg{})
 	if h.calls() != "peek zombie,peek zombie" {
 		t.Errorf("calls %q", h.calls())
+	}
+	if h.ticks != 1 {
+		t.Errorf("%d clocks started by one tick", h.ticks)
 	}
 	h.keys("l")
 	h.viewHas("events of zombie", "[START] iteration 1/10")
@@ -249,6 +252,49 @@ func TestPeekAndLogViews(t *testing.T) {
 	h.keys("enter")
 	if h.m.view != viewList {
 		t.Error("enter did not go back")
+	}
+}
+
+// A tick while a read of the screen is under way starts no other (a slow
+// tmux server must not pile them up); opening another view reads at once.
+func TestTickDoesNotPileUpDetailReads(t *testing.T) {
+	h := newHarness(t)
+	h.keys("down", "enter")
+	// The tick's read (and snapshot) stay under way: its commands are
+	// not run yet.
+	_, pending := h.m.Update(tickMsg{})
+	h.send(tickMsg{})
+	if h.calls() != "peek zombie" {
+		t.Fatalf("calls %q: a tick read the screen while a read was under way", h.calls())
+	}
+	if h.ticks != 1 {
+		t.Errorf("%d clocks started, want 1: the clock runs on", h.ticks)
+	}
+	h.run(pending)
+	if h.calls() != "peek zombie,peek zombie" || h.ticks != 2 {
+		t.Fatalf("calls %q, %d clocks", h.calls(), h.ticks)
+	}
+	h.viewHas("screen of zombie")
+	// Done: the next tick reads again.
+	h.send(tickMsg{})
+	if h.calls() != "peek zombie,peek zombie,peek zombie" {
+		t.Fatalf("calls %q after the read ended", h.calls())
+	}
+	// A read of the view left does not hold up the one opened, and its
+	// text is not shown in it.
+	_, pending = h.m.Update(tickMsg{})
+	h.keys("l")
+	if h.calls() != "peek zombie,peek zombie,peek zombie,events zombie" {
+		t.Fatalf("calls %q: l did not read the events at once", h.calls())
+	}
+	h.run(pending)
+	h.viewHas("events of zombie", "[START] iteration 1/10")
+	if strings.Contains(h.m.View(), "screen of zombie") {
+		t.Errorf("the screen read for the peek view shows in the log view:\n%s", h.m.View())
+	}
+	h.send(tickMsg{})
+	if h.calls() != "peek zombie,peek zombie,peek zombie,events zombie,peek zombie,events zombie" {
+		t.Errorf("calls %q: the tick after the reads ended did not read the events", h.calls())
 	}
 }
 
@@ -391,6 +437,19 @@ func TestSelectionStaysOnTopUntilMoved(t *testing.T) {
 	h.send(snapshotMsg{snap: h.src.snap})
 	if h.m.selected != "zombie" || h.m.cursor != 0 {
 		t.Errorf("selected %q at %d, want the new top row zombie", h.m.selected, h.m.cursor)
+	}
+	// The board shows the refreshed row, not the table laid out before.
+	seen := false
+	for _, l := range strings.Split(h.m.View(), "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[0] == "broke" {
+			seen = true
+			if f[2] != "running" {
+				t.Errorf("broke's row after the refresh: %q", l)
+			}
+		}
+	}
+	if !seen {
+		t.Errorf("no row of broke:\n%s", h.m.View())
 	}
 }
 

@@ -22,7 +22,7 @@ const none = "-"
 // Cells returns the row's column texts, in the order of Columns.
 func (r Row) Cells() []string {
 	iter, fails := none, none
-	if r.Loop {
+	if r.IsLoop() {
 		iter = fmt.Sprintf("%d/%d", r.Iteration, r.MaxIterations)
 		fails = fmt.Sprintf("%d/%d", r.Failures, r.TotalFailures)
 	}

@@ -69,9 +69,7 @@ type Row struct {
 	Tags   []string
 	Group  Group
 
-	// Loop is set for a loop's row; the loop figures below are zero
-	// otherwise.
-	Loop          bool
+	// The loop figures below are zero but on a loop's row (IsLoop).
 	Iteration     int
 	MaxIterations int
 	// Elapsed is a loop's wall time, or a running worker's uptime.
@@ -89,11 +87,12 @@ type Row struct {
 	// Reason is how a loop ended, or "exit N" for a worker whose
 	// command exited with a known code.
 	Reason string
-	// Active: a loop that has not ended (running, paused or waiting).
-	Active bool
 	// HasWorker: the row has a worker record (a loop's may be gone).
 	HasWorker bool
 }
+
+// IsLoop reports whether the row is a loop's.
+func (r Row) IsLoop() bool { return r.Kind == KindLoop }
 
 // secs converts the float seconds of ralph.Info.
 func secs(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
@@ -152,12 +151,11 @@ func workerRow(l *worker.Live, now time.Time) Row {
 // addLoop puts a loop's figures on its row, as ralph ls shows them.
 func addLoop(r *Row, in *ralph.Info) {
 	st := in.State
-	r.Loop, r.Kind, r.Status = true, KindLoop, st.Status
+	r.Kind, r.Status = KindLoop, st.Status
 	if in.NotStarted {
 		// made with --no-run: as ralph ls says it
 		r.Status = notStarted
 	}
-	r.Active = st.Active()
 	r.Iteration, r.MaxIterations = st.CurrentIteration, st.MaxIterations
 	r.Failures, r.TotalFailures = st.ConsecutiveFailures, st.TotalFailures
 	r.Monitor = in.MonitorState()

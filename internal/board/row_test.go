@@ -117,8 +117,18 @@ func TestBuildOneRowPerWorkerAndOrphanLoop(t *testing.T) {
 			t.Errorf("group of %s: %d, want %d", name, got, want)
 		}
 	}
-	if byName["broke"].HasWorker || !byName["web"].HasWorker || byName["done"].Active || !byName["held"].Active {
-		t.Errorf("HasWorker or Active wrong: %+v", byName)
+	// Whether a loop has ended shows in its status and group above: done
+	// (stopped) is in the rest, held (paused, not ended) a problem, zombie
+	// (running, not ended, no monitor) a dead monitor.
+	if byName["broke"].HasWorker || !byName["web"].HasWorker || !byName["build"].HasWorker {
+		t.Errorf("HasWorker wrong: %+v", byName)
+	}
+	// A loop's row, with or without its worker record, and only a loop's.
+	for name, want := range map[string]bool{"broke": true, "build": true, "done": true, "held": true,
+		"web": false, "batch": false, "crash": false} {
+		if got := byName[name].IsLoop(); got != want {
+			t.Errorf("IsLoop of %s: %v, want %v", name, got, want)
+		}
 	}
 }
 
@@ -141,9 +151,20 @@ func TestSortProblemsFirstThenRunningThenRest(t *testing.T) {
 	if got := names(rows); !reflect.DeepEqual(got, want) {
 		t.Errorf("order\n got %q\nwant %q", got, want)
 	}
+	var problems []string
 	for _, r := range rows {
-		if r.Group.Problem() != (r.Group < GroupRunning) {
-			t.Errorf("%s: Problem() %v for group %d", r.Name, r.Group.Problem(), r.Group)
+		if r.Group.Problem() {
+			problems = append(problems, r.Name)
+		}
+	}
+	if want := []string{"broke", "zombie", "sleepy", "limit", "held"}; !reflect.DeepEqual(problems, want) {
+		t.Errorf("problems\n got %q\nwant %q", problems, want)
+	}
+	problem := map[Group]bool{GroupFailed: true, GroupDeadMonitor: true, GroupQuiet: true, GroupWaiting: true,
+		GroupPaused: true, GroupRunning: false, GroupRest: false}
+	for g, want := range problem {
+		if g.Problem() != want {
+			t.Errorf("group %d: Problem() %v, want %v", g, g.Problem(), want)
 		}
 	}
 }

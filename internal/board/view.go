@@ -100,12 +100,11 @@ func (m *Model) View() string {
 }
 
 func (m *Model) listView() []string {
-	table := table(m.shown)
-	lines := []string{m.titleLine(), m.styles.header.Render(m.clip(table[0]))}
+	lines := []string{m.titleLine(), m.styles.header.Render(m.clip(m.table[0]))}
 	n := m.listLines()
 	end := min(len(m.shown), m.offset+n)
 	for i := m.offset; i < end; i++ {
-		lines = append(lines, m.rowLine(i, table[i+1]))
+		lines = append(lines, m.rowLine(i, m.table[i+1]))
 	}
 	if len(m.shown) == 0 {
 		lines = append(lines, m.emptyText())
@@ -147,7 +146,7 @@ func (m *Model) titleLine() string {
 		if r.HasWorker {
 			workers++
 		}
-		if r.Loop {
+		if r.IsLoop() {
 			loops++
 		}
 		if r.Group.Problem() {
