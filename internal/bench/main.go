@@ -12,8 +12,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -97,23 +95,19 @@ func (e *env) idlePerIteration() {
 			fmt.Fprintf(os.Stderr, "ralph spawn: %v\n%s", err, out)
 			os.Exit(1)
 		}
-		data, err := os.ReadFile(filepath.Join(e.home, "ralph", name, "state.json"))
+		st, err := state.NewStore(e.home, warn).Ralph(name).Load()
 		check(err)
-		var st struct {
-			Started   string    `json:"started"`
-			Ended     string    `json:"last_iteration_ended"`
-			Durations []float64 `json:"iteration_durations"`
+		if st.Started.IsZero() || st.LastIterationEnd.IsZero() || len(st.IterationDurations) == 0 {
+			fmt.Fprintf(os.Stderr, "ralph loop %s: no iteration recorded (started %v, last iteration ended %v, %d durations)\n",
+				name, st.Started.Time, st.LastIterationEnd.Time, len(st.IterationDurations))
+			os.Exit(1)
 		}
-		check(json.Unmarshal(data, &st))
-		start, err1 := state.ParseTimestamp(st.Started)
-		end, err2 := state.ParseTimestamp(st.Ended)
-		check(errors.Join(err1, err2))
 		ran := 0.0
-		for _, d := range st.Durations {
+		for _, d := range st.IterationDurations {
 			ran += d
 		}
-		n := float64(len(st.Durations))
-		idle := end.Time.Sub(start.Time).Seconds() - ran
+		n := float64(len(st.IterationDurations))
+		idle := st.LastIterationEnd.Sub(st.Started.Time).Seconds() - ran
 		fmt.Printf("  --restart-delay %-3s  %.0f ms idle per iteration (agent ran %.0f ms per iteration)\n", delay, idle/n*1000, ran/n*1000)
 		e.swarm("clean", name)
 	}
@@ -243,12 +237,8 @@ func (e *env) monitors(profile string) {
 	}()
 	pids := make([]int, *loops)
 	for i := range pids {
-		data, err := os.ReadFile(filepath.Join(e.home, "ralph", fmt.Sprintf("m%d", i), "state.json"))
+		st, err := state.NewStore(e.home, warn).Ralph(fmt.Sprintf("m%d", i)).Load()
 		check(err)
-		var st struct {
-			MonitorPID int `json:"monitor_pid"`
-		}
-		json.Unmarshal(data, &st)
 		pids[i] = st.MonitorPID
 	}
 	// Measure the steady state: every loop past its first iteration's
@@ -340,6 +330,10 @@ func tmuxVersion() string {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+// warn prints a warning of the state store (a state file it could not
+// use: the figures read from it would be wrong).
+func warn(msg string) { fmt.Fprintln(os.Stderr, "bench: warning:", msg) }
 
 func check(err error) {
 	if err != nil {

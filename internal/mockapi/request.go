@@ -23,7 +23,7 @@ type Request struct {
 	// Responses API, spoken by the Codex CLI); nil otherwise.
 	Responses *ResponsesBody
 	// Turn is true when the request consumed a reply of the script (see
-	// Server.IsTurn); false for side requests and other endpoints.
+	// Server); false for side requests and other endpoints.
 	Turn bool
 	// Status is the HTTP status the mock answered with (0 for a hang that
 	// ended without an answer).

@@ -23,14 +23,11 @@ type ResponsesBody struct {
 	} `json:"tools,omitempty"`
 }
 
-// inputItem is one item of Input: a message (content of input_text parts)
-// or a function_call_output.
+// inputItem is the part of an item of Input that userText reads: a
+// message's role and content (a string, or input_text parts).
 type inputItem struct {
-	Type    string          `json:"type"`
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
-	CallID  string          `json:"call_id"`
-	Output  json.RawMessage `json:"output"`
 }
 
 // userText joins the input_text of the user messages.

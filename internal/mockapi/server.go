@@ -23,8 +23,15 @@ import (
 // DefaultModel is the model named in answers when the request names none.
 const DefaultModel = "claude-sonnet-4-5-20250929"
 
-// Server is the mock. Set its fields before Start; Enqueue and the readers
-// are safe to call at any time from any goroutine.
+// Server is the mock. Set its fields before Start; the readers are safe
+// to call at any time from any goroutine.
+//
+// Requests to /v1/messages and /v1/responses that offer tools are turns:
+// Claude Code offers them for the turns of its conversation, and a turn
+// gets the script's reply. Its side requests (the max_tokens:1 quota
+// probe, title and topic generation) offer none and are not turns: they
+// get a JSON object when they ask for structured output, as the
+// session-title request does, else Text("OK").
 type Server struct {
 	// URL is the base URL (http://127.0.0.1:PORT) once started: the agent's
 	// ANTHROPIC_BASE_URL.
@@ -35,19 +42,6 @@ type Server struct {
 	// Script, when set, answers turns before the queue: it returns the
 	// reply for a request, or false to fall back to the queue.
 	Script func(Request) (Reply, bool)
-	// IsTurn decides which requests to /v1/messages and /v1/responses
-	// consume the script.
-	// Default: requests that offer tools, which Claude Code sends for the
-	// turns of its conversation; its side requests (the max_tokens:1 quota
-	// probe, title and topic generation) offer none and get SideReply.
-	IsTurn func(Request) bool
-	// Default answers a turn when the script and queue are empty
-	// (default: Text("OK")).
-	Default *Reply
-	// SideReply answers requests that are not turns (default: a JSON
-	// object when the request asks for structured output, as Claude Code's
-	// session-title request does, else Text("OK")).
-	SideReply *Reply
 
 	mu       sync.Mutex
 	queue    []Reply
@@ -116,13 +110,6 @@ func (s *Server) Close() {
 		s.wg.Wait()
 		s.handlers.Wait()
 	}
-}
-
-// Enqueue appends replies to the script.
-func (s *Server) Enqueue(replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, replies...)
 }
 
 // Pending is the number of queued replies not yet used up.
@@ -239,18 +226,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		req.Turn, toolCount(req), streamed(req), req.Status, describe(reply, req))
 }
 
-// next picks the reply for a /v1/messages request: a side request gets
-// SideReply; a turn gets Script's reply, else the head of the queue (kept
-// while its Times lasts), else Default.
+// next picks the reply for a /v1/messages or /v1/responses request: a
+// side request (one offering no tools) gets sideReply; a turn gets
+// Script's reply, else the head of the queue (kept while its Times lasts),
+// else Text("OK").
 func (s *Server) next(req Request) (Reply, bool) {
-	isTurn := s.IsTurn
-	if isTurn == nil {
-		isTurn = Request.HasTools
-	}
-	if !isTurn(req) {
-		if s.SideReply != nil {
-			return *s.SideReply, false
-		}
+	if !req.HasTools() {
 		return sideReply(req), false
 	}
 	if s.Script != nil {
@@ -261,9 +242,6 @@ func (s *Server) next(req Request) (Reply, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.queue) == 0 {
-		if s.Default != nil {
-			return *s.Default, true
-		}
 		return Text("OK"), true
 	}
 	r := s.queue[0]
