@@ -465,7 +465,7 @@ func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
 	case !res.Ready:
 		e.log("WARN", "iteration %d: agent did not look ready within %ds; sending the prompt anyway", a.iter, a.st.ReadyTimeout)
 	}
-	e.typePrompt(a, a.prompt)
+	e.typePrompt(ctx, a, a.prompt)
 	return nil
 }
 
@@ -473,8 +473,8 @@ func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
 // Enter, records where the reply starts and that Enter is being pressed.
 // The record comes first: a monitor killed right after must not type the
 // prompt a second time (adopt checks the screen instead).
-func (e *Engine) typePrompt(a *attempt, text string) {
-	e.enter(a, text, func(off int64) {
+func (e *Engine) typePrompt(ctx context.Context, a *attempt, text string) {
+	e.enter(ctx, a, text, func(off int64) {
 		a.off = off
 		e.earlySignal(a, text)
 		if _, sc, err := a.tc.Poll(a.window); err == nil {
@@ -485,35 +485,42 @@ func (e *Engine) typePrompt(a *attempt, text string) {
 	a.promptAt = time.Now()
 }
 
-// enter pastes text as one bracketed paste, waits until the agent shows
-// it (awaitEcho) and its echo has settled, calls beforeEnter with the
-// output offset after the echo, presses Enter, and makes sure the agent
-// took it (ensureSubmitted).
-func (e *Engine) enter(a *attempt, text string, beforeEnter func(off int64)) {
+// enter pastes text as one bracketed paste and submits it.
+func (e *Engine) enter(ctx context.Context, a *attempt, text string, beforeEnter func(off int64)) {
 	if text != "" {
 		if err := a.tc.Paste(a.window, text); err != nil {
 			return // the watch finds the window gone
 		}
-		e.awaitEcho(a, text)
+	}
+	e.submit(ctx, a, text, beforeEnter)
+}
+
+// submit presses Enter on text already put in the agent's input box: it
+// waits until the agent shows it (awaitEcho) and its echo has settled,
+// calls beforeEnter (if any) with the output offset after the echo,
+// presses Enter, and makes sure the agent took it (ensureSubmitted).
+func (e *Engine) submit(ctx context.Context, a *attempt, text string, beforeEnter func(off int64)) {
+	if text != "" {
+		e.awaitEcho(ctx, a, text)
 	}
 	off := settle(a)
 	if beforeEnter != nil {
 		beforeEnter(off)
 	}
 	a.tc.SendKeys(a.window, "Enter")
-	e.ensureSubmitted(a, text)
+	e.ensureSubmitted(ctx, a, text)
 }
 
 // awaitEcho waits, for an agent whose input box its profile can read,
 // until the box shows the pasted text, at most echoWait. Claude Code shows
 // its input box seconds before it handles a paste, and drops an Enter
 // pressed before then: the prompt would sit in the box all iteration.
-func (e *Engine) awaitEcho(a *attempt, text string) {
+func (e *Engine) awaitEcho(ctx context.Context, a *attempt, text string) {
 	if !a.profile.CanSeeTyped() {
 		return
 	}
 	deadline := time.Now().Add(echoWait)
-	for time.Now().Before(deadline) {
+	for ctx.Err() == nil && time.Now().Before(deadline) {
 		_, sc, err := a.tc.Poll(a.window)
 		if err != nil {
 			return
@@ -521,7 +528,10 @@ func (e *Engine) awaitEcho(a *attempt, text string) {
 		if pending, _ := a.profile.Pending(sc, text); pending {
 			return
 		}
-		time.Sleep(echoPoll)
+		e.Sleep(ctx, echoPoll)
+	}
+	if ctx.Err() != nil {
+		return
 	}
 	e.log("WARN", "iteration %d: the agent did not show the pasted text within %s; pressing Enter anyway", a.iter, duration.Compact(echoWait))
 }
@@ -530,13 +540,16 @@ func (e *Engine) awaitEcho(a *attempt, text string) {
 // while the agent's input box still holds the text submitWait after
 // Enter: the agent dropped the key. An agent seen working meanwhile has
 // the text (noteAgent confirms the delivery).
-func (e *Engine) ensureSubmitted(a *attempt, text string) {
+func (e *Engine) ensureSubmitted(ctx context.Context, a *attempt, text string) {
 	if !a.profile.CanSeeTyped() || text == "" {
 		return
 	}
 	for try := 0; try < maxEnterRetries; try++ {
 		deadline := time.Now().Add(submitWait)
 		for time.Now().Before(deadline) {
+			if ctx.Err() != nil {
+				return
+			}
 			_, sc, err := a.tc.Poll(a.window)
 			if err != nil {
 				return
@@ -548,7 +561,7 @@ func (e *Engine) ensureSubmitted(a *attempt, text string) {
 			if pending, _ := a.profile.Pending(sc, text); !pending {
 				return
 			}
-			time.Sleep(echoPoll)
+			e.Sleep(ctx, echoPoll)
 		}
 		e.log("WARN", "iteration %d: the text was still in the agent's input box %s after Enter; pressing Enter again", a.iter, duration.Compact(submitWait))
 		a.tc.SendKeys(a.window, "Enter")

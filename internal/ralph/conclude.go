@@ -180,7 +180,7 @@ func (e *Engine) continueSession(ctx context.Context, a *attempt) (*attempt, Out
 	e.log("START", "iteration %d/%d (same session)", next.iter, a.st.MaxIterations)
 	e.say("agent went quiet without a completion signal; continuing in the same session (iteration %d/%d)", next.iter, a.st.MaxIterations)
 	// A failed paste shows as continued silence: the next timeout restarts.
-	e.typePrompt(&next, msg)
+	e.typePrompt(ctx, &next, msg)
 	e.markDelivered(&next)
 	return &next, e.watch(ctx, &next)
 }

@@ -80,9 +80,7 @@ func (e *Engine) waitOutLimit(ctx context.Context, a *attempt, v agent.Verdict) 
 	e.say("limit reset; continuing the agent with %q", a.st.LimitMessage)
 	msg := a.st.LimitMessage
 	worker.SendText(a.tc, a.window, msg, worker.SendOptions{NoEnter: true})
-	e.awaitEcho(a, msg)
-	a.tc.SendKeys(a.window, "Enter")
-	e.ensureSubmitted(a, msg)
+	e.submit(ctx, a, msg, nil)
 	// The limit stays the agent's last message until it answers: it is
 	// the limit just waited out, not a new one, until the agent works.
 	a.resumedLimit = v.Line
