@@ -61,7 +61,9 @@ func TestClaude429RetryThenError(t *testing.T) {
 	}
 }
 
-// (d) the same for 529 overloaded_error.
+// (d) the same for 529 overloaded_error: Claude retries it as it does a
+// 429 (3 requests with CLAUDE_CODE_MAX_RETRIES=2, seen with Claude Code
+// 2.1.197), then prints the final error and stays up.
 func TestClaude529RetryThenError(t *testing.T) {
 	Require(t)
 	t.Parallel()
@@ -76,7 +78,12 @@ func TestClaude529RetryThenError(t *testing.T) {
 	if !strings.Contains(final, "API Error: 529") {
 		t.Errorf("final 529 screen lacks the error line")
 	}
-	t.Logf("requests: %d", len(a.Mock.Turns()))
+	if n := len(a.Mock.Turns()); n != 3 {
+		t.Errorf("%d requests, want 3 (1 + CLAUDE_CODE_MAX_RETRIES=2)", n)
+	}
+	if dead, _ := a.Dead(); dead {
+		t.Error("claude exited after the error")
+	}
 }
 
 // A request that never gets an answer: Claude shows its working screen
@@ -108,8 +115,19 @@ func TestClaudeHangShowsWorking(t *testing.T) {
 		return restored.MatchString(s) && !strings.Contains(s, "esc to interrupt")
 	})
 	a.SaveFixture("interrupted-prompt-restored.txt", interrupted)
+	// Every turn request (the hanging one: side requests do not count)
+	// has been closed.
 	if !a.Mock.WaitFor(AnswerTimeout, func(rs []mockapi.Request) bool {
-		return !rs[len(rs)-1].End.IsZero()
+		turns := 0
+		for _, r := range rs {
+			if r.Turn {
+				turns++
+				if r.End.IsZero() {
+					return false
+				}
+			}
+		}
+		return turns > 0
 	}) {
 		t.Error("the hanging request stayed open after Escape")
 	}

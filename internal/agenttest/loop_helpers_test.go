@@ -107,7 +107,7 @@ func startLoop(t *testing.T, name string, o loopOpts) *loopRun {
 	l.watch = watchState(env, name)
 	t.Cleanup(l.watch.stop)
 	if !o.noRescue {
-		l.rescue = startRescuer(l)
+		l.rescue = startRescuer(l, rescueAfter, true)
 		t.Cleanup(func() {
 			l.rescue.stop()
 			if n := l.rescue.count(); n > 0 {
@@ -141,10 +141,14 @@ func (l *loopRun) rescues() string {
 // awaitEcho, ensureSubmitted). Should a prompt still sit unsubmitted (no
 // working line) for rescueAfter, the rescuer presses Enter so that the
 // scenario can finish and measure, and the test fails (a cleanup counts
-// the rescues). TestLoopPromptSubmittedAtStart runs without it.
+// the rescues). TestLoopPromptSubmittedAtStart runs without it, and uses
+// the same watch in record-only mode (press false) to find the screens
+// with a prompt left in the box.
 type rescuer struct {
-	mu    sync.Mutex
-	times []time.Time
+	mu sync.Mutex
+	// stuck holds the screens on which a prompt had sat unsubmitted for
+	// the rescuer's delay, in order (with press, Enter was pressed on each).
+	stuck []string
 	done  chan struct{}
 	wg    sync.WaitGroup
 }
@@ -154,7 +158,10 @@ type rescuer struct {
 // (3 s apart), and Claude's slowest echo of a paste seen (3.9 s).
 const rescueAfter = 12 * time.Second
 
-func startRescuer(l *loopRun) *rescuer {
+// startRescuer watches l's window for a prompt left unsubmitted for
+// after; with press it then presses Enter, without it it only records the
+// screen.
+func startRescuer(l *loopRun, after time.Duration, press bool) *rescuer {
 	r := &rescuer{done: make(chan struct{})}
 	r.wg.Add(1)
 	go func() {
@@ -174,12 +181,12 @@ func startRescuer(l *loopRun) *rescuer {
 				pending = ""
 			case text != pending:
 				pending, since = text, time.Now()
-			case time.Since(since) >= rescueAfter:
-				if id := l.env.WindowID(l.name); id != "" {
+			case time.Since(since) >= after:
+				if !press {
+					r.record(screen)
+				} else if id := l.env.WindowID(l.name); id != "" {
 					_, _ = l.env.Tmux("send-keys", "-t", id, "Enter")
-					r.mu.Lock()
-					r.times = append(r.times, time.Now())
-					r.mu.Unlock()
+					r.record(screen)
 				}
 				pending = ""
 			}
@@ -188,10 +195,28 @@ func startRescuer(l *loopRun) *rescuer {
 	return r
 }
 
+func (r *rescuer) record(screen string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stuck = append(r.stuck, screen)
+}
+
+// count is how many times a prompt was found stuck (with press: how many
+// times Enter was pressed for one).
 func (r *rescuer) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.times)
+	return len(r.stuck)
+}
+
+// first is the first screen with a stuck prompt ("" if none).
+func (r *rescuer) first() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.stuck) == 0 {
+		return ""
+	}
+	return r.stuck[0]
 }
 
 func (r *rescuer) stop() {
@@ -254,22 +279,6 @@ func (l *loopRun) session() *Session {
 	return &Session{t: l.t, Socket: l.env.Socket, Setup: l.setup}
 }
 
-// waitScreen polls the loop's window until cond holds for it.
-func (l *loopRun) waitScreen(timeout time.Duration, what string, cond func(string) bool) string {
-	l.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		s := l.screen()
-		if s != "" && cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			l.t.Fatalf("no %s within %v; screen:\n%s", what, timeout, s)
-		}
-		time.Sleep(PollInterval)
-	}
-}
-
 // eventually polls cond until it holds, failing the test after timeout.
 func (l *loopRun) eventually(what string, timeout time.Duration, cond func() bool) {
 	l.t.Helper()
@@ -286,15 +295,6 @@ func (l *loopRun) dump() {
 	for _, r := range l.mock.Requests() {
 		l.t.Logf("request %s %s %s turn=%v status=%d", r.Time.Format("15:04:05.000"), r.Method, r.Path, r.Turn, r.Status)
 	}
-}
-
-// turnSummary describes the mock's turns for a result line.
-func (l *loopRun) turnSummary() string {
-	var parts []string
-	for _, r := range l.mock.Turns() {
-		parts = append(parts, fmt.Sprintf("%s→%d", r.Time.Sub(l.began).Round(100*time.Millisecond), r.Status))
-	}
-	return strings.Join(parts, " ")
 }
 
 // stateEvent is one change of the loop's state the watch saw, with when.
@@ -341,22 +341,21 @@ func watchState(env *testenv.Env, name string) *stateWatch {
 	return w
 }
 
-// readState reads the few fields the watch follows; nil while the file is
-// missing or being replaced.
-func readState(home, name string) *struct {
+// loopState is the few fields of a loop's state.json the watch follows.
+type loopState struct {
 	Iteration int    `json:"current_iteration"`
 	Active    bool   `json:"iteration_active"`
 	Status    string `json:"status"`
-} {
+}
+
+// readState reads the loop's loopState; nil while the file is missing or
+// being replaced.
+func readState(home, name string) *loopState {
 	b, err := os.ReadFile(filepath.Join(home, "ralph", name, "state.json"))
 	if err != nil {
 		return nil
 	}
-	var st struct {
-		Iteration int    `json:"current_iteration"`
-		Active    bool   `json:"iteration_active"`
-		Status    string `json:"status"`
-	}
+	var st loopState
 	if json.Unmarshal(b, &st) != nil {
 		return nil
 	}
@@ -392,16 +391,6 @@ func (w *stateWatch) started(i int) time.Time {
 func (w *stateWatch) ended(i int) time.Time {
 	for _, e := range w.snapshot() {
 		if e.iteration == i && !e.active {
-			return e.at
-		}
-	}
-	return time.Time{}
-}
-
-// statusSeen is when the loop's status was first seen to be status.
-func (w *stateWatch) statusSeen(status string) time.Time {
-	for _, e := range w.snapshot() {
-		if e.status == status {
 			return e.at
 		}
 	}

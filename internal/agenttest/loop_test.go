@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -206,17 +207,16 @@ func TestLoopDialogsStopPreflight(t *testing.T) {
 			}
 			// Wait for every claude of the test to be gone: whatever it
 			// would write on its way out is then written.
-			deadline := time.Now().Add(15 * time.Second)
-			for len(claudePIDs(l.setup)) > 0 && time.Now().Before(deadline) {
-				time.Sleep(100 * time.Millisecond)
-			}
+			l.eventually("every claude of the test to exit", 15*time.Second, func() bool {
+				return len(claudePIDs(l.setup)) == 0
+			})
 			rejected := rejectedKeys(t, l.setup.Home)
-			if key := APIKey[len(APIKey)-20:]; contains(rejected, key) {
+			if key := APIKey[len(APIKey)-20:]; slices.Contains(rejected, key) {
 				t.Errorf("the API key was rejected: customApiKeyResponses.rejected = %q", rejected)
 			}
 			detail := l.str("exit_detail")
 			t.Logf("result: dialog %s: %s, ralph wait exit %d after %v, 0 turns, key rejected: %v; detail: %s",
-				c.name, l.str("exit_reason"), code, took.Round(100*time.Millisecond), contains(rejected, APIKey[len(APIKey)-20:]), detail)
+				c.name, l.str("exit_reason"), code, took.Round(100*time.Millisecond), slices.Contains(rejected, APIKey[len(APIKey)-20:]), detail)
 		})
 	}
 }
@@ -237,15 +237,6 @@ func rejectedKeys(t *testing.T, home string) []string {
 		t.Fatalf("~/.claude.json: %v", err)
 	}
 	return cfg.Responses.Rejected
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // (5) A 429 or 529 on every request, with claude's own retries cut to
@@ -494,34 +485,13 @@ func TestLoopPromptSubmittedAtStart(t *testing.T) {
 		replies:  []mockapi.Reply{mockapi.Text("Step done; more to do.").Repeat(-1)},
 		flags:    []string{"--idle-grace", "2s", "--inactivity-timeout", "30", "--max-iterations", "3"},
 	})
-	var stuck string
-	var stuckOnce sync.Once
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		pending, since := "", time.Time{}
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(250 * time.Millisecond):
-			}
-			s := l.screen()
-			p := PendingInput(s)
-			switch {
-			case p == "":
-				pending = ""
-			case p != pending:
-				pending, since = p, time.Now()
-			case time.Since(since) > 10*time.Second:
-				stuckOnce.Do(func() { stuck = s })
-			}
-		}
-	}()
+	// The rescuer's watch, recording only: the first screen on which a
+	// prompt sat unsubmitted for 10 s.
+	watch := startRescuer(l, 10*time.Second, false)
+	t.Cleanup(watch.stop)
 	code, out := l.wait(5 * time.Minute)
-	close(stop)
-	<-done
+	watch.stop()
+	stuck := watch.first()
 	timeouts := logLines(l.iterLog(), "TIMEOUT")
 	turns := len(l.mock.Turns())
 	if stuck != "" {

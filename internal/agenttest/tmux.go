@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -201,12 +200,6 @@ func Contains(subs ...string) func(string) bool {
 		}
 		return true
 	}
-}
-
-// Matches is a WaitScreen condition: the screen matches the regexp.
-func Matches(re string) func(string) bool {
-	rx := regexp.MustCompile(re)
-	return rx.MatchString
 }
 
 // Paste types text as one bracketed paste (load-buffer, paste-buffer -p),
