@@ -47,10 +47,7 @@ func TestOutputLogsStayBounded(t *testing.T) {
 	prompt := w.e.WriteFile("PROMPT.md", "go")
 	w.must("spawn", "--name", "rl", "--ralph", "--prompt-file", prompt, "--max-iterations", "1",
 		"--prompt-mode", "arg", "--max-log-size", "16KiB", "--", "sh", "-c", chatty, "sh")
-	w.e.Eventually("loop end", 40*time.Second, func() bool {
-		st := w.e.RalphState("rl")
-		return st != nil && (st["status"] == "stopped" || st["status"] == "failed")
-	})
+	w.waitLoopEnd("rl", 40*time.Second)
 	out := filepath.Join(w.e.Home, "ralph", "rl", "output", "iteration-0001.log")
 	checkCapped(t, "iteration output", out)
 	if !strings.Contains(readFile(out), "LAST-LINE") {

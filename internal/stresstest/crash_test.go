@@ -3,7 +3,6 @@ package stresstest
 import (
 	"fmt"
 	"math/rand/v2"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -33,19 +32,6 @@ var crashVariants = []crashVariant{
 func (w *world) spawnArgs(name string, v crashVariant) []string {
 	args := append([]string{"spawn", "--name", name}, v.flags...)
 	return append(append(args, "--"), w.agent()...)
-}
-
-// startSpawn starts swarm spawn in its own process group, so that the
-// SIGKILL meant for it and its tmux or git children reaches nothing else.
-func (w *world) startSpawn(args []string) *exec.Cmd {
-	cmd := exec.Command(w.e.Swarm, args...)
-	cmd.Dir = w.e.Dir
-	cmd.Env = w.e.Env()
-	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		w.t.Fatal(err)
-	}
-	return cmd
 }
 
 // tally groups findings of many tries by kind, so a bug that every try
@@ -134,6 +120,9 @@ func crashRandom(t *testing.T, v crashVariant, rng *rand.Rand, sd uint64) {
 	maxMs := max(80, int(normal.Milliseconds()*12/10))
 
 	var ta tally
+	// killed counts the tries whose SIGKILL ended a running spawn; in the
+	// others the spawn had finished before its kill point.
+	killed := 0
 	cmdOK := func(label string, r result, codes []int, fails ...string) bool {
 		if msg := badOutput(r); msg != "" {
 			ta.note(label, msg+": "+r.String())
@@ -153,10 +142,15 @@ func crashRandom(t *testing.T, v crashVariant, rng *rand.Rand, sd uint64) {
 		delay := time.Duration(2+rng.IntN(maxMs-1)) * time.Millisecond
 		label := fmt.Sprintf("seed %d, %s try %d: SIGKILL after %v", sd, v.name, i, delay)
 
-		cmd := w.startSpawn(w.spawnArgs("c", v))
-		time.Sleep(delay)                // the kill point itself, not a wait for a condition
-		cmd.Process.Signal(unix.SIGKILL) // pidfd-backed: only this child
-		cmd.Wait()
+		cmd, _, _ := w.startWith(nil, w.spawnArgs("c", v)...)
+		time.Sleep(delay) // the kill point itself, not a wait for a condition
+		if ok, err := killSpawn(cmd); err != nil {
+			t.Fatalf("%s: %v", label, err)
+		} else if ok {
+			killed++
+		} else {
+			label += " (the spawn had finished)"
+		}
 
 		// The first command after the crash rolls it back.
 		found := w.check(checkOptions{allowTemps: true})
@@ -197,7 +191,11 @@ func crashRandom(t *testing.T, v crashVariant, rng *rand.Rand, sd uint64) {
 		ta.note("end", "keeper is not running: "+r.String())
 	}
 	ta.report(t, fmt.Sprintf("seed %d, %s", sd, v.name))
-	t.Logf("%s: %d tries, kill points up to %dms, took %v", v.name, crashTries, maxMs, time.Since(began))
+	t.Logf("%s: %d tries, %d killed a running spawn (a normal spawn took %v), kill points up to %dms, took %v",
+		v.name, crashTries, killed, normal.Round(time.Millisecond), maxMs, time.Since(began))
+	if killed == 0 {
+		t.Errorf("seed %d, %s: none of the %d tries killed a running spawn: every spawn had finished at its kill point", sd, v.name, crashTries)
+	}
 }
 
 // TestCrashSpawnAfterEachStep SIGKILLs swarm spawn at the exact moment
@@ -282,7 +280,7 @@ func crashAt(t *testing.T, w *world, v crashVariant, made func(w *world, pid int
 		if attempt == 5 {
 			t.Fatal("could not hold the spawn between reserving its record and recording what it made")
 		}
-		cmd := w.startSpawn(w.spawnArgs("c", v))
+		cmd, _, _ := w.startWith(nil, w.spawnArgs("c", v)...)
 		deadline := time.Now().Add(20 * time.Second)
 		for !slices.ContainsFunc(w.e.Workers(), func(r map[string]any) bool { return r["name"] == "c" }) {
 			if time.Now().After(deadline) {
@@ -317,9 +315,12 @@ func crashAt(t *testing.T, w *world, v crashVariant, made func(w *world, pid int
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		cmd.Process.Signal(unix.SIGKILL)
-		cmd.Wait()
+		// The spawn waits for the lock: it cannot have finished.
+		ok, err := killSpawn(cmd)
 		lock.Unlock()
+		if err != nil || !ok {
+			t.Fatalf("SIGKILL of the held spawn: killed %v, %v", ok, err)
+		}
 		return
 	}
 }
@@ -372,8 +373,8 @@ func TestCrashRalphMonitor(t *testing.T) {
 	}()
 
 	st := func() map[string]any { return w.e.RalphState("loop") }
-	num := func(k string) int { v, _ := st()[k].(float64); return int(v) }
-	flag := func(k string) bool { v, _ := st()[k].(bool); return v }
+	num := func(k string) int { return w.ralphNum("loop", k) }
+	flag := func(k string) bool { return w.ralphFlag("loop", k) }
 	crash := func(what string, when func() bool) {
 		t.Helper()
 		w.e.Eventually(what, 30*time.Second, when)
@@ -399,7 +400,7 @@ func TestCrashRalphMonitor(t *testing.T) {
 	crash("iteration 3 started", func() bool {
 		return num("current_iteration") == 3 && flag("iteration_active")
 	})
-	w.e.Eventually("loop end", 60*time.Second, func() bool { return st()["status"] == "stopped" || st()["status"] == "failed" })
+	w.waitLoopEnd("loop", 60*time.Second)
 	close(stop)
 	<-done
 

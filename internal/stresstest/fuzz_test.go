@@ -94,6 +94,7 @@ func FuzzAgentScreens(f *testing.F) {
 				return uint8(i)
 			}
 		}
+		f.Fatalf("no agent profile named %q (agent.Names: %v)", name, names)
 		return 0
 	}
 	files, _ := filepath.Glob("../agent/testdata/*/*.txt")

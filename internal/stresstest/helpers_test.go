@@ -13,6 +13,7 @@ package stresstest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -692,4 +694,95 @@ func tail(s string, n int) string {
 func readFile(path string) string {
 	data, _ := os.ReadFile(path)
 	return string(data)
+}
+
+// startWith starts swarm with extra environment in its own process group,
+// so that a signal meant for it (and for its tmux or git children) reaches
+// nothing else. Its output is captured; read it only after cmd.Wait.
+func (w *world) startWith(extra []string, args ...string) (*exec.Cmd, *strings.Builder, *strings.Builder) {
+	w.t.Helper()
+	cmd := exec.Command(w.e.Swarm, args...)
+	cmd.Dir = w.e.Dir
+	cmd.Env = append(w.e.Env(), extra...)
+	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	return cmd, &out, &errb
+}
+
+// killSpawn SIGKILLs a swarm started with startWith and reaps it. It
+// reports whether the SIGKILL ended a running process: false when it had
+// exited by itself already (os.ErrProcessDone, or an exit it made before
+// the signal, which its wait status shows). An error is a failure to
+// signal; the process is then not reaped.
+func killSpawn(cmd *exec.Cmd) (bool, error) {
+	err := cmd.Process.Signal(unix.SIGKILL) // pidfd-backed: only this child
+	if err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return false, err
+	}
+	_ = cmd.Wait() // its exit status is read below
+	if cmd.ProcessState == nil {
+		return false, nil
+	}
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == unix.SIGKILL, nil
+}
+
+// tmuxShim writes an executable SWARM_TMUX shim, dir/name: a sh script
+// that, when one of the tmux commands named is among its arguments, first
+// runs the shell code action (which may run the real tmux as "$real"),
+// then execs the real tmux with its arguments.
+func tmuxShim(t *testing.T, dir, name, action string, commands ...string) string {
+	t.Helper()
+	// newWorld (testenv.New) has skipped the test already if tmux is
+	// missing.
+	real, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []string
+	for _, c := range commands {
+		cases = append(cases, fmt.Sprintf(`*" %s "*`, c))
+	}
+	script := fmt.Sprintf(`#!/bin/sh
+real='%s'
+case " $* " in
+%s)
+%s
+	;;
+esac
+exec "$real" "$@"
+`, real, strings.Join(cases, "|"), action)
+	shim := filepath.Join(dir, name)
+	if err := os.WriteFile(shim, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return shim
+}
+
+// waitLoopEnd waits until ralph loop name has ended (status stopped or
+// failed) and returns its state.
+func (w *world) waitLoopEnd(name string, timeout time.Duration) map[string]any {
+	w.t.Helper()
+	var st map[string]any
+	w.e.Eventually("loop "+name+" to end", timeout, func() bool {
+		st = w.e.RalphState(name)
+		return st != nil && (st["status"] == "stopped" || st["status"] == "failed")
+	})
+	return st
+}
+
+// ralphNum and ralphFlag read a number or a boolean of loop name's state
+// (0 or false when it or the state is missing).
+func (w *world) ralphNum(name, key string) int {
+	v, _ := w.e.RalphState(name)[key].(float64)
+	return int(v)
+}
+
+func (w *world) ralphFlag(name, key string) bool {
+	v, _ := w.e.RalphState(name)[key].(bool)
+	return v
 }

@@ -233,11 +233,7 @@ func TestHostileStateRoot(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.e.Home, "logs", "pw.stdout.log")); err != nil {
 		t.Errorf("process log: %v", err)
 	}
-	w.e.Eventually("loop end", 40*time.Second, func() bool {
-		st := w.e.RalphState("rl")
-		return st != nil && (st["status"] == "stopped" || st["status"] == "failed")
-	})
-	st := w.e.RalphState("rl")
+	st := w.waitLoopEnd("rl", 40*time.Second)
 	if st["exit_reason"] != "max_iterations" || strings.Count(w.e.RalphLog("rl"), "[START]") != 2 {
 		t.Errorf("loop: %v\n%s", st, w.e.RalphLog("rl"))
 	}
@@ -272,10 +268,7 @@ func TestHostilePromptEndsPaste(t *testing.T) {
 	prompt := w.e.WriteFile("PROMPT.md", "first\x1b[201~second\nthird\x1b[200~fourth\x03 fifth\n")
 	w.must("spawn", "--name", "rl", "--ralph", "--prompt-file", prompt, "--max-iterations", "1",
 		"--", w.e.Agent, "--record", rec, "--script", "print ok;exit 0", w.marker)
-	w.e.Eventually("loop end", 40*time.Second, func() bool {
-		st := w.e.RalphState("rl")
-		return st != nil && (st["status"] == "stopped" || st["status"] == "failed")
-	})
+	w.waitLoopEnd("rl", 40*time.Second)
 	got := testenv.Messages(t, rec)
 	if want := []string{"firstsecond\nthirdfourth fifth\n"}; !slices.Equal(got, want) {
 		t.Errorf("agent got %q, want %q", got, want)

@@ -1,9 +1,6 @@
 package stresstest
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -64,20 +61,10 @@ func TestKillWhenItsWindowGoesMeanwhile(t *testing.T) {
 	t.Parallel()
 	w := noSessionServer(t)
 	w.must(append([]string{"spawn", "--name", "b", "--tmux", "--"}, w.agent()...)...)
-	real, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Skip("tmux not installed")
-	}
-	shim := filepath.Join(t.TempDir(), "tmux")
-	script := `#!/bin/sh
-case " $* " in *" kill-window "*) '` + real + `' "$@" ;; esac
-exec '` + real + `' "$@"
-`
-	if err := os.WriteFile(shim, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	// The shim runs kill's kill-window once more just before it.
+	shim := tmuxShim(t, t.TempDir(), "tmux", `	"$real" "$@"`, "kill-window")
 	cmd, out, errb := w.startWith([]string{"SWARM_TMUX=" + shim}, "kill", "b")
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if err != nil || out.String() != "killed b\n" {
 		t.Errorf("kill b: %v\n%s%s", err, out, errb)
 	}

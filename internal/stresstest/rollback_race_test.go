@@ -3,71 +3,56 @@ package stresstest
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/swarmtools/swarm/internal/testenv"
 )
+
+// tmuxGate holds swarm commands in a SWARM_TMUX shim (see gatedTmux).
+type tmuxGate struct {
+	t         *testing.T
+	shim      string // the shim, for SWARM_TMUX
+	dir, name string
+}
 
 // gatedTmux writes a SWARM_TMUX shim that, for the tmux commands named,
 // creates dir/<gate>.waiting and blocks until dir/<gate>.go exists, then
 // runs the real tmux. It holds a swarm command at an exact point (after
 // its snapshot of the state, before its tmux call) without any timing.
-func gatedTmux(t *testing.T, gate string, commands ...string) (shim, dir string) {
+// Should the test end first (its temp dir removed), the shim gives up.
+func gatedTmux(t *testing.T, gate string, commands ...string) *tmuxGate {
 	t.Helper()
-	dir = t.TempDir()
-	var cases []string
-	for _, c := range commands {
-		cases = append(cases, fmt.Sprintf(`*" %s "*`, c))
-	}
-	real, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Skip("tmux not installed")
-	}
-	script := fmt.Sprintf(`#!/bin/sh
-case " $* " in
-%s)
-	: > '%[2]s/%[3]s.waiting'
-	while [ ! -e '%[2]s/%[3]s.go' ]; do sleep 0.01; done
-	;;
-esac
-exec '%[4]s' "$@"
-`, strings.Join(cases, "|"), dir, gate, real)
-	shim = filepath.Join(dir, "tmux-"+gate)
-	if err := os.WriteFile(shim, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return shim, dir
+	g := &tmuxGate{t: t, dir: t.TempDir(), name: gate}
+	action := fmt.Sprintf(`	: > '%[1]s/%[2]s.waiting'
+	while [ ! -e '%[1]s/%[2]s.go' ]; do
+		[ -d '%[1]s' ] || exit 1
+		sleep 0.01
+	done`, g.dir, gate)
+	g.shim = tmuxShim(t, g.dir, "tmux-"+gate, action, commands...)
+	return g
 }
 
-// startWith starts swarm with extra environment, in its own process group.
-func (w *world) startWith(extra []string, args ...string) (*exec.Cmd, *strings.Builder, *strings.Builder) {
-	cmd := exec.Command(w.e.Swarm, args...)
-	cmd.Dir = w.e.Dir
-	cmd.Env = append(w.e.Env(), extra...)
-	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		w.t.Fatal(err)
-	}
-	return cmd, &out, &errb
+// env is the environment entry that makes swarm use the shim.
+func (g *tmuxGate) env() []string { return []string{"SWARM_TMUX=" + g.shim} }
+
+// waitHeld waits until a command is held at the gate.
+func (g *tmuxGate) waitHeld() {
+	g.t.Helper()
+	path := filepath.Join(g.dir, g.name+".waiting")
+	testenv.Eventually(g.t, "a command held at the "+g.name+" gate", 20*time.Second, func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
 }
 
-func waitFile(t *testing.T, path string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", path)
-		}
-		time.Sleep(10 * time.Millisecond)
+// open lets the held commands go on.
+func (g *tmuxGate) open() {
+	g.t.Helper()
+	if err := os.WriteFile(filepath.Join(g.dir, g.name+".go"), nil, 0o644); err != nil {
+		g.t.Fatalf("opening the %s gate: %v", g.name, err)
 	}
 }
 
@@ -83,12 +68,12 @@ func TestListDuringSpawnKeepsTheWorktree(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	w.initRepo()
-	spawnShim, spawnDir := gatedTmux(t, "spawn", "new-window", "new-session")
-	lsShim, lsDir := gatedTmux(t, "ls", "list-panes")
+	spawnGate := gatedTmux(t, "spawn", "new-window", "new-session")
+	lsGate := gatedTmux(t, "ls", "list-panes")
 
-	sp, spOut, spErr := w.startWith([]string{"SWARM_TMUX=" + spawnShim},
+	sp, spOut, spErr := w.startWith(spawnGate.env(),
 		append([]string{"spawn", "--name", "wt", "--tmux", "--worktree", "--"}, w.agent()...)...)
-	waitFile(t, filepath.Join(spawnDir, "spawn.waiting"))
+	spawnGate.waitHeld()
 	if recs := w.e.Workers(); len(recs) != 1 || recs[0]["status"] != "starting" || recs[0]["worktree"] == nil {
 		t.Fatalf("spawn not held where expected: %v", recs)
 	}
@@ -97,13 +82,13 @@ func TestListDuringSpawnKeepsTheWorktree(t *testing.T) {
 	if r := w.run(append([]string{"spawn", "--name", "other", "--"}, w.agent()...)...); r.code != 0 {
 		t.Errorf("a spawn while another waits in tmux: %s", r)
 	}
-	ls, _, lsErr := w.startWith([]string{"SWARM_TMUX=" + lsShim}, "ls", "--format", "json")
-	waitFile(t, filepath.Join(lsDir, "ls.waiting"))
-	os.WriteFile(filepath.Join(spawnDir, "spawn.go"), nil, 0o644)
+	ls, _, lsErr := w.startWith(lsGate.env(), "ls", "--format", "json")
+	lsGate.waitHeld()
+	spawnGate.open()
 	if err := sp.Wait(); err != nil {
 		t.Fatalf("spawn: %v\n%s%s", err, spOut, spErr)
 	}
-	os.WriteFile(filepath.Join(lsDir, "ls.go"), nil, 0o644)
+	lsGate.open()
 	if err := ls.Wait(); err != nil {
 		t.Fatalf("ls: %v\n%s", err, lsErr)
 	}
@@ -141,9 +126,9 @@ func TestListDuringSpawnKeepsTheWorkers(t *testing.T) {
 			r["metadata"].(map[string]any)["swarm_spawner"] = map[string]any{"pid": sp.pid, "start_ticks": sp.start}
 		}
 	})
-	lsShim, lsDir := gatedTmux(t, "ls", "list-panes")
-	ls, _, lsErr := w.startWith([]string{"SWARM_TMUX=" + lsShim}, "ls", "--format", "json")
-	waitFile(t, filepath.Join(lsDir, "ls.waiting"))
+	lsGate := gatedTmux(t, "ls", "list-panes")
+	ls, _, lsErr := w.startWith(lsGate.env(), "ls", "--format", "json")
+	lsGate.waitHeld()
 	w.editState(func(ws []map[string]any) {
 		for _, r := range ws {
 			r["status"] = "running"
@@ -152,7 +137,7 @@ func TestListDuringSpawnKeepsTheWorkers(t *testing.T) {
 	})
 	spawner.Process.Kill()
 	spawner.Wait()
-	os.WriteFile(filepath.Join(lsDir, "ls.go"), nil, 0o644)
+	lsGate.open()
 	if err := ls.Wait(); err != nil {
 		t.Fatalf("ls: %v\n%s", err, lsErr)
 	}

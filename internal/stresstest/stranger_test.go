@@ -68,8 +68,8 @@ func TestKillNeverSignalsAStranger(t *testing.T) {
 			w.must("spawn", "--name", "rl", "--ralph", "--prompt-file", prompt, "--max-iterations", "3",
 				"--inactivity-timeout", "60", "--restart-delay", "100ms", "--",
 				w.e.Agent, "--script", "print hi;sleep 1500ms;exit 0", w.marker)
-			num := func(k string) int { v, _ := w.e.RalphState("rl")[k].(float64); return int(v) }
-			flag := func(k string) bool { v, _ := w.e.RalphState("rl")[k].(bool); return v }
+			num := func(k string) int { return w.ralphNum("rl", k) }
+			flag := func(k string) bool { return w.ralphFlag("rl", k) }
 			w.e.Eventually("prompt delivered", 30*time.Second, func() bool {
 				return num("current_iteration") == 1 && flag("iteration_active") && flag("prompt_delivered")
 			})
