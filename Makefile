@@ -15,10 +15,12 @@ install: build
 	install -m 0755 $(BIN) $(PREFIX)/bin/swarm
 	@echo "installed $(PREFIX)/bin/swarm"
 
-# The one test command: vet, then every test with the race detector, against
-# real tmux and git (each test on its own tmux socket and SWARM_HOME).
+# The one test command: vet, a macOS build (README promises one), then
+# every test with the race detector, against real tmux and git (each test
+# on its own tmux socket and SWARM_HOME).
 test:
 	$(GO) vet ./...
+	GOOS=darwin $(GO) build -o /dev/null ./cmd/swarm
 	$(GO) test -race -count=1 -timeout 10m ./...
 
 # The real agent CLIs (Claude Code) in tmux against the mock Messages API
