@@ -17,6 +17,8 @@ type loopFlags struct {
 	o                 *ralph.SpawnOptions
 	noCheckContinuous bool
 	noPromise         bool
+	// readyPatterns is --ready-pattern compiled by finish.
+	readyPatterns []*regexp.Regexp
 }
 
 func registerLoopFlags(fs *pflag.FlagSet, o *ralph.SpawnOptions, maxIterations int, inactivity time.Duration) *loopFlags {
@@ -79,32 +81,10 @@ func (lf *loopFlags) finish() error {
 	if l.SameSession && l.PromptMode != ralph.ModeType {
 		return usagef("--same-session needs --prompt-mode type (the continuation is typed into the agent)")
 	}
-	if l.Agent != "" {
-		if _, ok := agent.Lookup(l.Agent); !ok {
-			return usagef("invalid --agent '%s' (use %s)", l.Agent, strings.Join(agent.Names(), ", "))
-		}
+	ready, err := ralph.CheckAgentFlags(l.Agent, l.LimitPatterns, l.ReadyPatterns)
+	if err != nil {
+		return usagef("%w", err)
 	}
-	for _, f := range []struct {
-		flag     string
-		patterns []string
-	}{{"--limit-pattern", l.LimitPatterns}, {"--ready-pattern", l.ReadyPatterns}} {
-		if _, err := compilePatterns(f.flag, f.patterns); err != nil {
-			return err
-		}
-	}
+	lf.readyPatterns = ready
 	return nil
-}
-
-// compilePatterns compiles a repeatable regexp flag; a bad pattern is a
-// usage error naming the flag.
-func compilePatterns(flag string, patterns []string) ([]*regexp.Regexp, error) {
-	var out []*regexp.Regexp
-	for _, p := range patterns {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			return nil, usagef("invalid %s: %w", flag, err)
-		}
-		out = append(out, re)
-	}
-	return out, nil
 }

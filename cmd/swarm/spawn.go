@@ -102,6 +102,8 @@ func (o *spawnOptions) check(lf *loopFlags) error {
 	if err := lf.finish(); err != nil {
 		return err
 	}
+	// --ready-pattern is a loop flag, and counts for --ready-wait too.
+	o.Worker.ReadyPatterns = lf.readyPatterns
 	if o.Ralph {
 		if o.Loop.Loop.PromptFile == "" {
 			return fail(exitFail, "--ralph requires --prompt-file")
@@ -126,8 +128,6 @@ func runSpawn(opts *spawnOptions) error {
 	if err != nil {
 		return err
 	}
-	// --ready-pattern is a loop flag, and counts for --ready-wait too.
-	opts.Worker.ReadyPatterns, _ = compilePatterns("--ready-pattern", opts.Loop.Loop.ReadyPatterns)
 	if opts.Worker.ReadyWait {
 		opts.Worker.ReadyProgress = func(msg string) { fmt.Fprintf(opts.IO.Err, "swarm: %s\n", msg) }
 	}

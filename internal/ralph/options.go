@@ -128,22 +128,35 @@ func (o *Options) Validate() error {
 	return nil
 }
 
+// CheckAgentFlags checks --agent, --limit-pattern and --ready-pattern,
+// each error naming its flag, and returns the --ready-pattern patterns
+// compiled (spawn --ready-wait uses them too).
+func CheckAgentFlags(name string, limitPatterns, readyPatterns []string) ([]*regexp.Regexp, error) {
+	if name != "" {
+		if _, ok := agent.Lookup(name); !ok {
+			return nil, fmt.Errorf("invalid --agent '%s' (use %s)", name, strings.Join(agent.Names(), ", "))
+		}
+	}
+	for _, p := range limitPatterns {
+		if _, err := regexp.Compile(p); err != nil {
+			return nil, fmt.Errorf("invalid --limit-pattern: %w", err)
+		}
+	}
+	var ready []*regexp.Regexp
+	for _, p := range readyPatterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("invalid --ready-pattern: %w", err)
+		}
+		ready = append(ready, re)
+	}
+	return ready, nil
+}
+
 // validateAgent checks --agent and the patterns, and fills defaults.
 func (o *Options) validateAgent() error {
-	if o.Agent != "" {
-		if _, ok := agent.Lookup(o.Agent); !ok {
-			return fmt.Errorf("unknown --agent '%s' (use %s)", o.Agent, strings.Join(agent.Names(), ", "))
-		}
-	}
-	for _, p := range o.LimitPatterns {
-		if _, err := regexp.Compile(p); err != nil {
-			return fmt.Errorf("invalid --limit-pattern: %w", err)
-		}
-	}
-	for _, p := range o.ReadyPatterns {
-		if _, err := regexp.Compile(p); err != nil {
-			return fmt.Errorf("invalid --ready-pattern: %w", err)
-		}
+	if _, err := CheckAgentFlags(o.Agent, o.LimitPatterns, o.ReadyPatterns); err != nil {
+		return err
 	}
 	if o.IdleGrace <= 0 {
 		o.IdleGrace = DefaultIdleGrace
