@@ -61,8 +61,15 @@ func (f *factory) Manager() (*worker.Manager, error) {
 	if err != nil {
 		return nil, &exitError{code: exitFail, err: err}
 	}
-	m := worker.New(root, f.IO.Warn)
+	return newManager(root, f.IO.Warn), nil
+}
+
+// newManager is the worker manager every command uses: on root, warnings
+// sent to warn, the worker hooks, and output logs capped by swarm's own
+// log pipe.
+func newManager(root string, warn func(string)) *worker.Manager {
+	m := worker.New(root, warn)
 	m.Hooks = newWorkerHooks(root, m)
 	m.LogSink = logSink
-	return m, nil
+	return m
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/board"
-	"github.com/swarmtools/swarm/internal/worker"
 )
 
 // minTopInterval is the shortest --interval: each refresh runs tmux once
@@ -68,7 +67,7 @@ func runTop(opts *topOptions) error {
 		if err != nil {
 			return &exitError{code: exitFail, err: err}
 		}
-		return board.WritePlain(opts.IO.Out, board.Prepare(snap, ""))
+		return board.WritePlain(opts.IO.Out, board.Prepare(snap))
 	}
 	if !isTerminal(opts.IO.In) || !isTerminal(opts.IO.Out) {
 		return fail(exitFail, "swarm top needs a terminal (use --once for plain text)")
@@ -87,12 +86,11 @@ func runTop(opts *topOptions) error {
 	return nil
 }
 
-// topSource is the board's view of the state root: a worker manager as
-// the factory makes it (kill stops heartbeats and loops too), with its
-// warnings sent to warn.
+// topSource is the board's view of the state root: the commands' worker
+// manager (kill stops heartbeats and loops too), with its warnings sent
+// to warn.
 func topSource(root string, warn func(string)) *board.ManagerSource {
-	m := worker.New(root, warn)
-	m.Hooks = newWorkerHooks(root, m)
+	m := newManager(root, warn)
 	self, err := os.Executable()
 	if err != nil {
 		self = os.Args[0]

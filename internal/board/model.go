@@ -227,7 +227,7 @@ func (m *Model) onSnapshot(msg snapshotMsg) tea.Cmd {
 		return nil
 	}
 	m.at = msg.snap.At
-	m.rows = Prepare(msg.snap, "")
+	m.rows = Prepare(msg.snap)
 	m.applyFilter()
 	return m.bellFor(endedLoops(m.active, msg.snap.Loops))
 }

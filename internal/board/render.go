@@ -80,12 +80,12 @@ func table(rows []Row) []string {
 	return out
 }
 
-// Prepare builds, sorts and filters the rows of a snapshot: what the
-// board shows and swarm top --once prints.
-func Prepare(s Snapshot, filter string) []Row {
+// Prepare builds and sorts the rows of a snapshot: what the board shows
+// (before its filter) and swarm top --once prints.
+func Prepare(s Snapshot) []Row {
 	rows := Build(s.Live, s.Loops, s.At)
 	Sort(rows)
-	return Filter(rows, filter)
+	return rows
 }
 
 // WritePlain writes the board as plain text: the header line, then one

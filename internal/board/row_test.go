@@ -214,7 +214,7 @@ func TestFilterByNameOrTagIgnoringCase(t *testing.T) {
 func TestWritePlainIsAnAlignedTableWithoutEscapes(t *testing.T) {
 	live, loops := fixture()
 	var b bytes.Buffer
-	if err := WritePlain(&b, Prepare(Snapshot{Live: live, Loops: loops, At: fixedNow}, "")); err != nil {
+	if err := WritePlain(&b, Prepare(Snapshot{Live: live, Loops: loops, At: fixedNow})); err != nil {
 		t.Fatal(err)
 	}
 	want := `NAME    KIND     STATUS   ITER  ELAPSED  ETA    QUIET  MONITOR  FAILS  REASON    TAG

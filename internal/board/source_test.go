@@ -40,7 +40,7 @@ func TestSnapshotListsTmuxOncePerRefresh(t *testing.T) {
 		if got := srv.Calls["ListPanes"] - before; got != 1 {
 			t.Errorf("refresh %d: %d tmux listings, want 1", refresh, got)
 		}
-		got := names(Prepare(snap, ""))
+		got := names(Prepare(snap))
 		// b's and gone's monitors are dead: problems first.
 		if want := []string{"b", "gone", "a", "c"}; !reflect.DeepEqual(got, want) {
 			t.Errorf("refresh %d: rows %q, want %q", refresh, got, want)
