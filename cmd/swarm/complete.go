@@ -36,8 +36,8 @@ type nameSource func(root string) []candidate
 // nameCompletions is what the NAME argument of each command completes to,
 // by command path. The table, not each constructor, sets them so that one
 // place says what every command offers; TestNameCompletionsCoverCommands
-// fails for a command with a NAME argument missing here. A path that names
-// no command (ralph set, before it exists) is skipped.
+// fails for a command with a NAME argument missing here, or for a path
+// here that names no command.
 var nameCompletions = map[string]nameSource{
 	"status":  workers(anyWorker),
 	"logs":    workers(anyWorker),

@@ -131,8 +131,9 @@ func printWorkerTable(w io.Writer, shown []worker.Live) error {
 }
 
 // newTable returns a tabwriter for a table and the function that prints
-// it. The table reaches w in one write: tabwriter writes every cell and
-// every run of padding on its own, some 6000 writes for 500 workers.
+// it. The table reaches w through a buffer, a few writes of 4 KiB:
+// tabwriter writes every cell and every run of padding on its own, some
+// 6000 writes for 500 workers.
 func newTable(w io.Writer) (*tabwriter.Writer, func() error) {
 	bw := bufio.NewWriter(w)
 	tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)

@@ -311,11 +311,7 @@ func printLoopTable(w io.Writer, shown []*ralph.Info) error {
 		if st.ExitReason != "" {
 			reason = string(st.ExitReason)
 		}
-		status := st.Status
-		if i.NotStarted {
-			status = "not-started"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\n", st.WorkerName, status, i.WorkerStatus,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\n", st.WorkerName, i.ListStatus(), i.WorkerStatus,
 			st.CurrentIteration, st.MaxIterations, st.ConsecutiveFailures, st.TotalFailures,
 			seconds(i.Elapsed), eta, change, i.MonitorState(), reason)
 	}

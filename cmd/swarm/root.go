@@ -147,8 +147,6 @@ func runVersion(opts *versionOptions) error {
 	return nil
 }
 
-// nameOrAll resolves the "NAME or --all" choice of kill, clean, peek,
-// interrupt, wait, send and ralph clean: the name, or "" for --all.
 // nameOrAllRunE is the RunE of a command on one worker NAME or --all: it
 // sets *name from the arguments (nameOrAll), then runs the test's runF
 // when there is one, else run.
@@ -165,6 +163,8 @@ func nameOrAllRunE[T any](name *string, all *bool, opts T, runF, run func(T) err
 	}
 }
 
+// nameOrAll resolves the "NAME or --all" choice of kill, clean, peek,
+// interrupt, wait, send and ralph clean: the name, or "" for --all.
 func nameOrAll(args []string, all bool) (string, error) {
 	switch {
 	case all && len(args) > 0:

@@ -24,9 +24,6 @@ const (
 	KindLoop    = "loop"
 )
 
-// notStarted is the status of a loop made with --no-run and never run.
-const notStarted = "not-started"
-
 // Group orders rows: the problems a human has to look at first, then
 // what runs, then the rest.
 type Group int
@@ -151,11 +148,7 @@ func workerRow(l *worker.Live, now time.Time) Row {
 // addLoop puts a loop's figures on its row, as ralph ls shows them.
 func addLoop(r *Row, in *ralph.Info) {
 	st := in.State
-	r.Kind, r.Status = KindLoop, st.Status
-	if in.NotStarted {
-		// made with --no-run: as ralph ls says it
-		r.Status = notStarted
-	}
+	r.Kind, r.Status = KindLoop, in.ListStatus() // as ralph ls says it
 	r.Iteration, r.MaxIterations = st.CurrentIteration, st.MaxIterations
 	r.Failures, r.TotalFailures = st.ConsecutiveFailures, st.TotalFailures
 	r.Monitor = in.MonitorState()

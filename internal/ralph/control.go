@@ -337,6 +337,15 @@ type Info struct {
 	LastOutput []string `json:"last_output,omitempty"`
 }
 
+// ListStatus is the status column of ralph ls and swarm top: the loop's
+// status, or "not-started" for a loop made with --no-run and never run.
+func (i *Info) ListStatus() string {
+	if i.NotStarted {
+		return "not-started"
+	}
+	return i.State.Status
+}
+
 // MonitorState is the monitor column: the pid of a live monitor, "dead"
 // for a loop that should have one and has none, "-" for an ended loop.
 func (i *Info) MonitorState() string {
