@@ -112,10 +112,9 @@ func endReason(o Outcome) string {
 	case EndInactive:
 		return " reason=inactivity"
 	case EndWindowLost:
-		if o.ServerLost {
-			return " reason=tmux-server-gone"
-		}
 		return " reason=window-lost"
+	case EndServerLost:
+		return " reason=tmux-server-gone"
 	}
 	return ""
 }
@@ -132,7 +131,7 @@ func (e *Engine) report(a *attempt, o Outcome, d Decision, dur time.Duration) {
 		e.say("iteration %d failed (exit: %s), retrying in %s (attempt %d/%d)", a.iter, failText(o), duration.Compact(d.Delay), d.ConsecutiveFailures, MaxFailures)
 	case d.Failure:
 		e.log("FAIL", "iteration %d exit=%s attempt=%d/%d", a.iter, failText(o), d.ConsecutiveFailures, MaxFailures)
-	case o.End == EndExited || o.End == EndWindowLost:
+	case o.End == EndExited || o.End == EndWindowLost || o.End == EndServerLost:
 		e.say("iteration %d completed (exit: %s, duration: %s)", a.iter, exitText(o), duration.Format(dur))
 	case o.End == EndInactive && d.Action == Next:
 		e.say("inactivity timeout (%ds), restarting", a.st.InactivityTimeout)
@@ -198,9 +197,8 @@ func failText(o Outcome) string {
 		return "start failed: " + o.Detail
 	case EndAgentError:
 		return "agent error: " + o.Detail
-	}
-	if o.ServerLost {
-		return o.Detail
+	case EndServerLost:
+		return endTexts[o.End]
 	}
 	if o.ExitKnown {
 		return fmt.Sprint(o.ExitCode)
@@ -229,6 +227,7 @@ var endTexts = map[End]string{
 	EndInactive:    "inactivity timeout",
 	EndDoneFile:    "done file",
 	EndWindowLost:  "window vanished",
+	EndServerLost:  "the tmux server went away",
 	EndFatal:       "fatal screen (compaction)",
 	EndContext:     "context threshold",
 	EndMaxTime:     "time budget used up",

@@ -66,6 +66,7 @@ const (
 	EndIdle                   // the agent finished its turn and sat idle for --idle-grace
 	EndAgentError             // an API error ended the agent's turn: a failure
 	EndLimited                // paused while waiting out a usage limit: no failure
+	EndServerLost             // the window went with the whole tmux server: a failure
 )
 
 // Outcome is what the monitor observed about one iteration, after any
@@ -88,9 +89,6 @@ type Outcome struct {
 	// FatalStart: the agent exited on an error it prints at start (its
 	// profile's Fatal patterns); retrying cannot help.
 	FatalStart bool
-	// ServerLost: the window went with the whole tmux server; the agent
-	// was killed, so the iteration failed.
-	ServerLost bool
 }
 
 // Snapshot is the loop state Decide needs.
@@ -248,7 +246,7 @@ func wait(d Decision, reason string) Decision {
 // could not start, exited non-zero, ended its turn on an API error, or
 // lost its tmux server.
 func failed(o Outcome) bool {
-	return o.End == EndStartFailed || o.End == EndAgentError || o.ServerLost ||
+	return o.End == EndStartFailed || o.End == EndAgentError || o.End == EndServerLost ||
 		(o.End == EndExited && o.ExitKnown && o.ExitCode != 0)
 }
 

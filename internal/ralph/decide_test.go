@@ -41,6 +41,14 @@ func TestDecideFailuresBackOffThenStop(t *testing.T) {
 	if Backoff(20) != 300*time.Second || Backoff(9) != 256*time.Second || Backoff(10) != 300*time.Second {
 		t.Error("backoff cap")
 	}
+	// A lost tmux server killed the agent: a failure; a lost window alone
+	// is judged by the exit it left.
+	if d := Decide(Outcome{End: EndServerLost}, snap(1)); !d.Failure || d.Action != Next {
+		t.Errorf("server lost: %+v", d)
+	}
+	if d := Decide(Outcome{End: EndWindowLost}, snap(1)); d.Failure {
+		t.Errorf("window lost with no exit known: %+v", d)
+	}
 }
 
 func TestDecideSuccessResetsFailures(t *testing.T) {

@@ -41,7 +41,7 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 			if tmux.IsNoServer(err) || tmux.IsServerGone(err) {
 				// The whole tmux server went (tmux kill-server, a crash):
 				// the agent was killed with it, a failed iteration.
-				return e.final(a, Outcome{End: EndWindowLost, ServerLost: true, Detail: "the tmux server went away"})
+				return e.final(a, Outcome{End: EndServerLost})
 			}
 			if a.pollErrors++; tmux.IsNotFound(err) || a.pollErrors > maxPollErrors {
 				return e.final(a, Outcome{End: EndWindowLost})
