@@ -27,6 +27,36 @@ func makeDir(dir string) error {
 type notices struct {
 	mu   sync.Mutex
 	seen map[string]bool
+	// backups maps a corrupt file's path and content (backupKey) to the
+	// backup keepCorruptOnce made or found for it.
+	backups map[string]string
+}
+
+// keepCorruptOnce is keepCorrupt for a reader: once a backup of this
+// content of path is known, it is not looked for again. A monitor that
+// reads a corrupt state file every tick must not reread every backup each
+// time. A failed backup is tried again at the next read. Writers, which
+// drop the content right after, call keepCorrupt itself.
+func (n *notices) keepCorruptOnce(path string, data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	key := path + "\x00" + hex.EncodeToString(sum[:])
+	n.mu.Lock()
+	name, ok := n.backups[key]
+	n.mu.Unlock()
+	if ok {
+		return name, nil
+	}
+	name, err := keepCorrupt(path, data)
+	if err != nil {
+		return "", err
+	}
+	n.mu.Lock()
+	if n.backups == nil {
+		n.backups = map[string]string{}
+	}
+	n.backups[key] = name
+	n.mu.Unlock()
+	return name, nil
 }
 
 // first reports whether key is new, and records it.

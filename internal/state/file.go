@@ -176,52 +176,110 @@ func isTempOf(name, base string) bool {
 	return err == nil
 }
 
-// backupCorrupt saves data, the content of a corrupt file at path, to the
-// first free name of path+".corrupted", path+".corrupted.1", ... so a human
-// can look at it, and returns that name. The first backup has swarm.py's
-// name; later ones never overwrite an earlier one (O_EXCL, which also
-// refuses to follow a symlink planted under the name).
-func backupCorrupt(path string, data []byte) (string, error) {
+// keepCorrupt makes sure a backup of data, the content of the corrupt file
+// at path, exists under one of path+".corrupted", path+".corrupted.1", ...
+// so a human can look at it, and returns its name. A backup that already
+// holds the same content is enough (listing a corrupt state twice must not
+// make two copies); otherwise data goes to the first free name. The first
+// backup has swarm.py's name, and a backup is never overwritten.
+//
+// Readers that take no lock may run this at the same time, so the name is
+// taken atomically with the whole content already behind it: data is
+// written to a temp file and hard-linked under the name, which fails if the
+// name exists (and never follows a symlink planted there). A reader that
+// loses the race finds the winner's complete copy, sees it is the same
+// content and uses it. On a file system without hard links the name is
+// taken with O_EXCL instead (no symlink followed either), where a racing
+// reader may find the copy half written and make a second one.
+func keepCorrupt(path string, data []byte) (string, error) {
+	tmp := ""
+	defer func() {
+		if tmp != "" {
+			os.Remove(tmp)
+		}
+	}()
 	for i := 0; i < maxBackups; i++ {
 		name := path + ".corrupted"
 		if i > 0 {
 			name += "." + strconv.Itoa(i)
 		}
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
-		if errors.Is(err, fs.ErrExist) {
+		if taken, same := backupHolds(name, data); same {
+			return name, nil
+		} else if taken {
 			continue
 		}
-		if err != nil {
-			return "", err
+		if tmp == "" {
+			var err error
+			if tmp, err = tempCopy(path, data); err != nil {
+				return "", fmt.Errorf("cannot back up %s: %w", path, err)
+			}
 		}
-		if err := errors.Join(writeAll(f, data), f.Close()); err != nil {
-			os.Remove(name)
-			return "", fmt.Errorf("cannot back up %s: %w", path, err)
+		err := os.Link(tmp, name)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			err = createExcl(name, data)
+			if err != nil && !errors.Is(err, fs.ErrExist) {
+				return "", fmt.Errorf("cannot back up %s: %w", path, err)
+			}
 		}
-		return name, nil
+		if err == nil {
+			return name, nil
+		}
+		// Taken meanwhile, by a reader backing up this same content or
+		// by something else: look again.
+		if _, same := backupHolds(name, data); same {
+			return name, nil
+		}
 	}
 	return "", fmt.Errorf("%s has %d backups already (%s.corrupted*); remove some", path, maxBackups, filepath.Base(path))
 }
 
-// keepCorrupt makes sure a backup of data, the content of the corrupt file
-// at path, exists: an existing backup with the same content is enough
-// (listing a corrupt state twice must not make two copies), else one is
-// made (backupCorrupt). It returns the backup's name.
-func keepCorrupt(path string, data []byte) (string, error) {
-	for i := 0; i < maxBackups; i++ {
-		name := path + ".corrupted"
-		if i > 0 {
-			name += "." + strconv.Itoa(i)
-		}
-		old, err := os.ReadFile(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		if err == nil && bytes.Equal(old, data) {
-			return name, nil
-		}
+// backupHolds reports whether something is at name (taken) and whether it
+// is a regular file with content data (same). A symlink or anything else
+// that is not a regular file takes the name and is never the backup.
+func backupHolds(name string, data []byte) (taken, same bool) {
+	fi, err := os.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, false
 	}
-	return backupCorrupt(path, data)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) {
+		return true, false
+	}
+	old, err := os.ReadFile(name)
+	return true, err == nil && bytes.Equal(old, data)
+}
+
+// tempCopy writes data, flushed to the disk, to a new temp file next to
+// path, named as WriteFileAtomic names its own (so the sweep of stale temp
+// files also clears one a killed process left), and returns its name.
+func tempCopy(path string, data []byte) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return "", err
+	}
+	err = errors.Join(f.Chmod(filePerm), writeAll(f, data))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// createExcl writes data to a new file name; it fails with fs.ErrExist if
+// anything, a symlink included, is there already. A failed write removes
+// the file again.
+func createExcl(name string, data []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(writeAll(f, data), f.Close()); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return nil
 }
 
 // appendLines appends lines to the file at path (created 0600) in one

@@ -805,3 +805,105 @@ func TestLegacyDeliveredPromptIsMigrated(t *testing.T) {
 		t.Errorf("claim after upgrade: LoadDelivered = %q, %v, %v", got, lerr, err)
 	}
 }
+
+// Readers that take no lock, looking at a corrupt state file at the same
+// time (each as its own process would, with its own Store), make one
+// backup of it between them, and leave no temp file behind.
+func TestConcurrentLoadsOfCorruptStateMakeOneBackup(t *testing.T) {
+	s, _ := newStore(t)
+	path := filepath.Join(s.Root, "state.json")
+	for round, content := range []string{"garbage 0", "garbage 1"} {
+		writeFile(t, path, content)
+		const readers = 16
+		start := make(chan struct{})
+		errs := make(chan error, readers)
+		for i := 0; i < readers; i++ {
+			go func() {
+				<-start
+				_, err := NewStore(s.Root, func(string) {}).Load()
+				errs <- err
+			}()
+		}
+		close(start)
+		for i := 0; i < readers; i++ {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		backups, _ := filepath.Glob(path + ".corrupted*")
+		if len(backups) != round+1 {
+			t.Fatalf("round %d: backups %q, want %d", round, backups, round+1)
+		}
+		name := path + ".corrupted"
+		if round > 0 {
+			name += fmt.Sprintf(".%d", round)
+		}
+		if got := readFile(t, name); got != content {
+			t.Errorf("%s = %q, want %q", name, got, content)
+		}
+	}
+	if temps, _ := filepath.Glob(filepath.Join(s.Root, ".state.json.*")); len(temps) != 0 {
+		t.Errorf("temp files left: %q", temps)
+	}
+}
+
+// A store that has backed up a content of a corrupt state file does not
+// look for the backup again at its next read (a monitor reads every tick);
+// another store (another process) does, and makes it again if it is gone.
+func TestLoadBacksUpOneContentOncePerStore(t *testing.T) {
+	s, warnings := newStore(t)
+	path := filepath.Join(s.Root, "state.json")
+	writeFile(t, path, "garbage")
+	if _, err := s.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, path+".corrupted"); got != "garbage" {
+		t.Fatalf("backup = %q", got)
+	}
+	os.Remove(path + ".corrupted")
+	if _, err := s.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(path + ".corrupted"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the same store backed the same content up again: %v", err)
+	}
+	if len(*warnings) != 1 {
+		t.Errorf("warnings = %q", *warnings)
+	}
+	if _, err := NewStore(s.Root, nil).Load(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, path+".corrupted"); got != "garbage" {
+		t.Errorf("backup by another store = %q", got)
+	}
+	// A new content is backed up by the first store too.
+	writeFile(t, path, "other garbage")
+	if _, err := s.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, path+".corrupted.1"); got != "other garbage" {
+		t.Errorf("backup of a new content = %q", got)
+	}
+}
+
+// A symlink under a backup's name is never taken for the backup, even when
+// what it points to holds the same content.
+func TestCorruptBackupIgnoresSymlinkWithSameContent(t *testing.T) {
+	s, _ := newStore(t)
+	path := filepath.Join(s.Root, "state.json")
+	writeFile(t, path, "garbage")
+	decoy := filepath.Join(t.TempDir(), "decoy")
+	writeFile(t, decoy, "garbage")
+	if err := os.Symlink(decoy, path+".corrupted"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(func(*Registry) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(path + ".corrupted.1"); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("backup: %v %v", fi, err)
+	}
+	if got := readFile(t, path+".corrupted.1"); got != "garbage" {
+		t.Errorf("backup = %q", got)
+	}
+}

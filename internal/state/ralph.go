@@ -461,7 +461,7 @@ func (r *RalphStore) warnRead(l *loaded) {
 // once the write has succeeded.
 func (r *RalphStore) setAside(l *loaded) ([]string, error) {
 	if l.corrupt {
-		if _, err := backupCorrupt(r.StatePath(), l.data); err != nil {
+		if _, err := keepCorrupt(r.StatePath(), l.data); err != nil {
 			return nil, fmt.Errorf("corrupt ralph state %s, and backing it up failed: %w", r.StatePath(), err)
 		}
 		return []string{fmt.Sprintf("corrupt ralph state for '%s', resetting", r.Name)}, nil

@@ -52,7 +52,9 @@ func (s *Store) shared() *notices {
 // state: listing it must not. What cannot be used is left out, with a
 // warning, for the next Update to deal with: an invalid record, or all of a
 // corrupt file, which is backed up at once (state.json.corrupted, as
-// swarm.py's ls does) so its content is safe whatever happens next.
+// swarm.py's ls does) so its content is safe whatever happens next; once
+// per content for the life of the store, so a monitor reading it every tick
+// does not look through the backups each time.
 func (s *Store) Load() (*Registry, error) {
 	s.shared().checkDirs(s.Warn, s.Root, s.Root)
 	data, _, err := readIfExists(s.statePath())
@@ -62,7 +64,7 @@ func (s *Store) Load() (*Registry, error) {
 	reg, bad, err := decodeRegistry(data)
 	if err != nil {
 		kept := "could not back it up"
-		if name, berr := keepCorrupt(s.statePath(), data); berr == nil {
+		if name, berr := s.shared().keepCorruptOnce(s.statePath(), data); berr == nil {
 			kept = "backed up to " + name
 		}
 		s.shared().warnOnce(s.Warn, data, fmt.Sprintf("corrupt state file %s (%s), read as empty; the next change resets it", s.statePath(), kept))
