@@ -95,20 +95,23 @@ func (e *DirtyError) Error() string {
 	return fmt.Sprintf("worktree has %d uncommitted change(s)", e.Changes)
 }
 
-// ignored lists the git-ignored entries of a worktree (directories as one
-// entry each).
-func ignored(path string) ([]string, error) {
+// status runs git status --porcelain --ignored once in a worktree and
+// returns how many entries are changes (what Changes counts: uncommitted
+// changes and untracked files) and the git-ignored entries (directories as
+// one entry each).
+func status(path string) (changes int, ignored []string, err error) {
 	out, err := git(path, "status", "--porcelain", "--ignored")
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	var names []string
 	for _, line := range strings.Split(out, "\n") {
 		if name, ok := strings.CutPrefix(line, "!! "); ok {
-			names = append(names, name)
+			ignored = append(ignored, name)
+		} else if strings.TrimSpace(line) != "" {
+			changes++
 		}
 	}
-	return names, nil
+	return changes, ignored, nil
 }
 
 func git(dir string, args ...string) (string, error) {
@@ -320,13 +323,9 @@ func Remove(info Info, force bool) error {
 		return nil
 	}
 	if !force {
-		n, err := Changes(info.Path)
+		n, ign, err := status(info.Path)
 		if err != nil {
 			return fmt.Errorf("cannot check %s for uncommitted changes: %w", info.Path, err)
-		}
-		ign, err := ignored(info.Path)
-		if err != nil {
-			return fmt.Errorf("cannot check %s for ignored files: %w", info.Path, err)
 		}
 		if n > 0 || len(ign) > 0 {
 			d := &DirtyError{Path: info.Path, Changes: n, Ignored: len(ign)}

@@ -136,8 +136,18 @@ func TestRemoveKeepsIgnoredFiles(t *testing.T) {
 		err.Error() != "worktree has 1 git-ignored file(s) that removing it would delete (e.g. secret.env)" {
 		t.Fatalf("err = %v", err)
 	}
+	if dirty.Changes != 0 {
+		t.Errorf("an ignored file counted as a change: %+v", dirty)
+	}
 	if _, err := os.Stat(secret); err != nil {
 		t.Fatalf("secret.env lost: %v", err)
+	}
+	// With a change besides, both are counted and the change is named.
+	os.WriteFile(filepath.Join(info.Path, "work.txt"), []byte("x"), 0o644)
+	err = Remove(info, false)
+	if !errors.As(err, &dirty) || dirty.Changes != 1 || dirty.Ignored != 1 || dirty.FirstIgnored != "secret.env" ||
+		err.Error() != "worktree has 1 uncommitted change(s)" {
+		t.Fatalf("err = %v (%+v)", err, dirty)
 	}
 	if err := Remove(info, true); err != nil {
 		t.Fatalf("forced removal: %v", err)
