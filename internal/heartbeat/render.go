@@ -1,11 +1,11 @@
 package heartbeat
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/state"
 )
 
 // Rendering of list and status: pure functions from state to text, so the
@@ -24,7 +24,7 @@ func RenderList(states []State, now time.Time, format string) (string, error) {
 		if len(states) == 0 {
 			return "[]\n", nil
 		}
-		data, err := marshal(states)
+		data, err := state.EncodeJSON(states)
 		return string(data), err
 	case "table", "":
 	default:
@@ -138,20 +138,6 @@ func statusJSON(st *State, mon Monitor) (string, error) {
 		s := string(StampOf(t))
 		out.NextBeatAt = &s
 	}
-	data, err := marshal(out)
+	data, err := state.EncodeJSON(out)
 	return string(data), err
-}
-
-// marshal renders JSON output as the state files are written (two-space
-// indent, as swarm.py prints them), without escaping <, > and & in
-// messages.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }

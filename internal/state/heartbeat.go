@@ -233,7 +233,7 @@ func (s *HeartbeatStore) dropCorrupt(name string, data []byte, cerr error) error
 // write replaces the worker's state file with h, and sweeps temp files
 // that crashed writers left. Call it with the lock held.
 func (s *HeartbeatStore) write(name string, h *Heartbeat) error {
-	data, err := marshalHeartbeat(h)
+	data, err := EncodeJSON(h)
 	if err != nil {
 		return err
 	}
@@ -244,14 +244,16 @@ func (s *HeartbeatStore) write(name string, h *Heartbeat) error {
 	return nil
 }
 
-// marshalHeartbeat writes JSON as swarm.py does (two-space indent),
-// without escaping <, > and & in messages.
-func marshalHeartbeat(h *Heartbeat) ([]byte, error) {
+// EncodeJSON renders v as swarm.py writes its state files and prints them
+// (two-space indent, a final newline), without escaping <, > and & in
+// messages. Heartbeat files are written with it, and swarm heartbeat's
+// JSON output is printed with it.
+func EncodeJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(h); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
