@@ -20,17 +20,18 @@ const (
 	stopTimeout = 15 * time.Second
 	// killTimeout bounds the wait after the fallback SIGTERM.
 	killTimeout = 5 * time.Second
-	// exitTimeout bounds the wait, after the lock is released, for the
-	// process itself to be gone. It releases the lock as it returns, so
-	// this normally takes milliseconds; but a binary built with the race
-	// detector sleeps a second at exit (GORACE atexit_sleep_ms), and a
-	// loaded machine adds more. A process still there after this is
-	// stuck in its exit and is killed: its replacement never runs beside
-	// it.
-	exitTimeout = 10 * time.Second
-	// exitPoll is how often that wait looks.
+	// exitPoll is how often the wait for exitTimeout looks.
 	exitPoll = 10 * time.Millisecond
 )
+
+// exitTimeout bounds the wait, after the lock is released, for the process
+// itself to be gone. It releases the lock as it returns, so this normally
+// takes milliseconds; but a binary built with the race detector sleeps a
+// second at exit (GORACE atexit_sleep_ms), and a loaded machine adds more.
+// A process still there after this is stuck in its exit and is killed: its
+// replacement never runs beside it. It is a variable so that a test of
+// that kill need not wait this long.
+var exitTimeout = 10 * time.Second
 
 // Marker is set to "1" in the environment of a heartbeat process.
 const Marker = "SWARM_HEARTBEAT"
@@ -221,15 +222,15 @@ func (s *Store) stopLocked(name string) error {
 	if daemon.WaitExit(lock, stopTimeout) {
 		return s.waitGone(name, holder)
 	}
-	pid := daemon.Holder(lock)
+	// The holder now, by pid and start time as above: it is the process
+	// SIGTERM goes to, and the one waited for once it lets go.
+	t, _ := daemon.HolderTarget(lock)
+	pid := t.PID
 	if pid > 0 && st != nil && st.MonitorPID != nil && *st.MonitorPID == pid {
 		if started, ok := st.MonitorStarted.Time(); ok && proc.Same(pid, started) {
-			if t, ok := daemon.HolderTarget(lock); ok && t.PID == pid {
-				holder = t
-			}
 			syscall.Kill(pid, syscall.SIGTERM)
 			if daemon.WaitExit(lock, killTimeout) {
-				return s.waitGone(name, holder)
+				return s.waitGone(name, t)
 			}
 		}
 	}

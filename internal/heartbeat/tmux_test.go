@@ -368,6 +368,10 @@ func TestConcurrentStartsLeaveOneProcess(t *testing.T) {
 // A replaced process that lets go of its lock but does not exit is killed
 // before Start returns: the new process never runs beside it.
 func TestForceKillsProcessStuckInExit(t *testing.T) {
+	// The process never exits: no need to give it the full exitTimeout.
+	timeout := exitTimeout
+	t.Cleanup(func() { exitTimeout = timeout })
+	exitTimeout = 500 * time.Millisecond
 	h := newHBEnv(t)
 	h.MustRun("spawn", "--name", "w", "--tmux", "--", "cat")
 	c, _, err := Parse(Flags{Interval: "1h", Message: DefaultMessage}, false)
