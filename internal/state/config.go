@@ -2,9 +2,7 @@ package state
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 )
 
@@ -22,11 +20,8 @@ func (s *Store) ConfigPath() string { return filepath.Join(s.Root, "config.json"
 // Config reads config.json; a missing file is an empty config.
 func (s *Store) Config() (Config, error) {
 	var c Config
-	data, err := os.ReadFile(s.ConfigPath())
-	if errors.Is(err, os.ErrNotExist) {
-		return c, nil
-	}
-	if err != nil {
+	data, ok, err := readIfExists(s.ConfigPath())
+	if err != nil || !ok {
 		return c, err
 	}
 	if err := json.Unmarshal(data, &c); err != nil {

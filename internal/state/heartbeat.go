@@ -94,9 +94,15 @@ func (s *Stamp) UnmarshalJSON(b []byte) error { return (*NullString)(s).Unmarsha
 var ErrCorruptHeartbeat = errors.New("corrupt heartbeat state")
 
 // heartbeatControlTimeout bounds the wait for the control lock
-// (WithControlLock). Its holder may be starting or stopping a heartbeat
-// process, which the heartbeat package bounds at 45 s at worst, so this
-// is longer than LockTimeout, which is meant for a read and a write.
+// (WithControlLock). Its holder may be stopping a heartbeat process and
+// starting another (start --force), which the heartbeat package bounds at
+// 50 s at worst: stopping takes at most 15 s for the process to let go of
+// its lock, 5 s more after SIGTERM, 10 s for it to exit and 5 s more after
+// SIGKILL (heartbeat's stopTimeout, killTimeout, exitTimeout, killTimeout);
+// starting at most daemon.DefaultStartTimeout (10 s) and 5 s for a child
+// that did not start to be gone after SIGKILL (daemon's killWait). So this
+// is longer than that, and than LockTimeout, which is meant for a read and
+// a write.
 const heartbeatControlTimeout = 60 * time.Second
 
 // HeartbeatStore holds the heartbeats under one state root, heartbeats/.

@@ -304,3 +304,19 @@ func TestRalphActiveOrUnreadable(t *testing.T) {
 		t.Error("an unreadable state does not count as active")
 	}
 }
+
+// config.json: missing is an empty config, invalid JSON an error.
+func TestConfig(t *testing.T) {
+	s, _ := newStore(t)
+	if c, err := s.Config(); err != nil || c != (Config{}) {
+		t.Fatalf("missing config = %+v, %v", c, err)
+	}
+	os.WriteFile(s.ConfigPath(), []byte(`{"on_exit": "echo done"}`), 0o600)
+	if c, err := s.Config(); err != nil || c.OnExit != "echo done" {
+		t.Fatalf("config = %+v, %v", c, err)
+	}
+	os.WriteFile(s.ConfigPath(), []byte(`{on_exit`), 0o600)
+	if _, err := s.Config(); err == nil || !strings.Contains(err.Error(), "invalid JSON") {
+		t.Fatalf("invalid config: %v", err)
+	}
+}
