@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -162,17 +160,9 @@ func TestStartTimeoutKillsChild(t *testing.T) {
 
 // helpersIn lists the live helper processes started with DAEMON_DIR=dir.
 func helpersIn(dir string) []int {
-	entries, _ := os.ReadDir("/proc")
 	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && slices.Contains(strings.Split(string(env), "\x00"), "DAEMON_DIR="+dir) && proc.Alive(pid) {
-			out = append(out, pid)
-		}
+	for _, t := range proc.WithEnv("DAEMON_DIR", dir) {
+		out = append(out, t.PID)
 	}
 	return out
 }
