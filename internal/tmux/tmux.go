@@ -116,7 +116,7 @@ func isTransient(err error) bool {
 	if !errors.As(err, &te) {
 		return false
 	}
-	return IsNotFound(err) || strings.Contains(te.Stderr, "no current target") ||
+	return IsNotFound(err) || noSessionSaid(err) ||
 		strings.Contains(te.Stderr, "duplicate session")
 }
 
