@@ -85,7 +85,13 @@ func (m *Manager) Refresh(workers []state.Worker) ([]Live, error) {
 }
 
 // List returns every worker with live status, sorted by start time.
-func (m *Manager) List() ([]Live, error) {
+// Crashed spawns are rolled back first (rollBackCrashed); one that cannot
+// be is listed as it is, stopped.
+func (m *Manager) List() ([]Live, error) { return m.list(true) }
+
+// list is List; it rolls back crashed spawns and lists again once at most
+// (rollBack), so a registry that cannot be written is still listed.
+func (m *Manager) list(rollBack bool) ([]Live, error) {
 	reg, err := m.Store.Load()
 	if err != nil {
 		return nil, err
@@ -94,15 +100,19 @@ func (m *Manager) List() ([]Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.rollBackCrashed(live) {
-		return m.List()
+	if rollBack && m.rollBackCrashed(live) {
+		return m.list(false)
 	}
 	sort.SliceStable(live, func(i, j int) bool { return live[i].Started.Before(live[j].Started.Time) })
 	return live, nil
 }
 
-// Status returns one worker with live status.
-func (m *Manager) Status(name string) (*Live, error) {
+// Status returns one worker with live status, rolling back a crashed spawn
+// of it first, as List does.
+func (m *Manager) Status(name string) (*Live, error) { return m.status(name, true) }
+
+// status is Status; like list it looks again once at most.
+func (m *Manager) status(name string, rollBack bool) (*Live, error) {
 	w, err := m.Get(name)
 	if err != nil {
 		return nil, err
@@ -111,8 +121,8 @@ func (m *Manager) Status(name string) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.rollBackCrashed(live) {
-		return m.Status(name)
+	if rollBack && m.rollBackCrashed(live) {
+		return m.status(name, false)
 	}
 	return &live[0], nil
 }

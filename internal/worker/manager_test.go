@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -290,5 +291,71 @@ func gitInit(t *testing.T, dir string) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
+	}
+}
+
+// A crashed spawn (its record "starting", its spawner gone) is rolled back
+// by the next look. When the registry cannot be written, List and Status
+// warn and show it stopped instead of trying again and again, and kill
+// reports the failure instead of waiting on it.
+func TestCrashedSpawnThatCannotBeRolledBack(t *testing.T) {
+	m, _, _ := newFake(t)
+	var warnings []string
+	m.Warn = func(s string) { warnings = append(warnings, s) }
+	err := m.Store.Update(func(r *state.Registry) error {
+		r.Workers = append(r.Workers, state.Worker{Name: "w", Status: state.StatusStarting,
+			Tmux: &state.TmuxInfo{Session: m.Session, Window: "w"}})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := state.FailWrites(syscall.ENOSPC)
+	type result struct {
+		live   []Live
+		status *Live
+		errs   []error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		var err error
+		r.live, err = m.List()
+		r.errs = append(r.errs, err)
+		r.status, err = m.Status("w")
+		r.errs = append(r.errs, err)
+		done <- r
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(30 * time.Second):
+		restore()
+		t.Fatal("List and Status keep trying to roll back")
+	}
+	if err := errors.Join(r.errs...); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.live) != 1 || !r.live[0].Crashed || r.live[0].Status != state.StatusStopped {
+		t.Fatalf("List = %+v", r.live)
+	}
+	if r.status == nil || !r.status.Crashed || r.status.Status != state.StatusStopped {
+		t.Fatalf("Status = %+v", r.status)
+	}
+	want := "cannot roll back the interrupted spawn of 'w': "
+	if len(warnings) != 2 || !strings.HasPrefix(warnings[0], want) || !strings.HasPrefix(warnings[1], want) {
+		t.Fatalf("warnings = %q", warnings)
+	}
+	if err := m.Kill("w", KillOptions{}); err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("kill = %v", err)
+	}
+	restore()
+	warnings = nil
+	live, err := m.List()
+	if err != nil || len(live) != 0 {
+		t.Fatalf("List after the disk has room = %+v, %v", live, err)
+	}
+	if len(warnings) != 1 || warnings[0] != "rolled back the interrupted spawn of 'w'" {
+		t.Fatalf("warnings = %q", warnings)
 	}
 }

@@ -21,25 +21,35 @@ const startingWait = 60 * time.Second
 // rollBackCrashed undoes what spawns that were killed half way left (their
 // records are "starting", their spawning process gone): it stops the
 // window or process they started, removes a worktree they created (when
-// clean), and removes the record, or for a respawn marks it stopped.
+// clean), and removes the record, or for a respawn marks it stopped. It
+// reports whether live is out of date now: a record was rolled back, or
+// was found, on a fresh read, no longer to be a crashed spawn (its spawn
+// finished after live was taken). A record whose roll back could not be
+// written is warned about and left as it is.
 func (m *Manager) rollBackCrashed(live []Live) bool {
-	any := false
+	stale := false
 	for _, l := range live {
-		if l.Crashed && m.rollBack(l.Name) {
-			any = true
+		if !l.Crashed {
+			continue
+		}
+		if _, err := m.rollBack(l.Name); err != nil {
+			m.warn(err.Error())
+		} else {
+			stale = true
 		}
 	}
-	return any
+	return stale
 }
 
 // rollBack undoes one crashed spawn, after confirming on a fresh read that
 // it is still "starting" with its spawner gone (the look that found it may
 // be older than a spawn that finished since). It reports whether it
-// rolled anything back.
-func (m *Manager) rollBack(name string) bool {
+// changed the record (removed it, or marked a respawn stopped), and the
+// error of a write that failed.
+func (m *Manager) rollBack(name string) (bool, error) {
 	w, err := m.Get(name)
 	if err != nil || w.Status != state.StatusStarting || spawnerAlive(w) {
-		return false
+		return false, nil
 	}
 	m.undoStarted(w)
 	rolled := false
@@ -59,13 +69,13 @@ func (m *Manager) rollBack(name string) bool {
 		r.Remove(name)
 		return nil
 	})
-	switch {
-	case err != nil:
-		m.warn(fmt.Sprintf("cannot roll back the interrupted spawn of '%s': %v", name, err))
-	case rolled:
+	if err != nil {
+		return false, fmt.Errorf("cannot roll back the interrupted spawn of '%s': %w", name, err)
+	}
+	if rolled {
 		m.warn(fmt.Sprintf("rolled back the interrupted spawn of '%s'", name))
 	}
-	return true
+	return rolled, nil
 }
 
 // undoStarted stops what a crashed spawn started and removes a worktree it
@@ -150,8 +160,13 @@ func (m *Manager) settled(name string) (*state.Worker, error) {
 			return w, err
 		}
 		if !spawnerAlive(w) {
-			m.rollBack(name)
-			continue
+			rolled, err := m.rollBack(name)
+			if err != nil {
+				return nil, err
+			}
+			if rolled {
+				continue
+			}
 		}
 		if time.Now().After(deadline) {
 			return nil, errors.New("worker '" + name + "' is still being spawned; try again")
