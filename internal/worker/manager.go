@@ -69,9 +69,10 @@ type Manager struct {
 	KillGrace time.Duration
 	// TmuxFor returns the client of a tmux socket ("" = default server).
 	TmuxFor func(socket string) Tmux
-	// LogSink, when set, caps process workers' logs at max bytes: the
-	// argv of a command that copies its input into the file named by the
-	// argument appended (swarm _logpipe --max N; see proc.StartSpec).
+	// LogSink, when set, caps process workers' logs at max bytes (0:
+	// logcap.DefaultMax, as logcap reads it): the argv of a command that
+	// copies its input into the file named by the argument appended
+	// (swarm _logpipe --max N; see proc.StartSpec).
 	LogSink func(max int64) []string
 }
 

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux/tmuxtest"
@@ -358,4 +360,27 @@ func TestCrashedSpawnThatCannotBeRolledBack(t *testing.T) {
 	if len(warnings) != 1 || warnings[0] != "rolled back the interrupted spawn of 'w'" {
 		t.Fatalf("warnings = %q", warnings)
 	}
+}
+
+// A process worker's log cap reaches the sink as given: 0 stays 0, which
+// logcap reads as its default cap.
+func TestLogSinkGetsTheCapAsGiven(t *testing.T) {
+	m, _, dir := newFake(t)
+	var got []int64
+	m.LogSink = func(max int64) []string { got = append(got, max); return nil }
+	for i, max := range []int64{0, 4 << 10} {
+		name := fmt.Sprintf("p%d", i)
+		if _, err := m.Spawn(SpawnOptions{Name: name, Command: []string{"true"}, Cwd: dir, MaxLogSize: max}); err != nil {
+			t.Fatal(err)
+		}
+		m.Kill(name, KillOptions{})
+	}
+	if len(got) != 2 || got[0] != 0 || got[1] != 4<<10 {
+		t.Fatalf("sink got %v", got)
+	}
+	w, err := logcap.Open(filepath.Join(dir, "log"), got[0])
+	if err != nil {
+		t.Fatalf("logcap refuses the cap 0: %v", err)
+	}
+	w.Close()
 }

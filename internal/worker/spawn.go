@@ -14,7 +14,6 @@ import (
 	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/hint"
-	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/ready"
 	"github.com/swarmtools/swarm/internal/state"
@@ -382,13 +381,11 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 	return m.note(*rec)
 }
 
-// logSink is the capping sink for a process worker's logs, or nil.
+// logSink is the capping sink for a process worker's logs, or nil. A max
+// of 0 is passed on as it is: logcap reads it as logcap.DefaultMax.
 func (m *Manager) logSink(max int64) []string {
 	if m.LogSink == nil {
 		return nil
-	}
-	if max <= 0 {
-		max = logcap.DefaultMax
 	}
 	return m.LogSink(max)
 }
