@@ -18,5 +18,17 @@ func notFound(name string) error {
 // ErrNotRunning marks operations that need a running worker.
 var ErrNotRunning = errors.New("is not running")
 
+// notTmux is the error of an operation on a tmux window asked of a process
+// worker.
+func notTmux(name string) error {
+	return hint.Errorf(fmt.Sprintf("its output is in its log: swarm logs %s", name), "worker '%s' is not a tmux worker", name)
+}
+
+// notRunning is the error of an operation that needs a running worker
+// (or, for peek, its window).
+func notRunning(name string) error {
+	return hint.Wrap(fmt.Errorf("worker '%s' %w", name, ErrNotRunning), "start it again with: swarm respawn %s", name)
+}
+
 // ErrTimeout marks a wait that ran out of time.
 var ErrTimeout = errors.New("timeout")

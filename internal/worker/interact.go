@@ -2,7 +2,6 @@ package worker
 
 import (
 	"fmt"
-	"github.com/swarmtools/swarm/internal/hint"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/tmux"
@@ -12,17 +11,15 @@ import (
 // followed quickly by another key as one Alt chord.
 var KeyGap = 60 * time.Millisecond
 
-// running returns a running tmux worker, or the error commands print.
+// running returns a running tmux worker, or the error commands print: a
+// worker whose window exists (withWindow) and runs.
 func (m *Manager) running(name string) (*Live, error) {
-	l, err := m.Status(name)
+	l, err := m.withWindow(name)
 	if err != nil {
 		return nil, err
 	}
-	if l.Tmux == nil {
-		return nil, hint.Errorf(fmt.Sprintf("its output is in its log: swarm logs %s", name), "worker '%s' is not a tmux worker", name)
-	}
-	if !l.Running() || l.WindowID == "" {
-		return nil, hint.Wrap(fmt.Errorf("worker '%s' %w", name, ErrNotRunning), "start it again with: swarm respawn %s", name)
+	if !l.Running() {
+		return nil, notRunning(name)
 	}
 	return l, nil
 }
@@ -91,10 +88,10 @@ func (m *Manager) withWindow(name string) (*Live, error) {
 		return nil, err
 	}
 	if l.Tmux == nil {
-		return nil, hint.Errorf(fmt.Sprintf("its output is in its log: swarm logs %s", name), "worker '%s' is not a tmux worker", name)
+		return nil, notTmux(name)
 	}
 	if l.WindowID == "" {
-		return nil, hint.Wrap(fmt.Errorf("worker '%s' %w", name, ErrNotRunning), "start it again with: swarm respawn %s", name)
+		return nil, notRunning(name)
 	}
 	return l, nil
 }

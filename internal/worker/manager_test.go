@@ -384,3 +384,29 @@ func TestLogSinkGetsTheCapAsGiven(t *testing.T) {
 	}
 	w.Close()
 }
+
+// Send needs a running window; peek a window, running or dead. A process
+// worker has neither, and says where its output is.
+func TestInteractErrors(t *testing.T) {
+	m, srv, dir := newFake(t)
+	if _, err := m.Spawn(SpawnOptions{Name: "w", Command: []string{"sh"}, Tmux: true, Cwd: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Spawn(SpawnOptions{Name: "p", Command: []string{"true"}, Cwd: dir}); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Kill("p", KillOptions{})
+	srv.Window("w").Exit(0)
+	err := m.Send("w", "hi", SendOptions{})
+	if !errors.Is(err, ErrNotRunning) || err.Error() != "worker 'w' is not running" {
+		t.Errorf("send to a dead window: %v", err)
+	}
+	if _, err := m.Peek("w", 5); err != nil {
+		t.Errorf("peek of a dead window: %v", err)
+	}
+	for _, err := range []error{m.Send("p", "hi", SendOptions{}), func() error { _, err := m.Peek("p", 5); return err }()} {
+		if err == nil || err.Error() != "worker 'p' is not a tmux worker" {
+			t.Errorf("on a process worker: %v", err)
+		}
+	}
+}
