@@ -39,16 +39,16 @@ func runAttach(opts *attachOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := m.Get(opts.Name); err != nil {
-		return workerError(err, exitFail)
-	}
-	if !isTerminal(opts.IO.In) {
+	terminal := func() error {
+		if isTerminal(opts.IO.In) {
+			return nil
+		}
 		// tmux would say only "open terminal failed: not a terminal".
-		return &exitError{code: exitFail, err: hint.Errorf(
+		return hint.Errorf(
 			fmt.Sprintf("run it in a terminal; from a script, read the screen with: swarm peek %s, or follow it with: swarm logs %s -f", opts.Name, opts.Name),
-			"swarm attach needs a terminal (standard input is not one)")}
+			"swarm attach needs a terminal (standard input is not one)")
 	}
-	return workerError(m.Attach(opts.Name), exitFail)
+	return workerError(m.Attach(opts.Name, terminal), exitFail)
 }
 
 // isTerminal reports whether r is a terminal device.

@@ -26,6 +26,8 @@ func TestErrorsSayHowToFixThem(t *testing.T) {
 		{[]string{"clean", "w1"}, 1, "swarm: error: cannot clean running worker 'w1'\nhint: swarm kill w1, then swarm clean w1\n"},
 		{[]string{"peek", "p"}, 1, "swarm: error: worker 'p' is not a tmux worker\nhint: its output is in its log: swarm logs p\n"},
 		{[]string{"attach", "w1"}, 1, "swarm: error: swarm attach needs a terminal (standard input is not one)\nhint: run it in a terminal; from a script, read the screen with: swarm peek w1, or follow it with: swarm logs w1 -f\n"},
+		// A worker attach could not reach in any terminal says so first.
+		{[]string{"attach", "p"}, 1, "swarm: error: worker 'p' is not a tmux worker\nhint: its output is in its log: swarm logs p\n"},
 		{[]string{"ralph", "status", "w1"}, 1, "swarm: error: worker 'w1' is not a ralph worker\nhint: swarm ralph ls lists the loops\n"},
 		{[]string{"status", "ghost"}, 2, "swarm: error: worker 'ghost' not found\nhint: swarm ls lists the workers\n"},
 		{[]string{"spawn", "--name", "x", "--max-time", "5x", "--", "y"}, 2, "swarm: error: invalid --max-time '5x': invalid duration '5x' (see: swarm spawn --help)\n"},

@@ -152,10 +152,18 @@ func (m *Manager) RunningTmux() ([]Live, error) {
 }
 
 // Attach replaces this process with a tmux client on the worker's window.
-func (m *Manager) Attach(name string) error {
+// ready, if not nil, is asked once the worker is known to be attachable
+// (a running tmux worker) and before tmux runs: what attach needs of the
+// caller (a terminal) is reported only for a worker it could attach to.
+func (m *Manager) Attach(name string, ready func() error) error {
 	l, err := m.running(name)
 	if err != nil {
 		return err
+	}
+	if ready != nil {
+		if err := ready(); err != nil {
+			return err
+		}
 	}
 	return m.tmux(&l.Worker).Attach(l.Tmux.Session, l.WindowID)
 }
