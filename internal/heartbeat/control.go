@@ -20,7 +20,7 @@ const (
 	stopTimeout = 15 * time.Second
 	// killTimeout bounds the wait after the fallback SIGTERM.
 	killTimeout = 5 * time.Second
-	// exitPoll is how often the wait for exitTimeout looks.
+	// exitPoll is how often the wait for a process to exit looks.
 	exitPoll = 10 * time.Millisecond
 )
 
@@ -29,9 +29,9 @@ const (
 // takes milliseconds; but a binary built with the race detector sleeps a
 // second at exit (GORACE atexit_sleep_ms), and a loaded machine adds more.
 // A process still there after this is stuck in its exit and is killed: its
-// replacement never runs beside it. It is a variable so that a test of
-// that kill need not wait this long.
-var exitTimeout = 10 * time.Second
+// replacement never runs beside it. StartOptions.ExitTimeout overrides it
+// for a forced start.
+const exitTimeout = 10 * time.Second
 
 // Marker is set to "1" in the environment of a heartbeat process.
 const Marker = "SWARM_HEARTBEAT"
@@ -47,6 +47,19 @@ type StartOptions struct {
 	Env []string
 	// Warn receives warnings (a corrupt state file being reset).
 	Warn func(string)
+	// ExitTimeout, if positive, replaces exitTimeout when a forced start
+	// waits for the replaced process to exit. Tests of the kill of a
+	// process stuck in its exit set it so as not to wait 10 s; it is an
+	// option, not a package variable, because tests run in parallel.
+	ExitTimeout time.Duration
+}
+
+// exitWait is the wait for a replaced process to exit (see exitTimeout).
+func (o StartOptions) exitWait() time.Duration {
+	if o.ExitTimeout > 0 {
+		return o.ExitTimeout
+	}
+	return exitTimeout
 }
 
 func (o StartOptions) spec(s *Store, name string) daemon.Spec {
@@ -113,7 +126,7 @@ func (s *Store) startLocked(name string, c Config, o StartOptions) (*State, erro
 		if !o.Force {
 			return nil, &Error{KindAlreadyActive, fmt.Sprintf("heartbeat already active for '%s' (use --force to replace)", name)}
 		}
-		if err := s.stopLocked(name); err != nil {
+		if err := s.stopLocked(name, o.exitWait()); err != nil {
 			return nil, err
 		}
 		prev, _ = s.Load(name)
@@ -191,7 +204,7 @@ func stopIf(root, name string, has func(st *State) bool) (stopped bool, err erro
 		if !stopped {
 			return nil
 		}
-		return s.stopLocked(name)
+		return s.stopLocked(name, exitTimeout)
 	})
 	return stopped, err
 }
@@ -200,9 +213,9 @@ func stopIf(root, name string, has func(st *State) bool) (stopped bool, err erro
 // process that does not notice in time is sent SIGTERM, but only once its
 // pid is confirmed: it holds the lock (the pid in the lock file is the
 // holder's) and its start time is the one it recorded. It returns once
-// the process has released the lock and is gone (waitGone), so whatever
-// starts next never runs beside it.
-func (s *Store) stopLocked(name string) error {
+// the process has released the lock and is gone (waitGone, which waits up
+// to exitWait for that), so whatever starts next never runs beside it.
+func (s *Store) stopLocked(name string, exitWait time.Duration) error {
 	lock := s.LockPath(name)
 	// Who holds the lock now, by pid and start time: once it lets go, its
 	// pid alone could soon be another process's, and it must be waited for
@@ -220,7 +233,7 @@ func (s *Store) stopLocked(name string) error {
 		return err
 	}
 	if daemon.WaitExit(lock, stopTimeout) {
-		return s.waitGone(name, holder)
+		return s.waitGone(name, holder, exitWait)
 	}
 	// The holder now, by pid and start time as above: it is the process
 	// SIGTERM goes to, and the one waited for once it lets go.
@@ -230,7 +243,7 @@ func (s *Store) stopLocked(name string) error {
 		if started, ok := st.MonitorStarted.Time(); ok && proc.Same(pid, started) {
 			syscall.Kill(pid, syscall.SIGTERM)
 			if daemon.WaitExit(lock, killTimeout) {
-				return s.waitGone(name, t)
+				return s.waitGone(name, t, exitWait)
 			}
 		}
 	}
@@ -240,7 +253,7 @@ func (s *Store) stopLocked(name string) error {
 // waitGone waits for a process that has released its lock to be gone too
 // (exited: a zombie has done all it will do), so that a replacement never
 // runs beside it, even while it exits. A process that let go of its lock
-// has finished its work, so one still there after exitTimeout is stuck in
+// has finished its work, so one still there after exitWait is stuck in
 // its exit: it is sent SIGKILL, which is safe because t names it exactly
 // (pid and start time, read while it held the lock). Only where that
 // identity cannot be read (no /proc) is nothing signalled; then a process
@@ -248,11 +261,11 @@ func (s *Store) stopLocked(name string) error {
 // zero Target (no holder when the stop began) has nothing to wait for,
 // and neither has a holder that is this very process (Run in a goroutine,
 // as tests do): for it, letting go of the lock is the end.
-func (s *Store) waitGone(name string, t proc.Target) error {
+func (s *Store) waitGone(name string, t proc.Target, exitWait time.Duration) error {
 	if t.PID <= 0 || t.PID == os.Getpid() {
 		return nil
 	}
-	if waitUntil(exitTimeout, func() bool { return !t.Alive() }) {
+	if waitUntil(exitWait, func() bool { return !t.Alive() }) {
 		return nil
 	}
 	if t.Ticks != 0 && t.Alive() {

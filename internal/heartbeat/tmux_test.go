@@ -368,10 +368,6 @@ func TestConcurrentStartsLeaveOneProcess(t *testing.T) {
 // A replaced process that lets go of its lock but does not exit is killed
 // before Start returns: the new process never runs beside it.
 func TestForceKillsProcessStuckInExit(t *testing.T) {
-	// The process never exits: no need to give it the full exitTimeout.
-	timeout := exitTimeout
-	t.Cleanup(func() { exitTimeout = timeout })
-	exitTimeout = 500 * time.Millisecond
 	h := newHBEnv(t)
 	h.MustRun("spawn", "--name", "w", "--tmux", "--", "cat")
 	c, _, err := Parse(Flags{Interval: "1h", Message: DefaultMessage}, false)
@@ -384,7 +380,10 @@ func TestForceKillsProcessStuckInExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := h.procs()
-	st, err := h.start("w", "1h", "", true)
+	// The process never exits: no need to give it the full exitTimeout.
+	o = h.opts(true)
+	o.ExitTimeout = 500 * time.Millisecond
+	st, err := Start(h.Home, "w", c, o)
 	if err != nil {
 		t.Fatalf("forced Start: %v", err)
 	}
