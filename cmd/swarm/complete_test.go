@@ -296,9 +296,7 @@ func cpTrap(t *testing.T) (dir, log string) {
 	dir = t.TempDir()
 	log = filepath.Join(dir, "calls")
 	script := "#!/bin/sh\necho \"$@\" >> '" + log + "'\nexit 1\n"
-	if err := os.WriteFile(filepath.Join(dir, "tmux"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteExecutable(t, filepath.Join(dir, "tmux"), script)
 	return dir, log
 }
 

@@ -167,14 +167,13 @@ func TestRequireChange(t *testing.T) {
 	l.Git(l.Dir, "commit", "-qm", "prompt")
 	// A shell agent in stdin mode: iteration 1 claims completion without
 	// doing anything, iteration 2 commits a change first.
-	agent := l.WriteFile("agent.sh", `#!/bin/sh
+	agent := l.WriteExecutable("agent.sh", `#!/bin/sh
 cat > /dev/null
 n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count
 git add count >/dev/null 2>&1 || true
 if [ "$n" -ge 2 ]; then echo "iteration $n" > work.txt; git add work.txt count; git -c user.email=a@b -c user.name=a commit -qm "work $n"; fi
 echo '<promise>COMPLETE</promise>'
 `)
-	os.Chmod(agent, 0o755)
 	l.Git(l.Dir, "add", "agent.sh")
 	l.Git(l.Dir, "commit", "-qm", "agent")
 	// count is committed as untracked-free: make iteration 1 leave no trace.

@@ -252,8 +252,7 @@ func TestCommandNotFoundStopsAtOnce(t *testing.T) {
 	l := newLoop(t, "nocmd")
 	l.WriteFile("PROMPT.md", "work")
 	// Exists at spawn time, gone when the loop starts it.
-	bin := l.WriteFile("agent.sh", "#!/bin/sh\nexit 0\n")
-	os.Chmod(bin, 0o755)
+	bin := l.WriteExecutable("agent.sh", "#!/bin/sh\nexit 0\n")
 	r := l.Run("spawn", "--name", "nocmd", "--ralph", "--prompt-file", "PROMPT.md", "--max-iterations", "5", "--no-run", "--", bin)
 	if r.Code != 0 {
 		t.Fatal(r)

@@ -125,9 +125,7 @@ func TestLoopEndRunsTheGlobalHookAndNotifies(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(l.Home, "config.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(l.Dir, "..", "bin")
-	os.MkdirAll(bin, 0o755)
-	os.WriteFile(filepath.Join(bin, "notify-send"), []byte("#!/bin/sh\nprintf '%s|' \"$@\" >> "+notified+"\n"), 0o755)
+	bin := filepath.Dir(l.WriteExecutable("../bin/notify-send", "#!/bin/sh\nprintf '%s|' \"$@\" >> "+notified+"\n"))
 	l.Extra = append(l.Extra, "PATH="+bin+":"+os.Getenv("PATH"))
 	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "1", "--notify"}, l.agent("--script", "exit 0")...)
 	l.waitEnded(30 * time.Second)

@@ -757,9 +757,7 @@ esac
 exec "$real" "$@"
 `, real, strings.Join(cases, "|"), action)
 	shim := filepath.Join(dir, name)
-	if err := os.WriteFile(shim, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteExecutable(t, shim, script)
 	return shim
 }
 

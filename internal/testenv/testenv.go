@@ -293,6 +293,31 @@ func (e *Env) WriteFile(rel, content string) string {
 	return p
 }
 
+// WriteExecutable writes an executable file relative to e.Dir (see the
+// package function WriteExecutable).
+func (e *Env) WriteExecutable(rel, content string) string {
+	e.T.Helper()
+	p := filepath.Join(e.Dir, rel)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	WriteExecutable(e.T, p, content)
+	return p
+}
+
+// WriteExecutable writes a script (mode 0755) that a test then runs. A
+// child process writes it, not this one: a file this process holds open
+// for writing is inherited, for the moment between fork and exec, by every
+// process a parallel test starts meanwhile, and running it in that moment
+// fails with ETXTBSY ("text file busy"; golang.org/issue/22315). The child
+// forks nothing while it holds the file open.
+func WriteExecutable(t testing.TB, path, content string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", `cat > "$1" && chmod 755 "$1"`, "sh", path)
+	cmd.Stdin = strings.NewReader(content)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("writing %s: %v: %s", path, err, out)
+	}
+}
+
 // Git runs git in dir, failing the test on error.
 func (e *Env) Git(dir string, args ...string) string {
 	e.T.Helper()

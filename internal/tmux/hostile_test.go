@@ -270,9 +270,7 @@ func TestSingleElementCommandIsNotShellParsed(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	script := "#!/bin/sh\necho \"ran $0 $#\" > \"$OUT\"\nexec sleep 600\n"
-	if err := os.WriteFile(prog, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteExecutable(t, prog, script)
 	id, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Env: []string{"OUT=" + out}, Command: []string{prog}})
 	if err != nil {
 		t.Fatal(err)

@@ -90,9 +90,7 @@ func TestListPanesOutlastsAServerClosingDown(t *testing.T) {
 	dir := t.TempDir()
 	shim := filepath.Join(dir, "tmux")
 	script := fmt.Sprintf("#!/bin/sh\nif [ ! -e '%[1]s/failed' ]; then : > '%[1]s/failed'; echo 'server exited unexpectedly' >&2; exit 1; fi\nexec '%[2]s' \"$@\"\n", dir, real)
-	if err := os.WriteFile(shim, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteExecutable(t, shim, script)
 	c.Bin = shim
 	panes, err := c.ListPanes()
 	if err != nil || len(panes) != 1 || panes[0].WindowName != "w" {
