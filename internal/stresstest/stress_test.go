@@ -3,6 +3,8 @@ package stresstest
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -142,6 +144,17 @@ func TestStressConcurrentOperations(t *testing.T) {
 		t.Helper()
 		t.Errorf("seed %d: "+format, append([]any{sd}, args...)...)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			logTimeline(t, began, ops)
+			for _, n := range []string{"r1", "r2"} {
+				for _, f := range []string{"iterations.log", "monitor.log"} {
+					data, _ := os.ReadFile(filepath.Join(w.e.Home, "ralph", n, f))
+					t.Logf("%s of %s:\n%s", f, n, data)
+				}
+			}
+		}
+	})
 	for _, op := range ops {
 		r := op.res
 		if msg := badOutput(r); msg != "" {
@@ -243,4 +256,25 @@ func TestStressConcurrentOperations(t *testing.T) {
 		fail("records left after kill --all and clean --all: %v", recs)
 	}
 	t.Logf("took %v", time.Since(began))
+}
+
+// logTimeline logs when each operation ran and how it ended, in the order
+// they started, so that a failing interleaving can be read.
+func logTimeline(t *testing.T, began time.Time, ops []*stressOp) {
+	sorted := slices.Clone(ops)
+	slices.SortFunc(sorted, func(a, b *stressOp) int { return a.res.start.Compare(b.res.start) })
+	var b strings.Builder
+	for _, op := range sorted {
+		r := op.res
+		args := r.args
+		if i := slices.Index(args, "--"); i >= 0 {
+			args = args[:i]
+		}
+		fmt.Fprintf(&b, "%6dms %6dms exit %d  swarm %s", r.start.Sub(began).Milliseconds(), r.end.Sub(began).Milliseconds(), r.code, strings.Join(args, " "))
+		if out := strings.TrimSpace(r.stdout + r.stderr); out != "" && !op.is("ls") {
+			fmt.Fprintf(&b, "  => %s", strings.ReplaceAll(out, "\n", " | "))
+		}
+		b.WriteString("\n")
+	}
+	t.Logf("timeline (start, end, since the test began):\n%s", b.String())
 }
