@@ -92,6 +92,11 @@ func ResumeLoop(m *worker.Manager, name string) error {
 	// (Engine.stayForResume), so it either carries on or is seen gone.
 	var alive, wasActive, warn bool
 	_, err = rs.Update(func(s *state.Ralph) error {
+		// Under the loop's lock, as clean's removal of the record is
+		// (Hooks.RemoveIfLoopEnded): a cleaned worker is not resumed.
+		if _, err := m.Get(name); err != nil {
+			return err
+		}
 		alive = MonitorAlive(rs)
 		wasActive = s.Active()
 		if s.Runs() && alive {
@@ -208,16 +213,38 @@ func (h *Hooks) AfterKill(w *state.Worker) {
 		mon, _ = proc.Identify(st.MonitorPID)
 	}
 	wait := killWait(worker.PollInterval(DefaultPoll))
-	if !WaitMonitorExit(rs, wait) {
+	resumed := false
+	exited := waitFor(wait, func() bool {
+		if !MonitorAlive(rs) {
+			return true
+		}
+		// Resumed since the kill (ralph resume): the monitor carries on
+		// (Engine.stayForResume), and the kill has nothing to wait for.
+		st, err := rs.Load()
+		resumed = err == nil && st.Active()
+		return resumed
+	})
+	if resumed {
+		return
+	}
+	if !exited {
 		if h.m.Warn != nil {
 			h.m.Warn(fmt.Sprintf("the ralph monitor of '%s' did not exit within %s", w.Name, wait))
 		}
 		return
 	}
-	deadline := time.Now().Add(monitorExitAfterUnlock)
-	for mon.PID > 0 && mon.Alive() && time.Now().Before(deadline) {
-		time.Sleep(exitStatusGap)
+	waitFor(monitorExitAfterUnlock, func() bool { return mon.PID <= 0 || !mon.Alive() })
+}
+
+// waitFor polls cond every monitorExitPoll until it holds (true) or
+// timeout passes (false).
+func waitFor(timeout time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(timeout); !cond(); time.Sleep(monitorExitPoll) {
+		if time.Now().After(deadline) {
+			return false
+		}
 	}
+	return true
 }
 
 // AfterClean keeps the loop's state: as with swarm.py, only ralph clean
@@ -234,6 +261,41 @@ func (h *Hooks) LoopActive(name string) bool {
 	}
 	st, err := rs.Load()
 	return err == nil && st.Active()
+}
+
+// RemoveIfLoopEnded runs remove (clean's removal of the worker record)
+// under the loop's state lock, and only if the loop has ended. ResumeLoop
+// sets a loop running under the same lock after checking that the record
+// is there: either the clean comes first and the resume is refused, or the
+// resume does and the clean is. A worker without a loop, or whose loop
+// state cannot be read (and so cannot be resumed), is removed as it is.
+func (h *Hooks) RemoveIfLoopEnded(name string, remove func() error) error {
+	rs := h.m.Store.Ralph(name)
+	if !rs.Exists() {
+		return remove()
+	}
+	var tried bool
+	var removeErr error
+	_, err := rs.Update(func(s *state.Ralph) error {
+		if s.Active() {
+			return worker.ErrLoopActive
+		}
+		tried = true
+		if removeErr = remove(); removeErr != nil {
+			return removeErr
+		}
+		return errNoChange
+	})
+	switch {
+	case tried:
+		return removeErr
+	case errors.Is(err, worker.ErrLoopActive):
+		return err
+	}
+	if _, lerr := rs.Load(); lerr != nil {
+		return remove()
+	}
+	return err
 }
 
 // CleanLoop removes the ralph state of a loop that is not running.

@@ -64,6 +64,9 @@ type Engine struct {
 	// before the next one (--restart-delay, a backoff) counts from there,
 	// stopping the agent included.
 	endedAt time.Time
+	// known is the worker record as drive last read it: finish closes
+	// its window even if the record has gone since.
+	known *state.Worker
 }
 
 // NewEngine returns the engine for the loop of worker name.
@@ -251,6 +254,9 @@ func (e *Engine) drive(ctx context.Context) (int, error) {
 			return 1, err
 		}
 		w, err := e.M.Get(e.Name)
+		if err == nil {
+			e.known = w
+		}
 		if errors.Is(err, worker.ErrNotFound) {
 			// The worker record is gone (cleaned): nothing left to drive.
 			return e.finish(Decision{Action: Stop, Status: state.RalphStopped, Reason: ReasonKilled, Detail: "worker record removed"}, st)
@@ -414,11 +420,18 @@ func (e *Engine) sleepBetween(ctx context.Context, d time.Duration) {
 func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 	// Agent, window and worker record first: whoever sees the loop ended
 	// (ralph wait, say) must not find its agent still running.
-	if w, err := e.M.Get(e.Name); err == nil {
+	w, err := e.M.Get(e.Name)
+	switch {
+	case err == nil:
 		e.removeWindow(w)
 		if err := e.M.SetStatus(e.Name, state.StatusStopped); err != nil {
 			e.say("cannot update the worker record: %v", err)
 		}
+	case errors.Is(err, worker.ErrNotFound) && e.known != nil:
+		// The record was removed behind the loop's back (by hand, or by
+		// a tool that knows nothing of loops): the window it last named
+		// is still this loop's to close.
+		e.removeWindow(e.known)
 	}
 	ended := false
 	final, err := e.update(func(s *state.Ralph) error {

@@ -3,6 +3,7 @@ package ralph
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -237,6 +238,90 @@ func TestEngineStopsWhenKilledFromOutside(t *testing.T) {
 	l.expectEnd(1, ReasonKilled, 1)
 	if len(l.srv.Windows()) != 0 {
 		t.Fatalf("window left behind:\n%s", l.srv.Summary())
+	}
+}
+
+// A worker record removed behind the loop's back (by hand, or by a tool
+// that knows nothing of loops) ends the loop at the next turn, and its
+// window, which only the loop still knows, goes with it.
+func TestEngineClosesItsWindowWhenTheRecordIsRemoved(t *testing.T) {
+	agent := &tmuxtest.Agent{}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 3})
+	agent.OnMessage = func(p *tmuxtest.Pane, run int, msg string) {
+		if err := l.m.Remove("w"); err != nil {
+			t.Error(err)
+		}
+		p.Exit(0)
+	}
+	l.expectEnd(1, ReasonKilled, 1)
+	if st := l.state(); st.ExitDetail != "worker record removed" {
+		t.Errorf("exit detail %q", st.ExitDetail)
+	}
+	if len(l.srv.Windows()) != 0 {
+		t.Fatalf("window left behind:\n%s", l.srv.Summary())
+	}
+}
+
+// Clean and resume of an ended loop never both succeed: a cleaned worker
+// is not resumed, and a resumed loop's worker is not cleaned.
+func TestCleanAndResumeExcludeEachOther(t *testing.T) {
+	l := newFakeLoop(t, &tmuxtest.Agent{}, Options{MaxIterations: 3})
+	l.m.Hooks = NewHooks(l.m)
+	markKilled(l.e.RS)
+	// Resume first: its monitor would start in another process; here the
+	// loop state alone tells clean that the loop runs again.
+	if _, err := l.e.RS.Update(func(s *state.Ralph) error { s.Status = state.RalphRunning; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.m.Clean("w", worker.CleanOptions{}); err == nil || err.Error() != "cannot clean running worker 'w'" {
+		t.Fatalf("clean of a resumed loop: %v", err)
+	}
+	// And inside the removal itself: the loop resumed after clean looked.
+	err := l.m.Hooks.RemoveIfLoopEnded("w", func() error { t.Fatal("removed the record of a running loop"); return nil })
+	if !errors.Is(err, worker.ErrLoopActive) {
+		t.Fatalf("RemoveIfLoopEnded of a running loop: %v", err)
+	}
+	// Clean first: the resume is refused, and the loop stays ended.
+	markKilled(l.e.RS)
+	if _, err := l.m.Clean("w", worker.CleanOptions{}); err != nil {
+		t.Fatalf("clean of a killed loop: %v", err)
+	}
+	if err := ResumeLoop(l.m, "w"); !errors.Is(err, worker.ErrNotFound) {
+		t.Fatalf("resume of a cleaned worker: %v", err)
+	}
+	if st := l.state(); st.Status != state.RalphStopped || st.ExitReason != ReasonKilled {
+		t.Fatalf("after the refused resume: %s %s", st.Status, st.ExitReason)
+	}
+}
+
+// A resume that lands while kill waits for the monitor to exit keeps the
+// monitor (Engine.stayForResume): kill returns at once instead of waiting
+// out its timeout and warning that the monitor did not exit.
+func TestKillDoesNotWaitForAResumedMonitor(t *testing.T) {
+	l := newFakeLoop(t, &tmuxtest.Agent{}, Options{MaxIterations: 3})
+	var warned []string
+	l.m.Warn = func(s string) { warned = append(warned, s) }
+	lock, err := lockMonitor(l.e.RS) // the monitor, carrying on
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	w, err := l.m.Get("w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHooks(l.m)
+	h.BeforeKill(w)
+	if st := l.state(); st.Active() {
+		t.Fatalf("kill left the loop %s", st.Status)
+	}
+	if _, err := l.e.RS.Update(func(s *state.Ralph) error { s.Status = state.RalphRunning; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	h.AfterKill(w)
+	if d := time.Since(began); d > killWait(worker.PollInterval(DefaultPoll))/2 || len(warned) != 0 {
+		t.Fatalf("AfterKill took %v, warnings %q", d, warned)
 	}
 }
 

@@ -73,6 +73,8 @@ const (
 	// end once it gave up its lock (its last act): kill returns with the
 	// monitor gone, not merely leaving.
 	monitorExitAfterUnlock = 2 * time.Second
+	// monitorExitPoll paces kill's wait for a monitor to exit.
+	monitorExitPoll = 25 * time.Millisecond
 	// replaceWait bounds the wait for an old monitor to exit on --replace.
 	replaceWait = 30 * time.Second
 	// deadMonitorLooks: ralph wait reports a dead monitor only after this

@@ -152,7 +152,8 @@ type CleanOptions struct {
 }
 
 // Clean removes a stopped worker's record, logs and (clean) worktree.
-// A dirty worktree is kept and returned.
+// A dirty worktree is kept and returned. A worker whose ralph loop has not
+// ended is refused like a running one.
 func (m *Manager) Clean(name string, o CleanOptions) (kept *state.WorktreeInfo, err error) {
 	if _, err := m.settled(name); err != nil {
 		return nil, err
@@ -161,14 +162,21 @@ func (m *Manager) Clean(name string, o CleanOptions) (kept *state.WorktreeInfo, 
 	if err != nil {
 		return nil, err
 	}
-	if l.Running() {
-		return nil, hint.Errorf(fmt.Sprintf("swarm kill %s, then swarm clean %s", name, name), "cannot clean running worker '%s'", name)
+	// A loop between iterations has no running agent, but it is running
+	// all the same: its monitor starts the next one.
+	if l.Running() || m.loopActive(name) {
+		return nil, errCleanRunning(name)
 	}
 	if l.WindowID != "" {
 		// The window kept after its command exited (remain-on-exit).
 		if err := m.tmux(&l.Worker).KillWindow(l.WindowID); err != nil {
 			return nil, fmt.Errorf("cannot remove tmux window of '%s': %w", name, err)
 		}
+	}
+	// The record goes before the worktree and logs: a loop resumed since
+	// the check above keeps its record, and with it its worktree.
+	if err := m.removeEnded(name); err != nil {
+		return nil, err
 	}
 	if o.RmWorktree && l.Worktree != nil {
 		if !m.removeWorktree(&l.Worker, o.ForceDirty) {
@@ -177,13 +185,29 @@ func (m *Manager) Clean(name string, o CleanOptions) (kept *state.WorktreeInfo, 
 	}
 	os.Remove(m.stdoutLog(name))
 	os.Remove(m.stderrLog(name))
-	if err := m.Remove(name); err != nil {
-		return kept, err
-	}
 	if m.Hooks != nil {
 		m.Hooks.AfterClean(name)
 	}
 	return kept, nil
+}
+
+// removeEnded removes the worker's record unless its loop has been
+// resumed meanwhile (see Hooks.RemoveIfLoopEnded).
+func (m *Manager) removeEnded(name string) error {
+	remove := func() error { return m.Remove(name) }
+	if m.Hooks == nil {
+		return remove()
+	}
+	err := m.Hooks.RemoveIfLoopEnded(name, remove)
+	if errors.Is(err, ErrLoopActive) {
+		return errCleanRunning(name)
+	}
+	return err
+}
+
+// errCleanRunning refuses to clean a running worker.
+func errCleanRunning(name string) error {
+	return hint.Errorf(fmt.Sprintf("swarm kill %s, then swarm clean %s", name, name), "cannot clean running worker '%s'", name)
 }
 
 // CleanAll cleans every stopped worker; running ones are left alone.
@@ -194,7 +218,7 @@ func (m *Manager) CleanAll(o CleanOptions) (cleaned []string, kept map[string]*s
 	}
 	kept = map[string]*state.WorktreeInfo{}
 	for _, l := range live {
-		if l.Running() {
+		if l.Running() || m.loopActive(l.Name) {
 			continue
 		}
 		k, err := m.Clean(l.Name, o)

@@ -44,9 +44,20 @@ type Hooks interface {
 	// AfterClean runs once a worker's record is removed.
 	AfterClean(name string)
 	// LoopActive reports whether the worker has a loop that has not
-	// ended: kill --all takes such a worker even between iterations.
+	// ended: kill --all takes such a worker even between iterations, and
+	// clean leaves it alone.
 	LoopActive(name string) bool
+	// RemoveIfLoopEnded runs remove (which removes the worker's record)
+	// only if the worker's loop, if it has one, has ended, and returns
+	// ErrLoopActive otherwise. The check and remove happen as one step
+	// with respect to a resume of the loop, so clean and resume never
+	// both succeed.
+	RemoveIfLoopEnded(name string, remove func() error) error
 }
+
+// ErrLoopActive is RemoveIfLoopEnded's answer for a loop that has not
+// ended.
+var ErrLoopActive = errors.New("loop active")
 
 // Default timings.
 const (

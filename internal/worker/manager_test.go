@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
@@ -32,6 +34,9 @@ func newFake(t *testing.T) (*Manager, *tmuxtest.Server, string) {
 type recordingHooks struct {
 	calls  []string
 	active map[string]bool
+	// resumed names loops resumed between clean's first check and its
+	// removal of the record: RemoveIfLoopEnded refuses them.
+	resumed map[string]bool
 }
 
 func (h *recordingHooks) BeforeKill(w *state.Worker) error {
@@ -42,6 +47,13 @@ func (h *recordingHooks) AfterKill(w *state.Worker) { h.calls = append(h.calls, 
 func (h *recordingHooks) AfterClean(name string)    { h.calls = append(h.calls, "after-clean "+name) }
 func (h *recordingHooks) LoopActive(name string) bool {
 	return h.active[name]
+}
+func (h *recordingHooks) RemoveIfLoopEnded(name string, remove func() error) error {
+	h.calls = append(h.calls, "remove "+name)
+	if h.active[name] || h.resumed[name] {
+		return ErrLoopActive
+	}
+	return remove()
 }
 
 func names(t *testing.T, m *Manager) []string {
@@ -202,8 +214,41 @@ func TestCleanRefusesRunningAndCallsAfterClean(t *testing.T) {
 	if _, err := m.Clean("w1", CleanOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := names(t, m); len(n) != 0 || h.calls[len(h.calls)-1] != "after-clean w1" {
+	if n := names(t, m); len(n) != 0 || strings.Join(h.calls[len(h.calls)-2:], ",") != "remove w1,after-clean w1" {
 		t.Fatalf("records %v, hooks %v", n, h.calls)
+	}
+}
+
+// A loop between iterations has no live agent but is running all the
+// same: clean refuses it, and clean --all leaves it, as kill --all takes
+// it. A loop resumed after clean's first look is refused at the removal,
+// with its record, worktree and logs kept.
+func TestCleanLeavesActiveLoops(t *testing.T) {
+	m, _, dir := newFake(t)
+	h := &recordingHooks{active: map[string]bool{"loop": true}, resumed: map[string]bool{"late": true}}
+	m.Hooks = h
+	for _, n := range []string{"loop", "late", "idle"} {
+		if _, err := m.Spawn(SpawnOptions{Name: n, Command: []string{"sh"}, Tmux: true, Cwd: dir, NoStart: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"loop", "late"} {
+		_, err := m.Clean(n, CleanOptions{RmWorktree: true})
+		if err == nil || err.Error() != "cannot clean running worker '"+n+"'" || hint.Of(err) != "swarm kill "+n+", then swarm clean "+n {
+			t.Errorf("clean %s: %v (hint %q)", n, err, hint.Of(err))
+		}
+	}
+	if slices.Contains(h.calls, "remove loop") || !slices.Contains(h.calls, "remove late") || slices.ContainsFunc(h.calls, func(c string) bool { return strings.HasPrefix(c, "after-clean") }) {
+		t.Errorf("hooks %v", h.calls)
+	}
+	cleaned, _, err := m.CleanAll(CleanOptions{})
+	if err != nil || strings.Join(cleaned, ",") != "idle" {
+		t.Fatalf("clean --all cleaned %v, %v", cleaned, err)
+	}
+	n := names(t, m)
+	slices.Sort(n)
+	if strings.Join(n, ",") != "late,loop" {
+		t.Fatalf("records left %v", n)
 	}
 }
 
