@@ -207,6 +207,12 @@ func (e *Engine) claim(a *attempt) error {
 		if s.Status != state.RalphRunning || s.IterationActive {
 			return errSkip
 		}
+		// Under the loop's lock, as clean's removal of the record is
+		// (Hooks.RemoveUnlessLoopHolds): no iteration starts for a
+		// cleaned worker. drive then finds the record gone and ends.
+		if _, err := e.M.Get(e.Name); errors.Is(err, worker.ErrNotFound) {
+			return errSkip
+		}
 		s.PromptSHA256, s.PromptBytes = sum, size
 		s.CurrentIteration = a.iter
 		s.LastIterationStart = state.Timestamp{Time: a.started}

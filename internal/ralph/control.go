@@ -93,7 +93,7 @@ func ResumeLoop(m *worker.Manager, name string) error {
 	var alive, wasActive, warn bool
 	_, err = rs.Update(func(s *state.Ralph) error {
 		// Under the loop's lock, as clean's removal of the record is
-		// (Hooks.RemoveIfLoopEnded): a cleaned worker is not resumed.
+		// (Hooks.RemoveUnlessLoopHolds): a cleaned worker is not resumed.
 		if _, err := m.Get(name); err != nil {
 			return err
 		}
@@ -263,13 +263,37 @@ func (h *Hooks) LoopActive(name string) bool {
 	return err == nil && st.Active()
 }
 
-// RemoveIfLoopEnded runs remove (clean's removal of the worker record)
-// under the loop's state lock, and only if the loop has ended. ResumeLoop
-// sets a loop running under the same lock after checking that the record
-// is there: either the clean comes first and the resume is refused, or the
-// resume does and the clean is. A worker without a loop, or whose loop
-// state cannot be read (and so cannot be resumed), is removed as it is.
-func (h *Hooks) RemoveIfLoopEnded(name string, remove func() error) error {
+// LoopHolds returns the loop's status if clean must leave its worker (see
+// holds), "" otherwise.
+func (h *Hooks) LoopHolds(name string) string {
+	rs := h.m.Store.Ralph(name)
+	if !rs.Exists() {
+		return ""
+	}
+	st, err := rs.Load()
+	if err != nil || !holds(rs, st) {
+		return ""
+	}
+	return st.Status
+}
+
+// holds reports whether a loop holds its worker against clean: it has not
+// ended, and it has started (an iteration ran or runs, or a monitor is
+// alive). A loop made with --no-run and never run does not: it is cleaned
+// like any stopped worker, as swarm.py cleans it, and a monitor started
+// for it later finds no record when it claims its first iteration.
+func holds(rs *state.RalphStore, st *state.Ralph) bool {
+	return st.Active() && (st.CurrentIteration > 0 || st.IterationActive || MonitorAlive(rs))
+}
+
+// RemoveUnlessLoopHolds runs remove (clean's removal of the worker record)
+// under the loop's state lock, unless the loop holds the worker. Both
+// ResumeLoop, before it sets a loop running, and the monitor, before it
+// claims an iteration, check under the same lock that the record is
+// there: either the clean comes first and they find no worker, or they do
+// and the clean is refused. A worker without a loop, or whose loop state
+// cannot be read (and so cannot run), is removed as it is.
+func (h *Hooks) RemoveUnlessLoopHolds(name string, remove func() error) error {
 	rs := h.m.Store.Ralph(name)
 	if !rs.Exists() {
 		return remove()
@@ -277,8 +301,8 @@ func (h *Hooks) RemoveIfLoopEnded(name string, remove func() error) error {
 	var tried bool
 	var removeErr error
 	_, err := rs.Update(func(s *state.Ralph) error {
-		if s.Active() {
-			return worker.ErrLoopActive
+		if holds(rs, s) {
+			return &worker.LoopHoldsError{Status: s.Status}
 		}
 		tried = true
 		if removeErr = remove(); removeErr != nil {
@@ -286,10 +310,11 @@ func (h *Hooks) RemoveIfLoopEnded(name string, remove func() error) error {
 		}
 		return errNoChange
 	})
+	var held *worker.LoopHoldsError
 	switch {
 	case tried:
 		return removeErr
-	case errors.Is(err, worker.ErrLoopActive):
+	case errors.As(err, &held):
 		return err
 	}
 	if _, lerr := rs.Load(); lerr != nil {

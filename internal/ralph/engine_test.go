@@ -267,9 +267,13 @@ func TestEngineClosesItsWindowWhenTheRecordIsRemoved(t *testing.T) {
 func TestCleanAndResumeExcludeEachOther(t *testing.T) {
 	l := newFakeLoop(t, &tmuxtest.Agent{}, Options{MaxIterations: 3})
 	l.m.Hooks = NewHooks(l.m)
+	// A loop that ran an iteration and was killed; resume first. Its
+	// monitor would start in another process; here the loop state alone
+	// tells clean that the loop runs again.
+	if _, err := l.e.RS.Update(func(s *state.Ralph) error { s.CurrentIteration = 1; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	markKilled(l.e.RS)
-	// Resume first: its monitor would start in another process; here the
-	// loop state alone tells clean that the loop runs again.
 	if _, err := l.e.RS.Update(func(s *state.Ralph) error { s.Status = state.RalphRunning; return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -277,9 +281,10 @@ func TestCleanAndResumeExcludeEachOther(t *testing.T) {
 		t.Fatalf("clean of a resumed loop: %v", err)
 	}
 	// And inside the removal itself: the loop resumed after clean looked.
-	err := l.m.Hooks.RemoveIfLoopEnded("w", func() error { t.Fatal("removed the record of a running loop"); return nil })
-	if !errors.Is(err, worker.ErrLoopActive) {
-		t.Fatalf("RemoveIfLoopEnded of a running loop: %v", err)
+	err := l.m.Hooks.RemoveUnlessLoopHolds("w", func() error { t.Fatal("removed the record of a running loop"); return nil })
+	var held *worker.LoopHoldsError
+	if !errors.As(err, &held) || held.Status != state.RalphRunning {
+		t.Fatalf("RemoveUnlessLoopHolds of a running loop: %v", err)
 	}
 	// Clean first: the resume is refused, and the loop stays ended.
 	markKilled(l.e.RS)
@@ -291,6 +296,33 @@ func TestCleanAndResumeExcludeEachOther(t *testing.T) {
 	}
 	if st := l.state(); st.Status != state.RalphStopped || st.ExitReason != ReasonKilled {
 		t.Fatalf("after the refused resume: %s %s", st.Status, st.ExitReason)
+	}
+}
+
+// A loop made with --no-run and never run does not hold its worker: clean
+// removes it as swarm.py does. A monitor started for it afterwards claims
+// no iteration (it checks the record under the lock clean removed it
+// under) and ends without ever making a window.
+func TestCleanedNeverStartedLoopRunsNoIteration(t *testing.T) {
+	agent := &tmuxtest.Agent{}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 3})
+	l.m.Hooks = NewHooks(l.m)
+	w, err := l.m.Get("w") // as a monitor read it just before the clean
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.m.Clean("w", worker.CleanOptions{}); err != nil {
+		t.Fatalf("clean of a loop never started: %v", err)
+	}
+	if err := l.e.claim(l.e.newAttempt(l.state(), w, 1, time.Now(), "work")); !errors.Is(err, errSkip) {
+		t.Fatalf("claim of an iteration for a cleaned worker: %v", err)
+	}
+	if st := l.state(); st.CurrentIteration != 0 || st.IterationActive {
+		t.Fatalf("claim changed the loop: iteration %d, active %v", st.CurrentIteration, st.IterationActive)
+	}
+	l.expectEnd(1, ReasonKilled, 0)
+	if agent.Runs() != 0 || l.events("START") != 0 || len(l.srv.Windows()) != 0 {
+		t.Fatalf("%d agent runs, %d START lines after the clean:\n%s", agent.Runs(), l.events("START"), l.srv.Summary())
 	}
 }
 

@@ -152,8 +152,8 @@ type CleanOptions struct {
 }
 
 // Clean removes a stopped worker's record, logs and (clean) worktree.
-// A dirty worktree is kept and returned. A worker whose ralph loop has not
-// ended is refused like a running one.
+// A dirty worktree is kept and returned. A worker whose ralph loop has
+// started and not ended is refused like a running one.
 func (m *Manager) Clean(name string, o CleanOptions) (kept *state.WorktreeInfo, err error) {
 	if _, err := m.settled(name); err != nil {
 		return nil, err
@@ -162,10 +162,15 @@ func (m *Manager) Clean(name string, o CleanOptions) (kept *state.WorktreeInfo, 
 	if err != nil {
 		return nil, err
 	}
-	// A loop between iterations has no running agent, but it is running
-	// all the same: its monitor starts the next one.
-	if l.Running() || m.loopActive(name) {
+	if l.Running() {
 		return nil, errCleanRunning(name)
+	}
+	// A loop between iterations has no running agent, but it holds the
+	// worker all the same: its monitor starts the next one.
+	if m.Hooks != nil {
+		if status := m.Hooks.LoopHolds(name); status != "" {
+			return nil, errCleanLoop(name, status)
+		}
 	}
 	if l.WindowID != "" {
 		// The window kept after its command exited (remain-on-exit).
@@ -192,22 +197,37 @@ func (m *Manager) Clean(name string, o CleanOptions) (kept *state.WorktreeInfo, 
 }
 
 // removeEnded removes the worker's record unless its loop has been
-// resumed meanwhile (see Hooks.RemoveIfLoopEnded).
+// resumed or started meanwhile (see Hooks.RemoveUnlessLoopHolds).
 func (m *Manager) removeEnded(name string) error {
 	remove := func() error { return m.Remove(name) }
 	if m.Hooks == nil {
 		return remove()
 	}
-	err := m.Hooks.RemoveIfLoopEnded(name, remove)
-	if errors.Is(err, ErrLoopActive) {
-		return errCleanRunning(name)
+	err := m.Hooks.RemoveUnlessLoopHolds(name, remove)
+	var held *LoopHoldsError
+	if errors.As(err, &held) {
+		return errCleanLoop(name, held.Status)
 	}
 	return err
 }
 
 // errCleanRunning refuses to clean a running worker.
 func errCleanRunning(name string) error {
-	return hint.Errorf(fmt.Sprintf("swarm kill %s, then swarm clean %s", name, name), "cannot clean running worker '%s'", name)
+	return hint.Errorf(cleanHint(name), "cannot clean running worker '%s'", name)
+}
+
+// errCleanLoop refuses to clean a worker its loop holds: the worker of a
+// loop that goes on by itself (running, or waiting out a usage limit) is
+// a running worker, whether or not an agent runs this moment.
+func errCleanLoop(name, status string) error {
+	if status != state.RalphPaused {
+		return errCleanRunning(name)
+	}
+	return hint.Errorf(cleanHint(name), "cannot clean worker '%s': its ralph loop is %s", name, status)
+}
+
+func cleanHint(name string) string {
+	return fmt.Sprintf("swarm kill %s, then swarm clean %s", name, name)
 }
 
 // CleanAll cleans every stopped worker; running ones are left alone.
@@ -218,7 +238,7 @@ func (m *Manager) CleanAll(o CleanOptions) (cleaned []string, kept map[string]*s
 	}
 	kept = map[string]*state.WorktreeInfo{}
 	for _, l := range live {
-		if l.Running() || m.loopActive(l.Name) {
+		if l.Running() || (m.Hooks != nil && m.Hooks.LoopHolds(l.Name) != "") {
 			continue
 		}
 		k, err := m.Clean(l.Name, o)

@@ -44,20 +44,25 @@ type Hooks interface {
 	// AfterClean runs once a worker's record is removed.
 	AfterClean(name string)
 	// LoopActive reports whether the worker has a loop that has not
-	// ended: kill --all takes such a worker even between iterations, and
-	// clean leaves it alone.
+	// ended: kill --all takes such a worker even between iterations.
 	LoopActive(name string) bool
-	// RemoveIfLoopEnded runs remove (which removes the worker's record)
-	// only if the worker's loop, if it has one, has ended, and returns
-	// ErrLoopActive otherwise. The check and remove happen as one step
-	// with respect to a resume of the loop, so clean and resume never
-	// both succeed.
-	RemoveIfLoopEnded(name string, remove func() error) error
+	// LoopHolds returns the status ("running", "paused", ...) of the
+	// worker's loop if clean must leave the worker for it: the loop has
+	// started and not ended. "" means clean may go ahead.
+	LoopHolds(name string) string
+	// RemoveUnlessLoopHolds runs remove (which removes the worker's
+	// record) unless the loop holds the worker, and then returns a
+	// *LoopHoldsError. The check and remove are one step with respect to
+	// a resume of the loop and the start of its iterations, so clean and
+	// resume never both succeed, and no iteration starts for a removed
+	// record.
+	RemoveUnlessLoopHolds(name string, remove func() error) error
 }
 
-// ErrLoopActive is RemoveIfLoopEnded's answer for a loop that has not
-// ended.
-var ErrLoopActive = errors.New("loop active")
+// LoopHoldsError is RemoveUnlessLoopHolds's refusal.
+type LoopHoldsError struct{ Status string }
+
+func (e *LoopHoldsError) Error() string { return "the worker's ralph loop is " + e.Status }
 
 // Default timings.
 const (

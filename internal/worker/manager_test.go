@@ -34,8 +34,10 @@ func newFake(t *testing.T) (*Manager, *tmuxtest.Server, string) {
 type recordingHooks struct {
 	calls  []string
 	active map[string]bool
-	// resumed names loops resumed between clean's first check and its
-	// removal of the record: RemoveIfLoopEnded refuses them.
+	// held maps a worker to the status of the loop that holds it against
+	// clean; resumed names loops resumed between clean's first look and
+	// its removal of the record: only RemoveUnlessLoopHolds sees them.
+	held    map[string]string
 	resumed map[string]bool
 }
 
@@ -48,10 +50,14 @@ func (h *recordingHooks) AfterClean(name string)    { h.calls = append(h.calls, 
 func (h *recordingHooks) LoopActive(name string) bool {
 	return h.active[name]
 }
-func (h *recordingHooks) RemoveIfLoopEnded(name string, remove func() error) error {
+func (h *recordingHooks) LoopHolds(name string) string { return h.held[name] }
+func (h *recordingHooks) RemoveUnlessLoopHolds(name string, remove func() error) error {
 	h.calls = append(h.calls, "remove "+name)
-	if h.active[name] || h.resumed[name] {
-		return ErrLoopActive
+	if h.held[name] != "" {
+		return &LoopHoldsError{Status: h.held[name]}
+	}
+	if h.resumed[name] {
+		return &LoopHoldsError{Status: state.RalphRunning}
 	}
 	return remove()
 }
@@ -219,27 +225,36 @@ func TestCleanRefusesRunningAndCallsAfterClean(t *testing.T) {
 	}
 }
 
-// A loop between iterations has no live agent but is running all the
-// same: clean refuses it, and clean --all leaves it, as kill --all takes
-// it. A loop resumed after clean's first look is refused at the removal,
-// with its record, worktree and logs kept.
-func TestCleanLeavesActiveLoops(t *testing.T) {
+// A loop between iterations has no live agent but holds its worker all
+// the same: clean refuses it (a paused loop with its own words), and
+// clean --all leaves it. A loop resumed after clean's first look is
+// refused at the removal, with its record, worktree and logs kept.
+func TestCleanLeavesWorkersHeldByLoops(t *testing.T) {
 	m, _, dir := newFake(t)
-	h := &recordingHooks{active: map[string]bool{"loop": true}, resumed: map[string]bool{"late": true}}
+	h := &recordingHooks{
+		held:    map[string]string{"loop": state.RalphRunning, "limit": state.RalphWaiting, "paused": state.RalphPaused},
+		resumed: map[string]bool{"late": true},
+	}
 	m.Hooks = h
-	for _, n := range []string{"loop", "late", "idle"} {
+	for _, n := range []string{"loop", "limit", "paused", "late", "idle"} {
 		if _, err := m.Spawn(SpawnOptions{Name: n, Command: []string{"sh"}, Tmux: true, Cwd: dir, NoStart: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, n := range []string{"loop", "late"} {
+	want := map[string]string{
+		"loop":   "cannot clean running worker 'loop'",
+		"limit":  "cannot clean running worker 'limit'",
+		"paused": "cannot clean worker 'paused': its ralph loop is paused",
+		"late":   "cannot clean running worker 'late'",
+	}
+	for n, msg := range want {
 		_, err := m.Clean(n, CleanOptions{RmWorktree: true})
-		if err == nil || err.Error() != "cannot clean running worker '"+n+"'" || hint.Of(err) != "swarm kill "+n+", then swarm clean "+n {
-			t.Errorf("clean %s: %v (hint %q)", n, err, hint.Of(err))
+		if err == nil || err.Error() != msg || hint.Of(err) != "swarm kill "+n+", then swarm clean "+n {
+			t.Errorf("clean %s: %v (hint %q), want %q", n, err, hint.Of(err), msg)
 		}
 	}
-	if slices.Contains(h.calls, "remove loop") || !slices.Contains(h.calls, "remove late") || slices.ContainsFunc(h.calls, func(c string) bool { return strings.HasPrefix(c, "after-clean") }) {
-		t.Errorf("hooks %v", h.calls)
+	if strings.Join(h.calls, ",") != "remove late" {
+		t.Errorf("hooks %v: only the late one reaches the removal, and nothing is cleaned", h.calls)
 	}
 	cleaned, _, err := m.CleanAll(CleanOptions{})
 	if err != nil || strings.Join(cleaned, ",") != "idle" {
@@ -247,7 +262,7 @@ func TestCleanLeavesActiveLoops(t *testing.T) {
 	}
 	n := names(t, m)
 	slices.Sort(n)
-	if strings.Join(n, ",") != "late,loop" {
+	if strings.Join(n, ",") != "late,limit,loop,paused" {
 		t.Fatalf("records left %v", n)
 	}
 }
