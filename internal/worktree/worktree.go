@@ -168,6 +168,11 @@ func DefaultPath(repoRoot, name string) string {
 // worktree of this repository on that branch (a worktree kept because it
 // had uncommitted work), it is reused.
 func Create(repoRoot, path, branch string, o ...CreateOptions) (Info, error) {
+	unlock, err := lockRepo(repoRoot)
+	if err != nil {
+		return Info{}, err
+	}
+	defer unlock()
 	fresh := len(o) > 0 && o[0].Fresh
 	info := Info{Path: path, Branch: branch, BaseRepo: repoRoot}
 	if existing, ok := findWorktree(repoRoot, path); ok {
@@ -187,7 +192,6 @@ func Create(repoRoot, path, branch string, o ...CreateOptions) (Info, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return Info{}, err
 	}
-	var err error
 	if branchExists(repoRoot, branch) {
 		info.Reused = "branch"
 		info.describeBranch()
@@ -318,10 +322,19 @@ func Changes(path string) (int, error) {
 // *DirtyError unless force is set. The branch is kept. A worktree whose
 // directory is already gone is pruned.
 func Remove(info Info, force bool) error {
+	unlock, lockErr := lockRepo(info.BaseRepo)
 	if _, err := os.Stat(info.Path); errors.Is(err, os.ErrNotExist) {
-		git(info.BaseRepo, "worktree", "prune")
+		// Nothing to remove; the base repository may be gone too.
+		if lockErr == nil {
+			git(info.BaseRepo, "worktree", "prune")
+			unlock()
+		}
 		return nil
 	}
+	if lockErr != nil {
+		return lockErr
+	}
+	defer unlock()
 	if !force {
 		n, ign, err := status(info.Path)
 		if err != nil {

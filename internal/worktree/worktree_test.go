@@ -2,10 +2,12 @@ package worktree
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -151,5 +153,42 @@ func TestRemoveKeepsIgnoredFiles(t *testing.T) {
 	}
 	if err := Remove(info, true); err != nil {
 		t.Fatalf("forced removal: %v", err)
+	}
+}
+
+// Spawns with --worktree run at once: git fails a worktree command that
+// runs while another is half done ("failed to read .git/worktrees/X/
+// commondir"), so swarm's worktree changes in one repository take turns.
+func TestConcurrentCreatesAndRemoves(t *testing.T) {
+	repo := newRepo(t)
+	const n = 12
+	infos := make([]Info, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("w%02d", i)
+			infos[i], errs[i] = Create(repo, DefaultPath(repo, name), name)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("concurrent creates: %v", err)
+	}
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = Remove(infos[i], false)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("concurrent removes: %v", err)
+	}
+	if out := run(t, repo, "git", "worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
+		t.Fatalf("worktrees left:\n%s", out)
 	}
 }
