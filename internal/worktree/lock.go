@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -42,8 +43,11 @@ func lockRepo(repo string) (func(), error) {
 	ctx, cancel := context.WithTimeout(context.Background(), repoLockWait)
 	defer cancel()
 	ok, err := l.TryLockContext(ctx, repoLockPoll)
-	if err != nil || !ok {
-		return nil, fmt.Errorf("another worktree change in %s did not finish within %s (lock %s): %v", repo, repoLockWait, l.Path(), err)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (err == nil && !ok):
+		return nil, fmt.Errorf("another worktree change in %s did not finish within %s (lock %s)", repo, repoLockWait, l.Path())
+	case err != nil:
+		return nil, fmt.Errorf("cannot lock %s: %w", l.Path(), err)
 	}
 	return func() { l.Unlock() }, nil
 }
