@@ -378,6 +378,11 @@ func TestCrashRalphMonitor(t *testing.T) {
 	flag := func(k string) bool { return w.ralphFlag("loop", k) }
 	crash := func(what string, when func() bool) {
 		t.Helper()
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("state: %v\nlog:\n%s", st(), w.e.RalphLog("loop"))
+			}
+		})
 		w.e.Eventually(what, 30*time.Second, when)
 		mons := w.monitors("loop")
 		if len(mons) != 1 || mons[0].pid != num("monitor_pid") {
