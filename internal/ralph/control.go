@@ -168,7 +168,7 @@ func StopLoop(m *worker.Manager, name string, o worker.KillOptions) error {
 // no further iteration.
 func markKilled(rs *state.RalphStore) bool {
 	ended := false
-	st, err := rs.Update(func(s *state.Ralph) error {
+	_, err := rs.Update(func(s *state.Ralph) error {
 		if !s.Active() {
 			return nil
 		}
@@ -176,12 +176,11 @@ func markKilled(rs *state.RalphStore) bool {
 		s.Status = state.RalphStopped
 		s.ExitReason = ReasonKilled
 		s.ExitDetail = ""
+		// Before the state is written, as the monitor's own end does.
+		rs.Log("DONE", doneText(s.CurrentIteration, ReasonKilled))
 		return nil
 	})
-	if err == nil && ended {
-		rs.Log("DONE", doneText(st.CurrentIteration, ReasonKilled))
-	}
-	return ended
+	return err == nil && ended
 }
 
 // Hooks connect worker kills and cleans to ralph loops.

@@ -442,6 +442,9 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 		s.Status, s.ExitReason, s.ExitDetail = d.Status, state.NullString(d.Reason), state.NullString(d.Detail)
 		s.ExitHint = state.NullString(d.Hint)
 		s.IterationActive = false
+		// Logged before the state is written: whoever sees the loop
+		// ended (ralph wait, then ralph logs) finds its DONE line.
+		e.log("DONE", "%s", doneText(s.CurrentIteration, d.Reason))
 		return nil
 	})
 	if err != nil || final == nil {
@@ -449,7 +452,6 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 	}
 	reason := string(final.ExitReason)
 	if ended {
-		e.log("DONE", "%s", doneText(final.CurrentIteration, reason))
 		e.announce(final)
 	}
 	code := ExitCode(reason)
