@@ -165,14 +165,7 @@ func lockPID(lockPath string) int {
 // WaitExit waits until no process holds the lock, at most timeout, and
 // reports whether the lock is free.
 func WaitExit(lockPath string, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for Alive(lockPath) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(waitPoll)
-	}
-	return true
+	return proc.WaitUntil(timeout, waitPoll, func() bool { return !Alive(lockPath) })
 }
 
 // IsDaemon reports whether this process was started by Start with the

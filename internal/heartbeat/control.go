@@ -265,27 +265,16 @@ func (s *Store) waitGone(name string, t proc.Target, exitWait time.Duration) err
 	if t.PID <= 0 || t.PID == os.Getpid() {
 		return nil
 	}
-	if waitUntil(exitWait, func() bool { return !t.Alive() }) {
+	if proc.WaitUntil(exitWait, exitPoll, func() bool { return !t.Alive() }) {
 		return nil
 	}
 	if t.Ticks != 0 && t.Alive() {
 		syscall.Kill(t.PID, syscall.SIGKILL)
-		if waitUntil(killTimeout, func() bool { return !t.Alive() }) {
+		if proc.WaitUntil(killTimeout, exitPoll, func() bool { return !t.Alive() }) {
 			return nil
 		}
 	}
 	return fmt.Errorf("the heartbeat process for '%s' (pid %d) released its lock but did not exit (see %s)", name, t.PID, s.LogPath(name))
-}
-
-// waitUntil polls cond every exitPoll until it holds (true) or timeout
-// passes (false).
-func waitUntil(timeout time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(timeout); !cond(); time.Sleep(exitPoll) {
-		if time.Now().After(end) {
-			return false
-		}
-	}
-	return true
 }
 
 // Pause stops beats without ending the heartbeat ("heartbeat pause W").

@@ -213,7 +213,7 @@ func (h *Hooks) AfterKill(w *state.Worker) {
 	}
 	wait := killWait(worker.PollInterval(DefaultPoll))
 	resumed := false
-	exited := waitFor(wait, func() bool {
+	exited := proc.WaitUntil(wait, monitorExitPoll, func() bool {
 		if !MonitorAlive(rs) {
 			return true
 		}
@@ -232,18 +232,7 @@ func (h *Hooks) AfterKill(w *state.Worker) {
 		}
 		return
 	}
-	waitFor(monitorExitAfterUnlock, func() bool { return mon.PID <= 0 || !mon.Alive() })
-}
-
-// waitFor polls cond every monitorExitPoll until it holds (true) or
-// timeout passes (false).
-func waitFor(timeout time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(timeout); !cond(); time.Sleep(monitorExitPoll) {
-		if time.Now().After(deadline) {
-			return false
-		}
-	}
-	return true
+	proc.WaitUntil(monitorExitAfterUnlock, monitorExitPoll, func() bool { return mon.PID <= 0 || !mon.Alive() })
 }
 
 // AfterClean keeps the loop's state: as with swarm.py, only ralph clean
