@@ -515,15 +515,11 @@ func (e *Engine) announce(st *state.Ralph) {
 
 // doneText is the DONE event: how many iterations ran and why the loop
 // ended (a killed loop "ended", it did not "complete").
+// doneText is the DONE line of iterations.log in swarm.py's exact words
+// ("iterations" even for one, "complete" whatever the reason): scripts
+// and swarm.py's own readers grep for it.
 func doneText(iterations int, reason string) string {
-	return fmt.Sprintf("loop ended after %d %s reason=%s", iterations, plural(iterations, "iteration"), reason)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
+	return fmt.Sprintf("loop complete after %d iterations reason=%s", iterations, reason)
 }
 
 func reasonText(st *state.Ralph) string {

@@ -126,7 +126,7 @@ func TestMaxIterationsThreeWholePromptsAndEdits(t *testing.T) {
 	if msgs[1] != "edited prompt" || msgs[2] != "edited prompt" {
 		t.Errorf("edit did not reach later iterations: %q", msgs)
 	}
-	if !strings.Contains(l.RalphLog(l.name), "[DONE] loop ended after 3 iterations reason=max_iterations") {
+	if !strings.Contains(l.RalphLog(l.name), "[DONE] loop complete after 3 iterations reason=max_iterations") {
 		t.Errorf("log:\n%s", l.RalphLog(l.name))
 	}
 	// The window is gone and the worker stopped; the metadata carries the iteration.

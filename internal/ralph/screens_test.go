@@ -125,7 +125,7 @@ func TestRalphListLogsCleanInitTemplate(t *testing.T) {
 	if r := l.MustRun("ralph", "ls", "--status", "running", "--format", "json"); strings.TrimSpace(r.Stdout) != "[]" {
 		t.Errorf("json: %q", r.Stdout)
 	}
-	if r := l.MustRun("ralph", "logs", "cmds", "--lines", "1"); !strings.Contains(r.Stdout, "[DONE] loop ended after 1 iteration reason=max_iterations") || strings.Count(r.Stdout, "\n") != 1 {
+	if r := l.MustRun("ralph", "logs", "cmds", "--lines", "1"); !strings.Contains(r.Stdout, "[DONE] loop complete after 1 iterations reason=max_iterations") || strings.Count(r.Stdout, "\n") != 1 {
 		t.Errorf("logs: %q", r.Stdout)
 	}
 	if r := l.MustRun("ralph", "clean", "cmds"); r.Stdout != "cleaned ralph state for cmds\n" {
