@@ -245,6 +245,32 @@ func TestWorkerLogs(t *testing.T) {
 	}
 }
 
+// A stopped tmux worker's last words are what peek, logs and logs
+// --history show: its 200x50 window holds a few lines at the top, then
+// blank rows down to tmux's "Pane is dead" line at the bottom, and the
+// blank rows used to be all of peek's 30 lines.
+func TestWorkerStoppedPaneShowsLastWords(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	// k keeps the server up after d's command exits.
+	e.MustRun("spawn", "--name", "k", "--tmux", "--", e.Agent, "--input", "none", "--script", "quiet")
+	e.MustRun("spawn", "--name", "d", "--tmux", "--", e.Agent, "--input", "none",
+		"--script", "print first words;print last words;exit 3")
+	e.Eventually("d to stop", 10*time.Second, func() bool { return e.Run("status", "d").Code == 1 })
+	for _, args := range [][]string{
+		{"peek", "d"}, {"peek", "d", "-n", "3"}, {"logs", "d"}, {"logs", "d", "--history"}, {"logs", "d", "--lines", "3"},
+	} {
+		r := e.Run(args...)
+		lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "first words\nlast words\n") || !strings.HasPrefix(lines[len(lines)-1], "Pane is dead") {
+			t.Errorf("%q: want the last words, then tmux's dead-pane line: %s", args, r)
+		}
+		if strings.Contains(r.Stdout, "\n\n") {
+			t.Errorf("%q: blank lines shown: %q", args, r.Stdout)
+		}
+	}
+}
+
 // wkRunCtx runs swarm with a deadline so a follow that never ends fails the
 // test instead of hanging it; it returns stdout and the exit code.
 func wkRunCtx(t *testing.T, e *testenv.Env, timeout time.Duration, args ...string) (string, int) {

@@ -479,3 +479,25 @@ func TestIdleStart(t *testing.T) {
 		}
 	}
 }
+
+// A turn that thinks longer than the inactivity timeout behind a screen
+// that does not change (Claude Code's working screen, its spinner caught
+// on one frame) is work, not inactivity: the iteration ends when the turn
+// does, with no TIMEOUT.
+func TestEngineWorkingAgentIsNeverInactive(t *testing.T) {
+	const think = 2500 * time.Millisecond // 2.5 inactivity timeouts
+	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
+		time.Sleep(think)
+		p.SetScreen(claudeAnswered(firstLine(msg)))
+	})
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 1, InactivityTimeout: time.Second}))
+	l.expectEnd(0, ReasonMaxIterations, 1)
+	if n := l.events("TIMEOUT"); n != 0 {
+		data, _ := os.ReadFile(l.e.RS.LogPath())
+		t.Fatalf("a working agent timed out:\n%s", data)
+	}
+	data, _ := os.ReadFile(l.e.RS.LogPath())
+	if !strings.Contains(string(data), "reason=idle") {
+		t.Fatalf("the iteration did not end with the turn:\n%s", data)
+	}
+}

@@ -2,6 +2,7 @@ package ralph_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -200,6 +201,26 @@ func TestInactivityRestartsSilentAgentButNotBusyOne(t *testing.T) {
 		t.Fatalf("busy agent timed out:\n%s", log)
 	}
 	busy.Run("kill", "busy")
+}
+
+// An agent that prints a line every 0.2 s, its output still in the top
+// half of the 200x50 worker window when the 2 s inactivity timeout
+// passes, is busy: the blank rows under its output are not the screen's
+// "last 20 lines" (they were, and it was killed at the timeout).
+func TestInactivityIgnoresBlankRowsUnderOutput(t *testing.T) {
+	l := newLoop(t, "slowprint")
+	l.WriteFile("PROMPT.md", "work")
+	var script strings.Builder
+	for i := 1; i <= 20; i++ { // 4 s of output, 20 of the window's 50 rows
+		fmt.Fprintf(&script, "print working %d;sleep 200ms;", i)
+	}
+	script.WriteString("exit 0")
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "1", "--inactivity-timeout", "2"},
+		l.agent("--script", script.String())...)
+	l.waitEnded(30 * time.Second)
+	if log := l.RalphLog(l.name); strings.Contains(log, "TIMEOUT") || !strings.Contains(log, "[END] iteration 1 exit=0") {
+		t.Fatalf("a busy agent was taken for inactive:\n%s", log)
+	}
 }
 
 // newLoopIn is newLoop for a second loop in an already parallel test.

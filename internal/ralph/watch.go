@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -330,9 +331,20 @@ func (e *Engine) onIdle(a *attempt, v agent.Verdict) (Outcome, bool) {
 	return e.final(a, Outcome{End: EndIdle}), true
 }
 
-// quiet: the screen has not changed for the inactivity timeout.
+// quiet: the screen has not changed for the inactivity timeout. An agent
+// its profile sees working (a spinner, "esc to interrupt") is never
+// quiet, however still its screen: a turn that thinks for minutes is
+// work, and the timeout is for screens no profile knows. --max-time
+// bounds a turn that never ends.
 func (e *Engine) quiet(a *attempt) (Outcome, bool) {
-	if time.Since(a.lastChange) < time.Duration(a.st.InactivityTimeout)*time.Second {
+	if a.shown == agent.Working {
+		return Outcome{}, false
+	}
+	last := a.lastChange
+	if a.workingAt.After(last) {
+		last = a.workingAt
+	}
+	if time.Since(last) < time.Duration(a.st.InactivityTimeout)*time.Second {
 		return Outcome{}, false
 	}
 	e.log("TIMEOUT", "iteration %d inactivity_timeout=%ds", a.iter, a.st.InactivityTimeout)
@@ -427,14 +439,31 @@ func (e *Engine) feed(a *attempt) bool {
 	return moved
 }
 
+// fingerprintLines is how many of the screen's last non-blank lines the
+// inactivity fingerprint covers (swarm.py's 20).
+const fingerprintLines = 20
+
 // screenHash is the inactivity fingerprint: MD5 of the ANSI-stripped last
-// 20 lines of the screen (docs/ralph.md).
+// fingerprintLines non-blank lines of the screen (docs/ralph.md). Blank
+// lines are left out whatever the pane's size: in a 200x50 window an
+// agent's output fills the top of the pane for a long while, and the last
+// 20 rows, all blank, would never change however busy it is.
 func screenHash(screen string) [16]byte {
-	lines := strings.Split(ready.StripANSI(screen), "\n")
-	if len(lines) > 20 {
-		lines = lines[len(lines)-20:]
+	return md5.Sum([]byte(strings.Join(lastNonBlankLines(ready.StripANSI(screen), fingerprintLines), "\n")))
+}
+
+// lastNonBlankLines returns the last n lines of text that hold more than
+// white space, in order.
+func lastNonBlankLines(text string, n int) []string {
+	lines := strings.Split(text, "\n")
+	out := make([]string, 0, n)
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			out = append(out, lines[i])
+		}
 	}
-	return md5.Sum([]byte(strings.Join(lines, "\n")))
+	slices.Reverse(out)
+	return out
 }
 
 // recordTasks stores task ids reported done in this iteration.

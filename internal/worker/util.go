@@ -32,11 +32,18 @@ func tailFile(path string, n int) (string, error) {
 	return lastLines(string(data), n), nil
 }
 
-// lastLines returns the last n lines of s, without trailing blank lines.
+// deadPaneLine starts the line tmux draws at the bottom of a dead pane
+// kept by remain-on-exit ("Pane is dead (status 1, <time>)").
+const deadPaneLine = "Pane is dead"
+
+// lastLines returns the last n lines of s without its trailing blank
+// lines. The rows between a dead pane's last output and tmux's "Pane is
+// dead" line at the bottom of the window are trailing blank lines too: in
+// a 200x50 window they would push the agent's last words out of the n.
 func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n "), "\n")
-	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
-		lines = lines[:len(lines)-1]
+	lines := trimBlankTail(strings.Split(s, "\n"))
+	if k := len(lines); k > 0 && strings.HasPrefix(lines[k-1], deadPaneLine) {
+		lines = append(trimBlankTail(lines[:k-1]), lines[k-1])
 	}
 	if n > 0 && len(lines) > n {
 		lines = lines[len(lines)-n:]
@@ -45,4 +52,13 @@ func lastLines(s string, n int) string {
 		return ""
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// trimBlankTail drops the lines at the end of lines that hold only white
+// space.
+func trimBlankTail(lines []string) []string {
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
 }
