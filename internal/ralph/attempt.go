@@ -479,9 +479,16 @@ func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
 // Enter, records where the reply starts and that Enter is being pressed.
 // The record comes first: a monitor killed right after must not type the
 // prompt a second time (adopt checks the screen instead).
+//
+// The reply starts where the output stood before the text was typed: an
+// agent that reads lines answers a pasted line at once, before Enter and
+// before its echo has settled, and that answer is the agent's. The echo of
+// the prompt itself, in that stretch, is told apart by the detector (an
+// echo agrees with the prompt around it, isEcho), as it is when an agent
+// shows the prompt in its transcript.
 func (e *Engine) typePrompt(ctx context.Context, a *attempt, text string) {
-	e.enter(ctx, a, text, func(off int64) {
-		a.off = off
+	e.enter(ctx, a, text, func(from int64) {
+		a.off = from
 		e.earlySignal(a, text)
 		if _, sc, err := a.tc.Poll(a.window); err == nil {
 			a.baseTurns = a.profile.Judge(withoutEcho(sc, text), time.Now()).Turns
@@ -491,27 +498,39 @@ func (e *Engine) typePrompt(ctx context.Context, a *attempt, text string) {
 	a.promptAt = time.Now()
 }
 
-// enter pastes text as one bracketed paste and submits it.
-func (e *Engine) enter(ctx context.Context, a *attempt, text string, beforeEnter func(off int64)) {
+// outputSize is the length of the attempt's output stream so far.
+func (a *attempt) outputSize() int64 {
+	n, _ := logcap.Size(a.out, logMax(a.st))
+	return n
+}
+
+// enter pastes text as one bracketed paste and submits it; beforeEnter
+// (if any) gets the output offset from before the paste.
+func (e *Engine) enter(ctx context.Context, a *attempt, text string, beforeEnter func(from int64)) {
+	from := a.outputSize()
 	if text != "" {
 		if err := a.tc.Paste(a.window, text); err != nil {
 			return // the watch finds the window gone
 		}
 	}
-	e.submit(ctx, a, text, beforeEnter)
+	e.submit(ctx, a, text, func() {
+		if beforeEnter != nil {
+			beforeEnter(from)
+		}
+	})
 }
 
 // submit presses Enter on text already put in the agent's input box: it
 // waits until the agent shows it (awaitEcho) and its echo has settled,
-// calls beforeEnter (if any) with the output offset after the echo,
-// presses Enter, and makes sure the agent took it (ensureSubmitted).
-func (e *Engine) submit(ctx context.Context, a *attempt, text string, beforeEnter func(off int64)) {
+// calls beforeEnter (if any), presses Enter, and makes sure the agent
+// took it (ensureSubmitted).
+func (e *Engine) submit(ctx context.Context, a *attempt, text string, beforeEnter func()) {
 	if text != "" {
 		e.awaitEcho(ctx, a, text)
 	}
-	off := settle(a)
+	settle(a)
 	if beforeEnter != nil {
-		beforeEnter(off)
+		beforeEnter()
 	}
 	a.tc.SendKeys(a.window, "Enter")
 	e.ensureSubmitted(ctx, a, text)
@@ -574,10 +593,10 @@ func (e *Engine) ensureSubmitted(ctx context.Context, a *attempt, text string) {
 	}
 }
 
-// earlySignal warns about a completion tag the agent printed before the
-// prompt was submitted (a line-based agent answering the first pasted
-// line): only output after the prompt counts, so such a tag is ignored,
-// and the user should know why the loop goes on.
+// earlySignal warns about a completion tag the agent printed before its
+// prompt was typed (while it started, or from an old session's transcript
+// it shows): only output from the prompt on counts, so such a tag is
+// ignored, and the user should know why the loop goes on.
 func (e *Engine) earlySignal(a *attempt, prompt string) {
 	if a.off <= 0 {
 		return
@@ -588,13 +607,13 @@ func (e *Engine) earlySignal(a *attempt, prompt string) {
 	det.Feed(buf[:n])
 	det.Flush()
 	if sig, ok := det.Stop(); ok {
-		e.log("WARN", "iteration %d: the agent printed a %s signal before the prompt was submitted; it does not count. Use --prompt-mode stdin, or --ready-pattern so swarm waits for the agent's real prompt", a.iter, sig.Kind.Reason())
-		e.say("the agent printed a %s signal before its prompt was submitted (ignored); try --prompt-mode stdin or --ready-pattern", sig.Kind.Reason())
+		e.log("WARN", "iteration %d: the agent printed a %s signal before its prompt was typed; it does not count", a.iter, sig.Kind.Reason())
+		e.say("the agent printed a %s signal before its prompt was typed (ignored)", sig.Kind.Reason())
 	}
 }
 
-// maxCarryEarly bounds how much output before the prompt's submission is
-// searched for an early completion tag.
+// maxCarryEarly bounds how much output before the prompt is searched for
+// an early completion tag.
 const maxCarryEarly = 64 << 10
 
 // readyScreen is the pane as ready detection sees it; a loop stopped from
@@ -660,12 +679,10 @@ func (e *Engine) warnStuck(iter int, kind string) {
 }
 
 // settle waits until the output stops growing (the agent finished
-// echoing the paste), at most settleMax, and returns its stream length.
-func settle(a *attempt) int64 {
-	size := func() int64 {
-		n, _ := logcap.Size(a.out, logMax(a.st))
-		return n
-	}
+// echoing the paste), at most settleMax: Enter pressed into a redraw
+// still under way can be dropped.
+func settle(a *attempt) {
+	size := a.outputSize
 	last, stable := size(), time.Now()
 	deadline := time.Now().Add(settleMax)
 	for time.Now().Before(deadline) {
@@ -676,5 +693,4 @@ func settle(a *attempt) int64 {
 			break
 		}
 	}
-	return last
 }

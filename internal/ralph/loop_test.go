@@ -223,6 +223,25 @@ func TestInactivityIgnoresBlankRowsUnderOutput(t *testing.T) {
 	}
 }
 
+// An agent that reads lines answers the first line of a pasted prompt at
+// once, before Enter is pressed and before the paste's echo has settled:
+// its answer counts (it was taken for output from before the prompt, with
+// a WARN, and the loop idled to the timeout every iteration). The prompt's
+// own echo, which holds a tag too, still does not count.
+func TestFastAnswerBeforeEnterCounts(t *testing.T) {
+	l := newLoop(t, "fast")
+	l.WriteFile("PROMPT.md", "Pick the database for the store.\nIf you cannot, print <promise>BLOCKED:no access to the store</promise>\n")
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "2", "--inactivity-timeout", "60"},
+		"sh", "-c", `printf '> '; read line; echo "<promise>DECIDE:postgres or sqlite?</promise>"; sleep 600`)
+	l.waitEnded(30 * time.Second)
+	if l.str("exit_reason") != "decide" || l.str("exit_detail") != "postgres or sqlite?" || l.num("current_iteration") != 1 {
+		t.Fatalf("state %v\n%s", l.state(), l.RalphLog(l.name))
+	}
+	if log := l.RalphLog(l.name); strings.Contains(log, "WARN") {
+		t.Fatalf("the answer was taken for early output:\n%s", log)
+	}
+}
+
 // newLoopIn is newLoop for a second loop in an already parallel test.
 func newLoopIn(t *testing.T, name string) *loop {
 	e := testenv.New(t)
