@@ -294,6 +294,10 @@ func runRalphWait(opts *ralphWaitOptions) error {
 		return exitCode(exitTimeout)
 	}
 	fmt.Fprintf(opts.IO.Out, "%s: %s\n", opts.Name, endSummary(res.State))
+	if res.State.ExitHint != "" {
+		// The fix for a loop a human must unblock (docs/completion.md).
+		fmt.Fprintf(opts.IO.Err, "hint: %s\n", res.State.ExitHint)
+	}
 	if res.Code != exitOK {
 		return exitCode(res.Code)
 	}

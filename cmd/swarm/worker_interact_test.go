@@ -86,6 +86,28 @@ func TestWorkerSend(t *testing.T) {
 	wkExpect(t, "send to unknown", e.Run("send", "nope", "x"), 1, "", "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n")
 }
 
+// send to an agent at a dialog types the answer and nothing else: the
+// Escape and Ctrl-U that clear pending input would answer the dialog
+// first (Claude Code takes Escape for "No").
+func TestWorkerSendAtADialogTypesOnlyTheAnswer(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	got := filepath.Join(t.TempDir(), "keys")
+	e.MustRun("spawn", "--name", "d", "--tmux", "--", "sh", "-c",
+		`stty raw -echo; printf 'Do you want to proceed?\r\n \342\235\257 1. Yes\r\n   2. No\r\n'; dd bs=1 count=2 2>/dev/null | od -An -c > "$0"; sleep 600`, got)
+	wkWaitScreen(t, e, "d", "2. No")
+	wkExpect(t, "send 1", e.Run("send", "d", "1"), 0, "sent to d\n", "")
+	var keys string
+	e.Eventually("the answer to arrive", 10*time.Second, func() bool {
+		data, err := os.ReadFile(got)
+		keys = strings.Join(strings.Fields(string(data)), " ")
+		return err == nil && keys != ""
+	})
+	if keys != `1 \r` {
+		t.Fatalf("the dialog received %q, want the answer 1 and Enter only", keys)
+	}
+}
+
 func TestWorkerSendAll(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)

@@ -3,6 +3,7 @@ package heartbeat
 import (
 	"errors"
 
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
 )
@@ -91,6 +92,11 @@ func (t *tmuxTarget) Look(screen bool) (Look, error) {
 	}
 	if ps.Dead {
 		return Look{Skip: "the worker's pane is not running (between ralph iterations)"}, nil
+	}
+	if kind, _, stuck := agent.For(w.Cmd).Stuck(text); stuck {
+		// The message and its Enter would answer it (Enter takes a
+		// menu's default): a dialog is for a human.
+		return Look{Skip: "the agent shows " + agent.WithArticle(kind)}, nil
 	}
 	return Look{Screen: text}, nil
 }

@@ -281,6 +281,22 @@ func TestSkipsWhileMessageStillShown(t *testing.T) {
 	h.eventually("a beat once the line changed", func() bool { return h.state("w").BeatCount == 2 })
 }
 
+// A heartbeat never types into a dialog: its message and Enter would
+// answer it (Enter takes a menu's default choice).
+func TestSkipsWhileAgentShowsADialog(t *testing.T) {
+	h := newHBEnv(t)
+	h.MustRun("spawn", "--name", "w", "--tmux", "--", "sh", "-c",
+		`printf 'Do you want to proceed?\n \342\235\257 1. Yes\n   2. No\n'; read answer; echo "answered: $answer"; sleep 600`)
+	h.mustStart("w", "200ms", "")
+	h.eventually("two skipped beats", func() bool { return h.state("w").SkipCount >= 2 })
+	if st := h.state("w"); st.BeatCount != 0 || strings.Contains(h.Screen("w"), "answered") {
+		t.Fatalf("beat_count %d: the heartbeat typed into the dialog:\n%s", st.BeatCount, h.Screen("w"))
+	}
+	if !strings.Contains(h.log("w"), "beat skipped: the agent shows a menu awaiting a choice") {
+		t.Errorf("log:\n%s", h.log("w"))
+	}
+}
+
 func TestExpiryEndsProcess(t *testing.T) {
 	h := newHBEnv(t)
 	h.MustRun("spawn", "--name", "w", "--tmux", "--", "cat")

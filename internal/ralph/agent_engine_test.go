@@ -501,3 +501,84 @@ func TestEngineWorkingAgentIsNeverInactive(t *testing.T) {
 		t.Fatalf("the iteration did not end with the turn:\n%s", data)
 	}
 }
+
+// claudePermission is Claude Code's permission prompt for a tool call, a
+// numbered menu under its cursor.
+const claudePermission = " Bash command\n   ls -la\n Do you want to proceed?\n ❯ 1. Yes\n   2. No, and tell Claude what to do differently (esc)\n"
+
+// dialogLoop runs a loop whose agent asks for a permission right after
+// the prompt, and goes on (prints COMPLETE, ends its turn) once answered
+// is closed: the human answered the dialog.
+func dialogLoop(t *testing.T) (l *fakeLoop, answered chan struct{}, done chan int) {
+	answered = make(chan struct{})
+	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
+		p.SetScreen(claudePermission)
+		<-answered
+		p.Print("● Listed the files. <promise>COMPLETE</promise>\n")
+		p.SetScreen(claudeAnswered(firstLine(msg)))
+	})
+	l = newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3, InactivityTimeout: time.Second}))
+	done = make(chan int, 1)
+	go func() { code, _ := l.run(); done <- code }()
+	waitFor(t, "the loop to pause at the dialog", func() bool {
+		st := l.state()
+		return st.Status == state.RalphPaused && strings.Contains(string(st.PauseReason), "menu awaiting a choice")
+	})
+	return l, answered, done
+}
+
+// holdsFor checks that cond stays true for d: an absence can only be
+// watched for a while, never waited for.
+func holdsFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if !cond() {
+			t.Fatalf("%s: broke within %v", what, d)
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// A permission prompt right after the prompt's Enter (a tool call at
+// once) is a pause, not a pre-flight failure: the agent has the prompt.
+// Answered, then resumed: the iteration was held meanwhile (it did not end
+// on the COMPLETE the agent printed while the loop was paused), and goes
+// on to the end after the resume.
+func TestEngineDialogAfterThePromptPausesAnswerThenResume(t *testing.T) {
+	l, answered, done := dialogLoop(t)
+	close(answered)
+	holdsFor(t, "the iteration waits for the resume", 300*time.Millisecond, func() bool {
+		st := l.state()
+		return st.Status == state.RalphPaused && st.IterationActive && l.events("END") == 0
+	})
+	if err := ResumeLoop(l.m, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != 0 || l.state().ExitReason != ReasonComplete || l.state().CurrentIteration != 1 {
+		t.Fatalf("code %d, state %+v\n%s", code, l.state(), l.out)
+	}
+}
+
+// Resumed first, answered next: the dialog still on screen after the
+// resume pauses nothing, and the loop ends when the agent is done.
+func TestEngineDialogAfterThePromptResumeThenAnswer(t *testing.T) {
+	l, answered, done := dialogLoop(t)
+	if err := ResumeLoop(l.m, "w"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the loop to run again", func() bool { return l.state().Status == state.RalphRunning })
+	// Polls that see the same dialog again (every 5 ms) pause nothing.
+	holdsFor(t, "the loop stays running", 100*time.Millisecond, func() bool { return l.state().Status == state.RalphRunning })
+	close(answered)
+	if code := <-done; code != 0 || l.state().ExitReason != ReasonComplete || l.events("PAUSE") != 1 {
+		t.Fatalf("code %d, state %+v\n%s", code, l.state(), l.out)
+	}
+}

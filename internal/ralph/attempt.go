@@ -58,6 +58,9 @@ type attempt struct {
 	outputAt   time.Time        // when its output was last seen growing
 	errorSince time.Time        // showing an API error, since
 	dialog     string           // the dialog it shows now ("" for none)
+	// dialogPause: the loop paused itself for that dialog; the iteration
+	// is held until it is resumed (heldAtDialog).
+	dialogPause bool
 	// resumedLimit is the limit line waited out, still on screen until
 	// the agent answers the limit message.
 	resumedLimit string

@@ -35,7 +35,8 @@ func (e *Engine) conclude(a *attempt, o Outcome, w *state.Worker) Decision {
 		}
 	}
 	d := Decide(o, e.snapshot(st))
-	if d.Action != Continue {
+	if d.Action != Continue && d.Reason != ReasonPreflight {
+		// (An agent at a pre-flight dialog is left there: finish.)
 		e.stopAgent(a.tc, a.window, a.agentProc)
 	}
 	e.update(func(s *state.Ralph) error {

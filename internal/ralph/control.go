@@ -75,17 +75,18 @@ func PauseLoop(m *worker.Manager, name string) error {
 // ResumeLoop continues a paused loop from its current iteration, and recovers
 // a loop whose monitor died (crash, reboot, SIGKILL): if no monitor is
 // alive one is started, and it adopts an agent that is still running. A
-// loop that ended (failed, killed) resumes too, with its failure count
-// reset. It reports a warning when the loop was running with a live
-// monitor.
+// loop stopped before its work was done (failed, pre-flight, killed,
+// blocked, decide) resumes too, with its failure count reset; one whose
+// work is done (complete, done pattern, done file) or whose cap or time
+// budget is used up is refused with the way on (notResumable). It reports
+// a warning when the loop was running with a live monitor.
 func ResumeLoop(m *worker.Manager, name string) error {
 	rs, st, err := loadLoop(m, name)
 	if err != nil {
 		return err
 	}
-	if !st.IterationActive && st.CurrentIteration >= st.MaxIterations && !st.Active() {
-		return hint.Errorf(fmt.Sprintf("swarm ralph set %s --max-iterations %d, then: swarm ralph resume %s", name, st.MaxIterations+10, name),
-			"ralph loop for '%s' already ran all %d iterations", name, st.MaxIterations)
+	if err := notResumable(name, st, time.Now()); err != nil {
+		return err
 	}
 	// Set running and look for a live monitor in one locked step: a
 	// monitor on its way out makes the same check under the same lock
@@ -130,6 +131,29 @@ func ResumeLoop(m *worker.Manager, name string) error {
 		if _, err := StartMonitor(m.Store.Root, name); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// notResumable refuses to resume a loop that ended with nothing left to
+// do: resuming it would run its agent again on finished work and spend
+// iterations. The hint says how to go on instead.
+func notResumable(name string, st *state.Ralph, now time.Time) error {
+	if st.Active() {
+		return nil
+	}
+	switch string(st.ExitReason) {
+	case ReasonComplete, ReasonDonePattern, ReasonDoneFile:
+		return hint.Errorf(fmt.Sprintf("to run it again from the start: swarm ralph spawn --name %s --replace --prompt-file %s -- COMMAND (swarm ralph status %s shows how it ended)", name, st.PromptFile, name),
+			"ralph loop for '%s' has ended (%s); there is nothing to resume", name, reasonText(st))
+	}
+	if !st.IterationActive && st.CurrentIteration >= st.MaxIterations {
+		return hint.Errorf(fmt.Sprintf("swarm ralph set %s --max-iterations %d, then: swarm ralph resume %s", name, st.MaxIterations+10, name),
+			"ralph loop for '%s' already ran all %d iterations", name, st.MaxIterations)
+	}
+	if st.MaxTime > 0 && now.Sub(st.Started.Time) >= seconds(st.MaxTime) {
+		return hint.Errorf(fmt.Sprintf("give it more time: swarm ralph set %s --max-time DURATION, then: swarm ralph resume %s", name, name),
+			"ralph loop for '%s' has used its time budget (%s)", name, duration.Words(seconds(st.MaxTime)))
 	}
 	return nil
 }

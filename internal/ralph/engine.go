@@ -157,6 +157,9 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 	defer lock.Release()
 	st, err := e.RS.Update(func(s *state.Ralph) error {
 		if !s.Active() {
+			if err := notResumable(e.Name, s, time.Now()); err != nil {
+				return err
+			}
 			return fmt.Errorf("ralph loop for '%s' has ended (%s); resume it with: swarm ralph resume %s", e.Name, reasonText(s), e.Name)
 		}
 		s.MonitorPID = os.Getpid()
@@ -417,11 +420,18 @@ func (e *Engine) sleepBetween(ctx context.Context, d time.Duration) {
 // finish ends the loop with decision d: state, log, window, worker record,
 // on-exit hook. A loop already ended by another command (kill) keeps the
 // reason that command wrote.
+//
+// A loop stopped at a pre-flight dialog leaves its agent at the dialog, in
+// its window: the fix it prints is to answer the dialog there (swarm
+// attach), then to resume. That iteration never got its prompt, so it does
+// not count: the resumed loop starts it again.
 func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 	// Agent, window and worker record first: whoever sees the loop ended
 	// (ralph wait, say) must not find its agent still running.
 	w, err := e.M.Get(e.Name)
+	keep := d.Reason == ReasonPreflight
 	switch {
+	case keep:
 	case err == nil:
 		e.removeWindow(w)
 		if err := e.M.SetStatus(e.Name, state.StatusStopped); err != nil {
@@ -442,6 +452,9 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 		s.Status, s.ExitReason, s.ExitDetail = d.Status, state.NullString(d.Reason), state.NullString(d.Detail)
 		s.ExitHint = state.NullString(d.Hint)
 		s.IterationActive = false
+		if keep && s.CurrentIteration > 0 {
+			s.CurrentIteration--
+		}
 		// Logged before the state is written: whoever sees the loop
 		// ended (ralph wait, then ralph logs) finds its DONE line.
 		e.log("DONE", "%s", doneText(s.CurrentIteration, d.Reason))

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux/tmuxtest"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -357,17 +358,23 @@ func TestKillDoesNotWaitForAResumedMonitor(t *testing.T) {
 	}
 }
 
+// A setup screen before the prompt could be typed stops the loop
+// (pre-flight), and the agent is left at it, in its window, so that the
+// fix printed (swarm attach, answer, swarm ralph resume) can be done.
 func TestEnginePreflightStopsAtASetupScreen(t *testing.T) {
-	agent := &tmuxtest.Agent{OnMessage: func(p *tmuxtest.Pane, run int, msg string) {
-		p.SetScreen("Select login method:\n 1. Claude account\n")
-	}}
-	l := newFakeLoop(t, agent, Options{MaxIterations: 3})
+	agent := &tmuxtest.Agent{Banner: "Select login method:\n 1. Claude account\n"}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 1})
 	code, err := l.run()
-	if code != 1 || err == nil || !strings.Contains(err.Error(), "login method picker") {
+	if code != 1 || err == nil || !strings.Contains(err.Error(), "login method picker") || !strings.Contains(hint.Of(err), "swarm attach w") {
 		t.Fatalf("code %d err %v", code, err)
 	}
-	if st := l.state(); st.ExitReason != ReasonPreflight {
-		t.Fatalf("reason %q", st.ExitReason)
+	st := l.state()
+	if st.ExitReason != ReasonPreflight || st.CurrentIteration != 0 {
+		t.Fatalf("reason %q after %d iterations; want preflight_failed after 0 (the iteration never got its prompt)", st.ExitReason, st.CurrentIteration)
+	}
+	ids := l.srv.Windows()
+	if len(ids) != 1 || l.srv.Window(ids[0]).Dead() || !strings.Contains(l.srv.Window(ids[0]).Screen(), "Select login method") {
+		t.Fatalf("the agent was not left at its dialog:\n%s", l.srv.Summary())
 	}
 }
 

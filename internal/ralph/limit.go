@@ -101,10 +101,10 @@ func (e *Engine) endWait() {
 
 // interruptWait ends a limit wait early: a kill or stop, a pause, Ctrl-C.
 func (e *Engine) interruptWait(ctx context.Context, a *attempt) (Outcome, bool) {
-	if o, ok := e.stoppedFromOutside(ctx); ok {
+	cur, err := e.RS.Load()
+	if o, ok := e.stoppedFromOutside(ctx, cur); ok {
 		return o, true
 	}
-	cur, err := e.RS.Load()
 	if err == nil && cur.Status == state.RalphPaused {
 		e.update(func(s *state.Ralph) error { s.WaitingUntil = state.Timestamp{}; return nil })
 		return e.final(a, Outcome{End: EndLimited}), true

@@ -32,6 +32,61 @@ func TestPreflightStuckScreenFailsFast(t *testing.T) {
 	}
 }
 
+// The fix a pre-flight failure prints works as printed: the agent is left
+// at its dialog in its window (ralph wait prints the hint), the user
+// answers it there, and ralph resume runs the loop on: the dialog, once
+// answered, does not come back. The iteration the dialog held never got
+// its prompt and does not count.
+func TestPreflightFixWorksAsPrinted(t *testing.T) {
+	l := newLoop(t, "setup")
+	l.WriteFile("PROMPT.md", "work")
+	answered := filepath.Join(l.Dir, "answered")
+	// The agent: a first-run menu until it has been answered once, then
+	// the fake agent, which finishes the task.
+	agentCmd := `if [ ! -e "$0" ]; then printf 'Select login method:\n \342\235\257 1. Claude account\n   2. Console account\n'; read choice; echo "$choice" > "$0"; sleep 600; fi; exec "$@"`
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "1"},
+		append([]string{"sh", "-c", agentCmd, answered}, l.agent("--script", "print <promise>COMPLETE</promise>;quiet")...)...)
+	r := l.Run("ralph", "wait", "setup", "--timeout", "30")
+	if r.Code != 1 || !strings.Contains(r.Stdout, "setup: preflight_failed after 0 iterations: the agent is waiting at a login method picker") ||
+		r.Stderr != "hint: answer it once by hand: swarm attach setup; then: swarm ralph resume setup\n" {
+		t.Fatalf("ralph wait: %s", r)
+	}
+	if peek := l.Run("peek", "setup"); peek.Code != 0 || !strings.Contains(peek.Stdout, "Select login method") {
+		t.Fatalf("the agent was not left at its dialog: %s", peek)
+	}
+	// What swarm attach lets a human do: answer the menu.
+	if r := l.Run("send", "setup", "1"); r.Code != 0 {
+		t.Fatalf("send: %s", r)
+	}
+	l.Eventually("the answer", 10*time.Second, func() bool { _, err := os.Stat(answered); return err == nil })
+	if r := l.Run("ralph", "resume", "setup"); r.Code != 0 {
+		t.Fatalf("resume: %s", r)
+	}
+	if r := l.Run("ralph", "wait", "setup", "--timeout", "30"); r.Code != 0 || r.Stdout != "setup: complete after 1 iterations\n" {
+		t.Fatalf("after the resume: %s\n%s", r, l.RalphLog("setup"))
+	}
+}
+
+// A loop whose work is done is not resumed: that would run the agent
+// again on finished work and spend iterations. The refusal says how to go
+// on and changes nothing.
+func TestResumeRefusesACompletedLoop(t *testing.T) {
+	l := newLoop(t, "done")
+	l.WriteFile("PROMPT.md", "work")
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "5"},
+		l.agent("--script", "print <promise>COMPLETE</promise>;quiet")...)
+	l.waitEnded(30 * time.Second)
+	before, log := l.state(), l.RalphLog("done")
+	r := l.Run("ralph", "resume", "done")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "swarm: error: ralph loop for 'done' has ended (complete); there is nothing to resume\n") ||
+		!strings.Contains(r.Stderr, "hint: to run it again from the start: swarm ralph spawn --name done --replace") {
+		t.Fatalf("resume of a complete loop: %s", r)
+	}
+	if after := l.state(); after["status"] != before["status"] || after["current_iteration"] != before["current_iteration"] || l.RalphLog("done") != log {
+		t.Fatalf("the refused resume changed the loop: %v\n%s", after, l.RalphLog("done"))
+	}
+}
+
 func TestFatalCompactionRestartsWithoutFailure(t *testing.T) {
 	l := newLoop(t, "compact")
 	l.WriteFile("PROMPT.md", "work")

@@ -24,10 +24,6 @@ const (
 	// all), before calling the exit unknown.
 	exitStatusLooks = 20
 	exitStatusGap   = 25 * time.Millisecond
-	// preflightWindow: a setup screen seen this soon after the first
-	// prompt is a first-run problem, so the loop fails fast instead of
-	// burning iterations (docs/ralph.md: within 10 s).
-	preflightWindow = 10 * time.Second
 	// contextRestartMargin: at --max-context P the agent is asked to wrap
 	// up; at P+15 it is restarted (docs/ralph.md).
 	contextRestartMargin = 15

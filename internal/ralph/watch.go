@@ -34,9 +34,11 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 	}
 	a.lastChange = time.Now()
 	for {
-		if o, ok := e.stoppedFromOutside(ctx); ok {
+		cur, _ := e.RS.Load()
+		if o, ok := e.stoppedFromOutside(ctx, cur); ok {
 			return o
 		}
+		held := e.heldAtDialog(a, cur)
 		ps, screen, err := a.tc.Poll(a.window)
 		if err != nil {
 			if tmux.IsNoServer(err) || tmux.IsServerGone(err) {
@@ -59,6 +61,13 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 			func() (Outcome, bool) { return e.overBudget(a) },
 			func() (Outcome, bool) { return e.judge(ctx, a, screen) },
 			func() (Outcome, bool) { return e.quiet(a) },
+		}
+		if held {
+			checks = []func() (Outcome, bool){
+				func() (Outcome, bool) { return e.exited(a, ps) },
+				func() (Outcome, bool) { return e.overBudget(a) },
+				func() (Outcome, bool) { e.noteAgent(a, e.verdict(a, screen).Agent); return Outcome{}, false },
+			}
 		}
 		for _, check := range checks {
 			if o, ok := check(); ok {
@@ -116,9 +125,10 @@ func (e *Engine) nextPoll(a *attempt) time.Duration {
 }
 
 // stoppedFromOutside ends the iteration when another command ended the
-// loop (kill, stop) or Ctrl-C interrupted the foreground run.
-func (e *Engine) stoppedFromOutside(ctx context.Context) (Outcome, bool) {
-	if cur, err := e.RS.Load(); err == nil && (cur.Status == state.RalphStopped || cur.Status == state.RalphFailed) {
+// loop (kill, stop) or Ctrl-C interrupted the foreground run. cur is the
+// loop state as just read (nil if it could not be).
+func (e *Engine) stoppedFromOutside(ctx context.Context, cur *state.Ralph) (Outcome, bool) {
+	if cur != nil && (cur.Status == state.RalphStopped || cur.Status == state.RalphFailed) {
 		return Outcome{End: EndStopped}, true
 	}
 	if ctx.Err() != nil {
@@ -191,13 +201,36 @@ func (e *Engine) overBudget(a *attempt) (Outcome, bool) {
 	return Outcome{}, false
 }
 
+// heldAtDialog reports whether the iteration is held: the loop paused
+// itself because the agent showed a dialog mid-turn, and nobody has
+// resumed it yet. While held the iteration does not end by itself (only
+// the agent exiting or the time budget end it): the human who answers the
+// dialog and then resumes the loop finds it where they left it, whatever
+// the agent did in between, and resuming first and answering next works
+// the same (the dialog seen again after the resume pauses nothing).
+func (e *Engine) heldAtDialog(a *attempt, cur *state.Ralph) bool {
+	if !a.dialogPause {
+		return false
+	}
+	if cur != nil && cur.Status == state.RalphPaused {
+		return true
+	}
+	a.dialogPause = false // resumed
+	return false
+}
+
+// verdict is the screen's judgement (JudgeScreen) for the attempt now.
+func (e *Engine) verdict(a *attempt, screen string) ScreenVerdict {
+	return JudgeScreen(Look{Screen: screen, Prompt: a.prompt, MaxContext: int(a.st.MaxContext),
+		Profile: a.profile, Limits: a.limits, Now: time.Now()})
+}
+
 // judge acts on the screen's verdict (JudgeScreen): first what stops the
 // agent whatever it does (a dialog, a compaction, the context gauge), then
 // the agent's state: a usage limit is waited out, an API error or a
 // finished turn ends the iteration.
 func (e *Engine) judge(ctx context.Context, a *attempt, screen string) (Outcome, bool) {
-	v := JudgeScreen(Look{Screen: screen, Prompt: a.prompt, MaxContext: int(a.st.MaxContext),
-		Profile: a.profile, Limits: a.limits, Now: time.Now()})
+	v := e.verdict(a, screen)
 	e.noteAgent(a, v.Agent)
 	if v.Agent.State == agent.Dialog {
 		return e.onDialog(a, v.Agent)
@@ -254,12 +287,15 @@ func (e *Engine) noteAgent(a *attempt, v agent.Verdict) {
 	})
 }
 
-// onDialog: a dialog or menu only a human should answer. Before the
-// prompt was confirmed (or in the first moments of the first iteration)
-// it is a setup problem: the loop stops with pre-flight failed. Later the
-// loop pauses with the iteration active, the agent left at the dialog for
-// a human (swarm attach) and then swarm ralph resume. A dialog is never
-// inactivity.
+// onDialog: a dialog or menu only a human should answer. Once the prompt
+// was submitted (type mode: the watch starts after Enter) the loop
+// pauses, with the iteration held (heldAtDialog) and the agent left at
+// the dialog for a human (swarm attach) and then swarm ralph resume: an
+// agent asking for a permission right after the prompt has the prompt.
+// Only an agent given its prompt at start (stdin, arg modes) that shows a
+// dialog before it ever worked is at a setup screen: the loop stops with
+// pre-flight failed. (Setup dialogs before a typed prompt are caught by
+// deliver.) A dialog is never inactivity.
 func (e *Engine) onDialog(a *attempt, v agent.Verdict) (Outcome, bool) {
 	a.lastChange, a.idleSince, a.errorSince = time.Now(), time.Time{}, time.Time{}
 	if a.dialog == v.Kind {
@@ -267,7 +303,7 @@ func (e *Engine) onDialog(a *attempt, v agent.Verdict) (Outcome, bool) {
 	}
 	a.dialog = v.Kind
 	e.warnStuck(a.iter, v.Kind)
-	if !a.confirmed || (a.iter == 1 && time.Since(a.promptAt) < preflightWindow) {
+	if a.st.PromptMode != ModeType && !a.worked {
 		return *preflight(e.Name, v), true
 	}
 	detail, fix := dialogDetail(e.Name, v)
@@ -280,6 +316,7 @@ func (e *Engine) onDialog(a *attempt, v agent.Verdict) (Outcome, bool) {
 		return nil
 	})
 	if paused {
+		a.dialogPause = true
 		e.log("PAUSE", "iteration %d: agent waits at %s", a.iter, agent.WithArticle(v.Kind))
 		e.say("paused: the agent waits at %s (%q); answer it with: swarm attach %s, then: swarm ralph resume %s", agent.WithArticle(v.Kind), v.Line, e.Name, e.Name)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/tmux"
 )
 
@@ -33,12 +34,31 @@ type SendOptions struct {
 
 // Send types text into the worker's pane literally, then Enter. Multi-line
 // text arrives as one bracketed paste, so the agent sees one message.
+//
+// Pending input is cleared first (Escape, Ctrl-U) unless o.Raw, or unless
+// the agent shows a dialog or menu: there Escape is an answer (Claude Code
+// takes it for "No"), and what is typed is the answer the user means.
 func (m *Manager) Send(name, text string, o SendOptions) error {
 	l, err := m.running(name)
 	if err != nil {
 		return err
 	}
-	return SendText(m.tmux(&l.Worker), l.WindowID, text, o)
+	tc := m.tmux(&l.Worker)
+	if !o.Raw && atDialog(tc, l.WindowID, l.Cmd) {
+		o.Raw = true
+	}
+	return SendText(tc, l.WindowID, text, o)
+}
+
+// atDialog reports whether the pane shows a dialog or menu its command's
+// agent profile (or the generic one) knows.
+func atDialog(tc Tmux, id string, cmd []string) bool {
+	_, screen, err := tc.Poll(id)
+	if err != nil {
+		return false
+	}
+	_, _, stuck := agent.For(cmd).Stuck(screen)
+	return stuck
 }
 
 // SendText delivers text to a pane as Send does.
