@@ -130,6 +130,9 @@ func startLoop(io *IO, manager func() (*worker.Manager, error), so ralph.SpawnOp
 	if so.Loop.MaxIterations > highIterations {
 		io.Warn(fmt.Sprintf("high iteration count (>%d) may consume significant resources", highIterations))
 	}
+	if w := ralph.PromptWarning(so.Loop, so.Worker.Command); w != "" {
+		io.Warn(w)
+	}
 	m, err := manager()
 	if err != nil {
 		return err

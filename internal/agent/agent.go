@@ -84,6 +84,14 @@ type Profile struct {
 	LimitMenu []*regexp.Regexp
 	// Fatal: start errors after which the agent exits, with their fix.
 	Fatal []Fatal
+	// ScreenFatal are error messages on its screen that no retry can get
+	// past (a prompt it took for a slash command): the loop stops with
+	// the hint instead of failing the same way five times.
+	ScreenFatal []Fatal
+	// InputPrefixes are the first characters of a message that its input
+	// box does not send to the model, with what it does instead (Claude
+	// Code runs "/fix" as a slash command and "!ls" in its shell).
+	InputPrefixes map[string]string
 	// MessageStart: a line that begins a message of the agent or a
 	// prompt (default: Claude Code's "● "); an error or limit above the
 	// last one is answered past.
@@ -190,6 +198,12 @@ func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Reg
 		v.Reset, _ = ParseReset(joinFrom(lines, line), now)
 		return v
 	}
+	for _, f := range p.ScreenFatal {
+		if line, ok := p.lastMessage(lines, []*regexp.Regexp{f.Re}); ok {
+			v.State, v.Line, v.Hint = Error, line, f.Hint
+			return v
+		}
+	}
 	if line, ok := p.lastMessage(lines, p.APIError); ok {
 		v.State, v.Line = Error, line
 		return v
@@ -270,6 +284,19 @@ func (p *Profile) CanTellIdle() bool { return len(p.InputBox) > 0 && len(p.Worki
 // CanSeeTyped reports whether the profile can read the agent's input box
 // (Pending): whether a paste is seen arriving and an Enter seen taking it.
 func (p *Profile) CanSeeTyped() bool { return p.InputLine != nil }
+
+// InputPrefix returns, for a prompt that begins with one of the agent's
+// input prefixes (after white space), the prefix and what the agent does
+// with such a message.
+func (p *Profile) InputPrefix(prompt string) (prefix, does string, ok bool) {
+	t := strings.TrimLeft(prompt, " \t\r\n")
+	for pre, what := range p.InputPrefixes {
+		if strings.HasPrefix(t, pre) {
+			return pre, what, true
+		}
+	}
+	return "", "", false
+}
 
 // FatalIn returns the first fatal start error in text, with its fix.
 func (p *Profile) FatalIn(text string) (line, hint string, ok bool) {

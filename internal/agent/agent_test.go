@@ -318,3 +318,36 @@ func TestProfilesAreBuiltOnFirstUse(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
+
+func TestInputPrefixes(t *testing.T) {
+	for _, c := range []struct {
+		agent, prompt, prefix string
+	}{
+		{"claude", "/fix the tests", "/"},
+		{"claude", "\n\t !npm test", "!"},
+		{"claude", "fix /tmp/x", ""},
+		{"codex", "/review", "/"},
+		{"codex", "!ls", ""},
+		{"generic", "/fix", ""},
+	} {
+		p, _ := Lookup(c.agent)
+		prefix, does, ok := p.InputPrefix(c.prompt)
+		if prefix != c.prefix || ok != (c.prefix != "") || ok && does == "" {
+			t.Errorf("%s %q: prefix %q %v %q", c.agent, c.prompt, prefix, ok, does)
+		}
+	}
+}
+
+// A prompt Claude Code took for a slash command: an error with the fix,
+// which no retry gets past.
+func TestClaudeUnknownCommandIsAnErrorWithItsFix(t *testing.T) {
+	screen := " ▐▛███▜▌   Claude Code v2.1.197\n\n❯ /fix the tests\n  ⎿  ● Unknown command: /fix\n\n────────\n❯\u00a0\n────────\n  ? for shortcuts\n"
+	v := Claude().Judge(screen, time.Now())
+	if v.State != Error || !strings.Contains(v.Line, "Unknown command: /fix") || !strings.Contains(v.Hint, "starts with '/'") {
+		t.Fatalf("%+v", v)
+	}
+	plain := " ▐▛███▜▌   Claude Code v2.1.197\n\n❯ fix the tests\n● Done. The unknown command: handling is fixed.\n✻ Worked for 2s\n\n────────\n❯\u00a0\n────────\n  ? for shortcuts\n"
+	if v := Claude().Judge(plain, time.Now()); v.State != Idle {
+		t.Fatalf("an answer that mentions it: %+v", v)
+	}
+}

@@ -72,6 +72,16 @@ var Claude = register("claude", []string{"claude", "claude-code"}, func() *Profi
 			{regexp.MustCompile(`(?i)invalid api key|authentication_error`),
 				"check ANTHROPIC_API_KEY (or log in once with: claude /login)"},
 		},
+		// A prompt that starts with "/" is run as a slash command: 2.1.197
+		// answers "● Unknown command: /fix" and sends nothing to the model.
+		ScreenFatal: []Fatal{
+			{regexp.MustCompile(`(?i)^[●⏺⎿\s]*Unknown (slash )?command:?\s`),
+				"the prompt starts with '/', which Claude Code runs as a slash command: start the prompt file with other text, then: swarm ralph resume NAME"},
+		},
+		InputPrefixes: map[string]string{
+			"/": "runs a message that starts with '/' as one of its slash commands, not as a prompt",
+			"!": "runs a message that starts with '!' in its shell (bash mode): the prompt would run as a shell command",
+		},
 		Hints: map[string]string{
 			ready.StuckTrust:       `answer it once with: swarm attach NAME; or set "hasTrustDialogAccepted": true for the folder under "projects" in ~/.claude.json`,
 			ready.StuckAPIKey:      `answer it once with: swarm attach NAME (choose Yes); or add the key's last 20 characters to "customApiKeyResponses.approved" in ~/.claude.json`,

@@ -78,6 +78,9 @@ var Codex = register("codex", []string{"codex"}, func() *Profile {
 			// The footer of every list popup (model picker, approvals, ...).
 			{ready.StuckMenu, regexp.MustCompile(`(?i)press enter to confirm or esc to (cancel|go back)`)},
 		},
+		InputPrefixes: map[string]string{
+			"/": "runs a message that starts with '/' as one of its slash commands, not as a prompt",
+		},
 		Hints: map[string]string{
 			ready.StuckTrust: `answer it once with: swarm attach NAME; or trust the folder in ~/.codex/config.toml: [projects."/abs/dir"] trust_level = "trusted" (or -c 'projects={"/abs/dir"={trust_level="trusted"}}')`,
 			ready.StuckLogin: `log in once: printenv OPENAI_API_KEY | codex login --with-api-key (or run codex login by hand); codex exec also takes CODEX_API_KEY`,

@@ -77,6 +77,10 @@ var Gemini = register("gemini", []string{"gemini"}, func() *Profile {
 			// "● 1. ...".
 			{ready.StuckMenu, regexp.MustCompile(`(?m)^[ \t│]*●[ \t]*\d+\.[ \t]+\S`)},
 		},
+		InputPrefixes: map[string]string{
+			"/": "runs a message that starts with '/' as one of its slash commands, not as a prompt",
+			"!": "runs a message that starts with '!' in its shell (bash mode): the prompt would run as a shell command",
+		},
 		Hints: map[string]string{
 			ready.StuckTrust: `start gemini with --skip-trust or --env GEMINI_CLI_TRUST_WORKSPACE=true; or trust the folder in ~/.gemini/trustedFolders.json ({"/abs/dir": "TRUST_FOLDER"})`,
 			ready.StuckLogin: `add --env GEMINI_API_KEY=... and set "security": {"auth": {"selectedType": "gemini-api-key"}} in ~/.gemini/settings.json; or log in once by running gemini by hand`,

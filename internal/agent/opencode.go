@@ -46,6 +46,9 @@ var OpenCode = register("opencode", []string{"opencode"}, func() *Profile {
 			// routes/session/question.tsx: the agent asks the human.
 			{ready.StuckMenu, regexp.MustCompile(`(?i)enter (submit|confirm|toggle)\s+esc dismiss`)},
 		},
+		InputPrefixes: map[string]string{
+			"/": "runs a message that starts with '/' as one of its slash commands, not as a prompt",
+		},
 		Hints: map[string]string{
 			StuckApproval:   `start opencode with --auto (opencode run --auto for one-shot runs), or set "permission": "allow" in opencode.json; answer this one with: swarm attach NAME`,
 			ready.StuckMenu: `the agent asks a question: answer it with: swarm attach NAME (the loop never answers a menu)`,

@@ -582,3 +582,36 @@ func TestEngineDialogAfterThePromptResumeThenAnswer(t *testing.T) {
 		t.Fatalf("code %d, state %+v\n%s", code, l.state(), l.out)
 	}
 }
+
+// A prompt taken for a slash command ("● Unknown command: /fix", nothing
+// sent to the model) fails the same way every time: the loop stops at the
+// first, with the fix, instead of five failures in a row.
+func TestEngineUnknownSlashCommandStopsWithTheFix(t *testing.T) {
+	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
+		p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Unknown command: /fix\n", "? for shortcuts"))
+	})
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: time.Hour}))
+	code, err := l.run()
+	st := l.state()
+	if code != 1 || st.ExitReason != ReasonFailed || st.CurrentIteration != 1 || !strings.Contains(string(st.ExitDetail), "Unknown command: /fix") ||
+		!strings.Contains(string(st.ExitHint), "starts with '/'") || !strings.Contains(string(st.ExitHint), "swarm ralph resume w") || err == nil {
+		t.Fatalf("code %d err %v state %+v\n%s", code, err, st, l.out)
+	}
+}
+
+// An agent that never shows it got the prompt (it sat in the input box,
+// nothing reached the model) until the iteration ends by silence: a WARN
+// and a failure, never a silent success.
+func TestEngineUndeliveredPromptIsAFailure(t *testing.T) {
+	// It shows the pasted text in its box and takes the Enter, then sits
+	// at an empty box: it never works.
+	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {})
+	agentCLI.OnMessage = func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeIdle) }
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 2, InactivityTimeout: time.Second}))
+	l.expectEnd(0, ReasonMaxIterations, 2)
+	st := l.state()
+	data, _ := os.ReadFile(l.e.RS.LogPath())
+	if st.TotalFailures != 2 || strings.Count(string(data), "never showed it received the prompt") != 2 {
+		t.Fatalf("failures %d\n%s", st.TotalFailures, data)
+	}
+}

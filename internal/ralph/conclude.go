@@ -18,6 +18,7 @@ func (e *Engine) conclude(a *attempt, o Outcome, w *state.Worker) Decision {
 	dur := time.Since(a.started)
 	e.endedAt = time.Now()
 	e.fatalStart(a, &o)
+	e.undelivered(a, &o)
 	st := e.recordEnd(a, o, dur)
 	if o.End != EndStopped && o.End != EndInterrupted {
 		e.log("END", "iteration %d exit=%s%s duration=%s", a.iter, exitText(o), endReason(o), duration.Compact(dur))
@@ -98,6 +99,23 @@ func (e *Engine) fatalStart(a *attempt, o *Outcome) {
 	if line, hint, ok := a.profile.FatalIn(string(c.Bytes(fatalOutputTail))); ok {
 		o.FatalStart = true
 		o.Detail, o.Hint = "the agent exited at start: "+line, hint
+	}
+}
+
+// undelivered marks an iteration that ended by itself (exit 0, silence,
+// its window gone) without its agent ever showing it received the typed
+// prompt, though its profile can tell: the prompt went nowhere (it sat
+// in the input box, was taken for a command). A WARN and a failure, never
+// a silent success.
+func (e *Engine) undelivered(a *attempt, o *Outcome) {
+	if a.confirmed || a.st.PromptMode != ModeType || !a.profile.CanTellIdle() || o.Signal.Kind != SignalNone || o.DoneFile {
+		return
+	}
+	switch {
+	case o.End == EndInactive, o.End == EndWindowLost, o.End == EndExited && o.ExitKnown && o.ExitCode == 0:
+		o.Undelivered = true
+		e.log("WARN", "iteration %d: the agent never showed it received the prompt; counted as a failure", a.iter)
+		e.say("iteration %d: the agent never showed it received the prompt (counted as a failure)", a.iter)
 	}
 }
 

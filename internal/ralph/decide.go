@@ -87,8 +87,13 @@ type Outcome struct {
 	Detail string
 	Hint   string
 	// FatalStart: the agent exited on an error it prints at start (its
-	// profile's Fatal patterns); retrying cannot help.
+	// profile's Fatal patterns), or its screen shows an error no retry
+	// gets past (ScreenFatal); retrying cannot help.
 	FatalStart bool
+	// Undelivered: the iteration ended without the agent ever showing
+	// that it received the prompt (an agent whose profile can tell): a
+	// failure, never a silent success.
+	Undelivered bool
 }
 
 // Snapshot is the loop state Decide needs.
@@ -211,7 +216,7 @@ func decideSetup(o Outcome, d Decision) (Decision, bool) {
 	case o.End == EndPreflight:
 		d.Fatal, d.Hint = true, o.Hint
 		return stop(d, state.RalphFailed, ReasonPreflight, o.Detail), true
-	case exited && o.FatalStart:
+	case o.FatalStart && (exited || o.End == EndAgentError):
 		d.Failure, d.Fatal, d.Hint = true, true, o.Hint
 		d.ConsecutiveFailures++
 		d.TotalFailures++
@@ -243,10 +248,10 @@ func wait(d Decision, reason string) Decision {
 }
 
 // failed reports whether an iteration counts as a failure: the agent
-// could not start, exited non-zero, ended its turn on an API error, or
-// lost its tmux server.
+// could not start, exited non-zero, ended its turn on an API error, lost
+// its tmux server, or never showed it received the prompt.
 func failed(o Outcome) bool {
-	return o.End == EndStartFailed || o.End == EndAgentError || o.End == EndServerLost ||
+	return o.End == EndStartFailed || o.End == EndAgentError || o.End == EndServerLost || o.Undelivered ||
 		(o.End == EndExited && o.ExitKnown && o.ExitCode != 0)
 }
 

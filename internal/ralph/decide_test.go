@@ -92,6 +92,8 @@ func TestDecideOrder(t *testing.T) {
 		{"preflight", Outcome{End: EndPreflight}, snap(1), Stop, ReasonPreflight, state.RalphFailed},
 		{"fatal restarts without failure", Outcome{End: EndFatal}, snap(2), Next, "", ""},
 		{"start failure backs off", Outcome{End: EndStartFailed}, snap(2), Next, "", ""},
+		{"an error no retry gets past stops", Outcome{End: EndAgentError, FatalStart: true, Detail: "the agent answered: ● Unknown command: /fix"}, snap(2), Stop, ReasonFailed, state.RalphFailed},
+		{"an undelivered prompt backs off", Outcome{End: EndInactive, Undelivered: true}, snap(2), Next, "", ""},
 	}
 	for _, c := range cases {
 		d := Decide(c.o, c.s)
@@ -106,6 +108,13 @@ func TestDecideOrder(t *testing.T) {
 	}
 	if d := Decide(Outcome{End: EndStartFailed}, snap(2)); !d.Failure || d.Delay != time.Second {
 		t.Errorf("start failure: %+v", d)
+	}
+	// An iteration whose agent never showed it got the prompt is a
+	// failure, whichever way it ended by itself.
+	for _, o := range []Outcome{{End: EndInactive, Undelivered: true}, {End: EndExited, ExitKnown: true, Undelivered: true}} {
+		if d := Decide(o, snap(2)); !d.Failure || d.ConsecutiveFailures != 1 || d.Delay != time.Second {
+			t.Errorf("undelivered %+v: %+v", o, d)
+		}
 	}
 }
 

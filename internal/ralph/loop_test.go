@@ -486,6 +486,28 @@ func TestBadLoopInputChangesNothing(t *testing.T) {
 	}
 }
 
+// A prompt the agent's input box would not send to the model (Claude
+// Code runs "/fix ..." as a slash command, "!..." in its shell) is warned
+// about at spawn; other agents and prompts are not.
+func TestSpawnWarnsOfAPromptTheAgentWouldNotSend(t *testing.T) {
+	l := newLoop(t, "slash")
+	l.WriteFile("SLASH.md", "/fix the failing tests\n")
+	l.WriteFile("BANG.md", "\n  !npm test and fix what fails\n")
+	l.WriteFile("PLAIN.md", "fix the failing tests; see /docs\n")
+	cases := []struct{ name, file, agent, want string }{
+		{"s1", "SLASH.md", "claude", "starts with '/', and claude runs a message that starts with '/' as one of its slash commands, not as a prompt; start the file with other text"},
+		{"s2", "BANG.md", "claude", "starts with '!', and claude runs a message that starts with '!' in its shell (bash mode)"},
+		{"s3", "PLAIN.md", "claude", ""},
+		{"s4", "SLASH.md", "generic", ""},
+	}
+	for _, c := range cases {
+		r := l.Run("ralph", "spawn", "--name", c.name, "--prompt-file", c.file, "--no-worktree", "--no-run", "--agent", c.agent, "--", l.Agent)
+		if r.Code != 0 || (c.want == "") != !strings.Contains(r.Stderr, "swarm: warning: the prompt file") || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%s (%s, %s): %s", c.name, c.file, c.agent, r)
+		}
+	}
+}
+
 func TestReplaceLeavesOneMonitorAndKeepsDirtyWorktree(t *testing.T) {
 	l := newLoop(t, "rep")
 	l.InitRepo()

@@ -334,7 +334,14 @@ func (e *Engine) onError(a *attempt, v agent.Verdict) (Outcome, bool) {
 		return Outcome{}, false
 	}
 	e.log("WARN", "iteration %d: agent error: %s", a.iter, v.Line)
-	return e.final(a, Outcome{End: EndAgentError, Detail: v.Line}), true
+	o := Outcome{End: EndAgentError, Detail: v.Line}
+	if v.Hint != "" {
+		// An error its profile knows no retry gets past (a prompt taken
+		// for a slash command): the loop stops with the fix.
+		o.FatalStart, o.Hint = true, strings.ReplaceAll(v.Hint, "NAME", e.Name)
+		o.Detail = "the agent answered: " + v.Line
+	}
+	return e.final(a, o), true
 }
 
 // idleStart is when the agent, seen idle now for the first time, went
