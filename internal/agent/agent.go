@@ -199,7 +199,9 @@ func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Reg
 		return v
 	}
 	for _, f := range p.ScreenFatal {
-		if line, ok := p.lastMessage(lines, []*regexp.Regexp{f.Re}); ok {
+		// Anywhere on the screen: the agent may add a message after it
+		// (Claude: "● Args from unknown skill: ...").
+		if line, ok := lastMatching(lines, []*regexp.Regexp{f.Re}); ok {
 			v.State, v.Line, v.Hint = Error, line, f.Hint
 			return v
 		}

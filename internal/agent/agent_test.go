@@ -341,7 +341,8 @@ func TestInputPrefixes(t *testing.T) {
 // A prompt Claude Code took for a slash command: an error with the fix,
 // which no retry gets past.
 func TestClaudeUnknownCommandIsAnErrorWithItsFix(t *testing.T) {
-	screen := " ▐▛███▜▌   Claude Code v2.1.197\n\n❯ /fix the tests\n  ⎿  ● Unknown command: /fix\n\n────────\n❯\u00a0\n────────\n  ? for shortcuts\n"
+	// As 2.1.197 shows it (captured by TestLoopSlashPromptStopsWithTheCause).
+	screen := " ▐▛███▜▌   Claude Code v2.1.197\n\n● Unknown command: /fix\n\n● Args from unknown skill: the tests\n\n────────\n❯\u00a0\n────────\n  ? for shortcuts\n"
 	v := Claude().Judge(screen, time.Now())
 	if v.State != Error || !strings.Contains(v.Line, "Unknown command: /fix") || !strings.Contains(v.Hint, "starts with '/'") {
 		t.Fatalf("%+v", v)

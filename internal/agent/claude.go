@@ -73,7 +73,8 @@ var Claude = register("claude", []string{"claude", "claude-code"}, func() *Profi
 				"check ANTHROPIC_API_KEY (or log in once with: claude /login)"},
 		},
 		// A prompt that starts with "/" is run as a slash command: 2.1.197
-		// answers "● Unknown command: /fix" and sends nothing to the model.
+		// answers "● Unknown command: /fix" (then "● Args from unknown
+		// skill: <the rest>") and sends nothing to the model.
 		ScreenFatal: []Fatal{
 			{regexp.MustCompile(`(?i)^[●⏺⎿\s]*Unknown (slash )?command:?\s`),
 				"the prompt starts with '/', which Claude Code runs as a slash command: start the prompt file with other text, then: swarm ralph resume NAME"},

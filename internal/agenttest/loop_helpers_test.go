@@ -38,6 +38,9 @@ type loopOpts struct {
 	script func(mockapi.Request) (mockapi.Reply, bool)
 	// noRescue turns off the lost-Enter rescue (see rescuer).
 	noRescue bool
+	// askPermissions runs claude without --dangerously-skip-permissions:
+	// a tool call then waits at its permission prompt.
+	askPermissions bool
 }
 
 // loopPrompt says what the loop's agents are told; it names the promise
@@ -58,6 +61,8 @@ type loopRun struct {
 	watch *stateWatch
 	// rescue presses Enter on a prompt left unsubmitted (nil: off).
 	rescue *rescuer
+	// spawnErr is what ralph spawn printed on stderr (its warnings).
+	spawnErr string
 }
 
 // startLoop starts a loop in the background with ralph spawn and returns
@@ -103,7 +108,11 @@ func startLoop(t *testing.T, name string, o loopOpts) *loopRun {
 	args := []string{"ralph", "spawn", "--name", name, "--prompt-file", promptFile,
 		"--no-worktree", "--cwd", setup.Dir, "--agent", agent}
 	args = append(args, o.flags...)
-	args = append(append(args, "--"), setup.Command(skip...)...)
+	cmdFlags := skip
+	if o.askPermissions {
+		cmdFlags = nil
+	}
+	args = append(append(args, "--"), setup.Command(cmdFlags...)...)
 	l.watch = watchState(env, name)
 	t.Cleanup(l.watch.stop)
 	if !o.noRescue {
@@ -116,9 +125,11 @@ func startLoop(t *testing.T, name string, o loopOpts) *loopRun {
 		})
 	}
 	l.began = time.Now()
-	if r := env.Run(args...); r.Code != 0 {
-		t.Fatalf("swarm %s: %s", strings.Join(args[:len(args)-len(setup.Command(skip...))], " "), r)
+	r := env.Run(args...)
+	if r.Code != 0 {
+		t.Fatalf("swarm %s: %s", strings.Join(args[:len(args)-len(setup.Command(cmdFlags...))], " "), r)
 	}
+	l.spawnErr = r.Stderr
 	return l
 }
 

@@ -197,6 +197,7 @@ func TestLoopDialogsStopPreflight(t *testing.T) {
 				t.Fatalf("ralph wait exit %d (%s); exit reason %q", code, out, l.str("exit_reason"))
 			}
 			st := l.status()
+			status := st
 			for _, want := range []string{"Exit reason: preflight_failed", "the agent is waiting at " + agent.WithArticle(c.kind), "Fix: ", c.fix} {
 				if !strings.Contains(st, want) {
 					t.Errorf("ralph status lacks %q:\n%s", want, st)
@@ -204,6 +205,14 @@ func TestLoopDialogsStopPreflight(t *testing.T) {
 			}
 			if n := len(l.mock.Turns()); n != 0 {
 				t.Errorf("%d turns reached the mock; want none", n)
+			}
+			// The agent is left at its dialog, so that the printed fix
+			// (swarm attach, answer) can be done; kill ends it.
+			if screen := l.screen(); !strings.Contains(status, "swarm attach "+l.name) || len(claudePIDs(l.setup)) == 0 || screen == "" {
+				t.Errorf("the agent was not left at its dialog (fix %q):\n%s", l.str("exit_hint"), screen)
+			}
+			if r := l.env.Run("kill", l.name); r.Code != 0 {
+				t.Errorf("kill: %s", r)
 			}
 			// Wait for every claude of the test to be gone: whatever it
 			// would write on its way out is then written.

@@ -47,6 +47,9 @@ type Reply struct {
 	// ChunkDelay pauses between streamed events so that a test can see the
 	// agent's working screen; zero streams at once.
 	ChunkDelay time.Duration
+	// ThinkTime is how long the reply waits before its first byte: a
+	// model thinking, the agent's spinner running meanwhile.
+	ThinkTime time.Duration
 }
 
 // Text is a plain text answer (stop_reason "end_turn").
@@ -122,6 +125,12 @@ func Hang() Reply { return Reply{Kind: KindHang} }
 // Repeat returns r answering n requests (negative: every request from now on).
 func (r Reply) Repeat(n int) Reply {
 	r.Times = n
+	return r
+}
+
+// Think returns r sent after d of silence (a turn that thinks for d).
+func (r Reply) Think(d time.Duration) Reply {
+	r.ThinkTime = d
 	return r
 }
 

@@ -267,6 +267,15 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req Request, rep
 	id := fmt.Sprintf("mock%06d", s.seq)
 	s.mu.Unlock()
 	w.Header().Set("request-id", "req_"+id)
+	if reply.ThinkTime > 0 {
+		select {
+		case <-r.Context().Done():
+			return 0
+		case <-s.done:
+			return 0
+		case <-time.After(reply.ThinkTime):
+		}
+	}
 	switch reply.Kind {
 	case KindHang:
 		select {

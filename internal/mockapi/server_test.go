@@ -360,3 +360,16 @@ func TestSlowStreamAndRepeatForever(t *testing.T) {
 		}
 	}
 }
+
+// Think holds the first byte back for its time (the agent's spinner runs
+// meanwhile), then answers as usual.
+func TestThinkDelaysTheFirstByte(t *testing.T) {
+	const think = 300 * time.Millisecond
+	s := start(t, Text("after thought").Think(think))
+	began := time.Now()
+	resp := post(t, context.Background(), s.URL, "/v1/messages", turnBody(false, `[{"role":"user","content":"x"}]`))
+	body, _ := io.ReadAll(resp.Body)
+	if d := time.Since(began); d < think || resp.StatusCode != 200 || !strings.Contains(string(body), "after thought") {
+		t.Fatalf("status %d after %v: %s", resp.StatusCode, d, body)
+	}
+}
