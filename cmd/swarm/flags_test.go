@@ -198,6 +198,7 @@ var ipUsageCases = []struct {
 	{[]string{"ralph", "logs", "a", "--lines", "-1"}, 2, "swarm: error: invalid --lines '-1' (use a whole number, at least 0) (see: swarm ralph logs --help)\n"},
 	{[]string{"ralph", "logs", "a", "--iteration", "2", "--agent"}, 2, "swarm: error: if any flags in the group [iteration agent live] are set none of the others can be; [agent iteration] were all set (see: swarm ralph logs --help)\n"},
 	{[]string{"ralph", "logs", "a", "--iteration", "x"}, 2, "swarm: error: invalid --iteration 'x' (use a whole number, at least 0) (see: swarm ralph logs --help)\n"},
+	{[]string{"ralph", "logs", "a", "--raw"}, 2, "swarm: error: --raw needs --iteration or --agent (the events are text already) (see: swarm ralph logs --help)\n"},
 	{[]string{"ralph", "set"}, 2, "swarm: error: swarm ralph set expects one loop name (see: swarm ralph set --help)\n"},
 	{[]string{"ralph", "set", "a"}, 2, "swarm: error: give at least one of --max-iterations, --inactivity-timeout, --max-time (see: swarm ralph set --help)\n"},
 	{[]string{"ralph", "set", "a", "--max-iterations", "0"}, 2, "swarm: error: invalid --max-iterations '0' (use a whole number, at least 1) (see: swarm ralph set --help)\n"},

@@ -15,6 +15,7 @@ import (
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/termtext"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -329,6 +330,9 @@ type ralphLogsOptions struct {
 	// of the events; Agent follows the current iteration's output live.
 	Iteration int
 	Agent     bool
+	// Raw keeps the agent's output as the terminal got it (escape
+	// sequences, carriage returns); else it is printed as plain text.
+	Raw bool
 }
 
 func newCmdRalphLogs(f *factory, runF func(*ralphLogsOptions) error) *cobra.Command {
@@ -336,13 +340,22 @@ func newCmdRalphLogs(f *factory, runF func(*ralphLogsOptions) error) *cobra.Comm
 	cmd := &cobra.Command{
 		Use:   "logs NAME",
 		Short: "Print a loop's iteration events (START, END, FAIL, TIMEOUT, REJECT, DONE ...) or its agent's output",
+		Long: `Print a loop's iteration events, or with --iteration or --agent what its agent
+printed. The agent's output is printed as plain text: colours and other escape
+sequences, control characters and swarm's end marker are removed, and a line
+the agent redrew in place (a progress bar, a spinner) shows as it was last
+drawn. --raw prints the output as the terminal received it.`,
 		Example: `  swarm ralph logs builder
   swarm ralph logs builder --live
   swarm ralph logs builder --iteration 3    # what the agent printed in iteration 3
+  swarm ralph logs builder --iteration 3 --raw > it3.raw   # replay with cat it3.raw
   swarm ralph logs builder --agent          # the agent's output as it comes`,
 		Args: argsRange(1, 1, "one loop name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
+			if opts.Raw && opts.Iteration == 0 && !opts.Agent {
+				return usagef("--raw needs --iteration or --agent (the events are text already)")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -353,6 +366,7 @@ func newCmdRalphLogs(f *factory, runF func(*ralphLogsOptions) error) *cobra.Comm
 	intVar(cmd.Flags(), &opts.Lines, "lines", defaultRalphLogsLines, 0, noMax, "print at most this many of the latest events (0: all)")
 	intVar(cmd.Flags(), &opts.Iteration, "iteration", 0, 0, noMax, "print the agent's output of this iteration (every iteration's is kept, within 1 GiB a loop)")
 	cmd.Flags().BoolVar(&opts.Agent, "agent", false, "follow the agent's output of the current iteration live, then the next ones")
+	cmd.Flags().BoolVar(&opts.Raw, "raw", false, "with --iteration or --agent: the output as the terminal got it (escape sequences, carriage returns)")
 	cmd.MarkFlagsMutuallyExclusive("iteration", "agent", "live")
 	return cmd
 }
@@ -372,13 +386,19 @@ func runRalphLogs(opts *ralphLogsOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	out := io.Writer(opts.IO.Out)
+	if !opts.Raw {
+		text := termtext.NewWriter(out)
+		defer text.Flush()
+		out = text
+	}
 	switch {
 	case opts.Iteration > 0:
-		if err := ralph.Transcript(rs, opts.Iteration, opts.IO.Out); err != nil {
+		if err := ralph.Transcript(rs, opts.Iteration, out); err != nil {
 			return &exitError{code: exitFail, err: err}
 		}
 	case opts.Agent:
-		if err := ralph.FollowAgent(ctx, rs, opts.IO.Out); err != nil {
+		if err := ralph.FollowAgent(ctx, rs, out); err != nil {
 			return &exitError{code: exitFail, err: err}
 		}
 	default:
