@@ -101,8 +101,9 @@ func printStatus(w io.Writer, info *ralph.Info) {
 	printMore(p, info)
 }
 
-// seconds renders a float number of seconds as a duration for humans.
-func seconds(f float64) string { return duration.Format(time.Duration(f * float64(time.Second))) }
+// seconds renders a float number of seconds as a duration for humans, as
+// swarm top does.
+func seconds(f float64) string { return duration.Format(duration.Seconds(f)) }
 
 // printSwarmPyStatus prints the lines swarm.py's ralph status prints.
 func printSwarmPyStatus(p func(string, ...any), info *ralph.Info) {

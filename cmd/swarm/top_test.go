@@ -70,9 +70,9 @@ func TestTopOncePrintsProblemsFirst(t *testing.T) {
 	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
 	want := []*regexp.Regexp{
 		regexp.MustCompile(`^NAME +KIND +STATUS +ITER +ELAPSED +ETA +QUIET +MONITOR +FAILS +REASON +TAG$`),
-		regexp.MustCompile(`^broken +loop +failed +3/5 +10m0s +- +- +- +2/4 +failed +team-b$`),
+		regexp.MustCompile(`^broken +loop +failed +3/5 +10m 0s +- +- +- +2/4 +failed +team-b$`),
 		// running, but no monitor drives it: a problem
-		regexp.MustCompile(`^builder +loop +running +2/10 +1h0m\d+s +8m0s +- +dead +0/0 +- +-$`),
+		regexp.MustCompile(`^builder +loop +running +2/10 +1h 0m +8m 0s +- +dead +0/0 +- +-$`),
 		regexp.MustCompile(`^alpha +tmux +stopped +- +- +- +- +- +- +- +team-a$`),
 	}
 	if len(lines) != len(want) {
@@ -157,7 +157,10 @@ func (b *topBoard) rows() []string {
 			continue
 		}
 		for _, r := range lines[i+1:] {
-			f := strings.Fields(r)
+			if strings.HasPrefix(r, " ") {
+				continue // a row's detail line
+			}
+			f := topCells(r)
 			if len(f) != len(topColumns) {
 				break
 			}
@@ -170,10 +173,16 @@ func (b *topBoard) rows() []string {
 // topColumns is the number of columns of a board row.
 var topColumns = strings.Fields("NAME KIND STATUS ITER ELAPSED ETA QUIET MONITOR FAILS REASON TAG")
 
+// topCells splits a board row into its cells: columns are two spaces
+// apart or more, a cell ("3m 42s") has single spaces.
+func topCells(line string) []string {
+	return regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), -1)
+}
+
 // row returns the fields of name's row.
 func (b *topBoard) row(name string) []string {
 	for _, l := range b.lines() {
-		if f := strings.Fields(l); len(f) == len(topColumns) && f[0] == name {
+		if f := topCells(l); len(f) == len(topColumns) && f[0] == name {
 			return f
 		}
 	}
@@ -284,4 +293,35 @@ func TestTopLiveInTmux(t *testing.T) {
 
 	b.keys("q")
 	b.shows("top-exit=0")
+}
+
+// The same loop's durations read the same in swarm top, ralph ls and
+// ralph status: broken ran for 10 minutes, builder has 8 to go.
+func TestDurationsReadTheSameEverywhere(t *testing.T) {
+	t.Parallel()
+	testenv.RequireTmux(t)
+	home := topSeed(t)
+	outputs := map[string][]string{
+		"top":           {"top", "--once"},
+		"ralph ls":      {"ralph", "ls"},
+		"ralph status":  {"ralph", "status", "broken"},
+		"ralph status2": {"ralph", "status", "builder"},
+	}
+	wants := map[string][]*regexp.Regexp{
+		"top":           {regexp.MustCompile(`(?m)^broken .*  10m 0s  `), regexp.MustCompile(`(?m)^builder .*  1h 0m  +8m 0s  `)},
+		"ralph ls":      {regexp.MustCompile(`(?m)^broken .*  10m 0s  `), regexp.MustCompile(`(?m)^builder .*  1h 0m  +8m 0s  `)},
+		"ralph status":  {regexp.MustCompile(`(?m)^Elapsed: 10m 0s$`)},
+		"ralph status2": {regexp.MustCompile(`(?m)^Iteration: 2/10 \(avg 1m 0s/iter, ~8m 0s remaining\)$`), regexp.MustCompile(`(?m)^Elapsed: 1h 0m$`)},
+	}
+	for what, args := range outputs {
+		r := hbRun(home, args...)
+		if r.code != 0 {
+			t.Errorf("swarm %q: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+		for _, re := range wants[what] {
+			if !re.MatchString(r.stdout) {
+				t.Errorf("%s does not match %s:\n%s", what, re, r.stdout)
+			}
+		}
+	}
 }

@@ -42,12 +42,12 @@ func orNone(s string) string {
 	return s
 }
 
-// dur renders a duration as iteration logs do ("5m42s").
+// dur renders a duration as ralph ls and ralph status do ("5m 42s").
 func dur(d time.Duration, ok bool) string {
 	if !ok {
 		return none
 	}
-	return duration.Compact(d)
+	return duration.Format(d)
 }
 
 // table lays out the header and rows as padded lines; a cell's width is

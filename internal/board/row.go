@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -92,7 +93,7 @@ type Row struct {
 func (r Row) IsLoop() bool { return r.Kind == KindLoop }
 
 // secs converts the float seconds of ralph.Info.
-func secs(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+func secs(f float64) time.Duration { return duration.Seconds(f) }
 
 // Build makes one row per worker, a loop's row carrying its loop figures,
 // plus a row for each loop whose worker record is gone. now is the time

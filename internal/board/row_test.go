@@ -97,13 +97,13 @@ func TestBuildOneRowPerWorkerAndOrphanLoop(t *testing.T) {
 	cells := map[string]string{
 		// the loop whose worker record is gone
 		"broke": "broke loop failed 2/50 5s - - - 1/1 failed -",
-		"web":   "web tmux running - 5m0s - - - - - team-a",
+		"web":   "web tmux running - 5m 0s - - - - - team-a",
 		"batch": "batch process stopped - - - - - - - -",
 		"crash": "crash tmux stopped - - - - - - exit 2 -",
-		"build": "build loop running 3/10 3m20s 7m30s 12s 4242 1/2 - team-a,ci",
+		"build": "build loop running 3/10 3m 20s 7m 30s 12s 4242 1/2 - team-a,ci",
 		// an active loop without a monitor
-		"zombie": "zombie loop running 1/10 1h0m0s - - dead 0/0 - -",
-		"done":   "done loop stopped 4/10 1h0m0s - - - 0/0 complete -",
+		"zombie": "zombie loop running 1/10 1h 0m - - dead 0/0 - -",
+		"done":   "done loop stopped 4/10 1h 0m - - - 0/0 complete -",
 	}
 	for name, want := range cells {
 		if got := strings.Join(byName[name].Cells(), " "); got != want {
@@ -217,17 +217,17 @@ func TestWritePlainIsAnAlignedTableWithoutEscapes(t *testing.T) {
 	if err := WritePlain(&b, Prepare(Snapshot{Live: live, Loops: loops, At: fixedNow})); err != nil {
 		t.Fatal(err)
 	}
-	want := `NAME    KIND     STATUS   ITER  ELAPSED  ETA    QUIET  MONITOR  FAILS  REASON    TAG
-broke   loop     failed   2/50  5s       -      -      -        1/1    failed    -
-zombie  loop     running  1/10  1h0m0s   -      -      dead     0/0    -         -
-sleepy  loop     running  1/10  1h0m0s   -      5m0s   4242     0/0    -         -
-limit   loop     waiting  1/10  1h0m0s   -      -      4242     0/0    -         -
-held    loop     paused   1/10  1h0m0s   -      -      4242     0/0    -         team-b
-build   loop     running  3/10  3m20s    7m30s  12s    4242     1/2    -         team-a,ci
-web     tmux     running  -     5m0s     -      -      -        -      -         team-a
-batch   process  stopped  -     -        -      -      -        -      -         -
-crash   tmux     stopped  -     -        -      -      -        -      exit 2    -
-done    loop     stopped  4/10  1h0m0s   -      -      -        0/0    complete  -
+	want := `NAME    KIND     STATUS   ITER  ELAPSED  ETA     QUIET  MONITOR  FAILS  REASON    TAG
+broke   loop     failed   2/50  5s       -       -      -        1/1    failed    -
+zombie  loop     running  1/10  1h 0m    -       -      dead     0/0    -         -
+sleepy  loop     running  1/10  1h 0m    -       5m 0s  4242     0/0    -         -
+limit   loop     waiting  1/10  1h 0m    -       -      4242     0/0    -         -
+held    loop     paused   1/10  1h 0m    -       -      4242     0/0    -         team-b
+build   loop     running  3/10  3m 20s   7m 30s  12s    4242     1/2    -         team-a,ci
+web     tmux     running  -     5m 0s    -       -      -        -      -         team-a
+batch   process  stopped  -     -        -       -      -        -      -         -
+crash   tmux     stopped  -     -        -       -      -        -      exit 2    -
+done    loop     stopped  4/10  1h 0m    -       -      -        0/0    complete  -
 `
 	if got := b.String(); got != want {
 		t.Errorf("plain board\n got:\n%s\nwant:\n%s", got, want)

@@ -33,7 +33,12 @@ func Parse(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// Format renders d for humans: "42s", "3m 42s", "4h 0m", "2d 3h".
+// Seconds converts a float number of seconds (as loop states and figures
+// keep them) to a duration.
+func Seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+
+// Format renders d for humans, the one form of ralph ls, ralph status and
+// swarm top: "42s", "3m 42s", "4h 0m", "2d 3h".
 // Durations under a second round to "0s".
 func Format(d time.Duration) string {
 	if d < 0 {
