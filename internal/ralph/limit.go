@@ -47,7 +47,7 @@ func (e *Engine) waitOutLimit(ctx context.Context, a *attempt, v agent.Verdict) 
 		if s.Status == state.RalphRunning {
 			s.Status = state.RalphWaiting
 		}
-		s.WaitingUntil = state.Timestamp{Time: until}
+		s.WaitingUntil = state.ZonedTimestamp{Time: until}
 		if v.Reset.IsZero() {
 			s.LimitWaits++
 		}
@@ -94,7 +94,7 @@ func (e *Engine) endWait() {
 		if s.Status == state.RalphWaiting {
 			s.Status = state.RalphRunning
 		}
-		s.WaitingUntil = state.Timestamp{}
+		s.WaitingUntil = state.ZonedTimestamp{}
 		return nil
 	})
 }
@@ -106,7 +106,7 @@ func (e *Engine) interruptWait(ctx context.Context, a *attempt) (Outcome, bool) 
 		return o, true
 	}
 	if err == nil && cur.Status == state.RalphPaused {
-		e.update(func(s *state.Ralph) error { s.WaitingUntil = state.Timestamp{}; return nil })
+		e.update(func(s *state.Ralph) error { s.WaitingUntil = state.ZonedTimestamp{}; return nil })
 		return e.final(a, Outcome{End: EndLimited}), true
 	}
 	return Outcome{}, false

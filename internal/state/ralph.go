@@ -80,8 +80,8 @@ type Ralph struct {
 	LastError NullString `json:"last_error"`
 	// WaitingUntil is when a usage-limit wait ends (status waiting);
 	// LimitWaits counts waits in a row without a known reset time.
-	WaitingUntil Timestamp `json:"waiting_until"`
-	LimitWaits   int       `json:"limit_waits"`
+	WaitingUntil ZonedTimestamp `json:"waiting_until"`
+	LimitWaits   int            `json:"limit_waits"`
 	// LastRejection is why the last completion signal was rejected, and
 	// LastCheckOutput the first lines of the failing check's output.
 	LastRejection   NullString `json:"last_rejection"`

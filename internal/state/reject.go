@@ -34,7 +34,7 @@ type rejected struct {
 
 // sidecarEntry is one line of a .rejected sidecar.
 type sidecarEntry struct {
-	RejectedAt Timestamp       `json:"rejected_at"`
+	RejectedAt ZonedTimestamp  `json:"rejected_at"`
 	File       string          `json:"file"`
 	What       string          `json:"what"`
 	Reason     string          `json:"reason"`
@@ -49,7 +49,7 @@ func moveRejected(path string, bad []rejected) error {
 	if len(bad) == 0 {
 		return nil
 	}
-	at := Now()
+	at := ZonedTimestamp{time.Now()}
 	lines := make([][]byte, 0, len(bad))
 	for _, b := range bad {
 		var rec bytes.Buffer

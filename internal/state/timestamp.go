@@ -25,6 +25,32 @@ type Timestamp struct{ time.Time }
 // the local offset, so these fields must carry the zone.
 type UTCTimestamp struct{ time.Time }
 
+// ZonedTimestamp is a point in time in a field swarm added, which no
+// swarm.py reader has to parse: RFC 3339 in local time with its zone,
+// microseconds (none when 0), "2026-11-26T02:08:33.809004+05:30", so a
+// script reads the instant without guessing the zone. Reading accepts
+// what Timestamp accepts.
+type ZonedTimestamp struct{ time.Time }
+
+// zonedLayout is RFC 3339 with at most microseconds, trailing zeros cut.
+const zonedLayout = "2006-01-02T15:04:05.999999Z07:00"
+
+// MarshalJSON writes RFC 3339 with the local zone, or null for the zero
+// time.
+func (t ZonedTimestamp) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	return json.Marshal(t.Local().Format(zonedLayout))
+}
+
+// UnmarshalJSON accepts what Timestamp accepts.
+func (t *ZonedTimestamp) UnmarshalJSON(b []byte) error {
+	v, err := unmarshalTime(b)
+	*t = ZonedTimestamp{v}
+	return err
+}
+
 // Now returns the current time as a Timestamp.
 func Now() Timestamp { return Timestamp{time.Now()} }
 

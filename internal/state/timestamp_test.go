@@ -69,6 +69,11 @@ func TestTimestampWritesPythonForm(t *testing.T) {
 		{"utc", UTCTimestamp{instant}, `"2026-11-25T20:38:33.809004+00:00"`},
 		{"utc whole second", UTCTimestamp{instant.Truncate(time.Second)}, `"2026-11-25T20:38:33+00:00"`},
 		{"utc zero", UTCTimestamp{}, `null`},
+		// swarm's own fields: RFC 3339, local time with its zone.
+		{"zoned", ZonedTimestamp{instant}, `"2026-11-26T02:08:33.809004+05:30"`},
+		{"zoned whole second", ZonedTimestamp{instant.Truncate(time.Second)}, `"2026-11-26T02:08:33+05:30"`},
+		{"zoned from another zone", ZonedTimestamp{instant.UTC()}, `"2026-11-26T02:08:33.809004+05:30"`},
+		{"zoned zero", ZonedTimestamp{}, `null`},
 	}
 	for _, c := range cases {
 		got, err := json.Marshal(c.v)
@@ -83,7 +88,7 @@ func TestTimestampRoundTrip(t *testing.T) {
 		return
 	}
 	want := instant.Truncate(time.Microsecond)
-	for _, v := range []any{&Timestamp{instant}, &UTCTimestamp{instant}} {
+	for _, v := range []any{&Timestamp{instant}, &UTCTimestamp{instant}, &ZonedTimestamp{instant}} {
 		data, _ := json.Marshal(v)
 		var back struct{ A Timestamp }
 		var backUTC struct{ A UTCTimestamp }
@@ -122,5 +127,38 @@ func TestPythonHelpers(t *testing.T) {
 	}
 	if got := (UTCTimestamp{}).Human(); got != "-" {
 		t.Errorf("zero Human = %q", got)
+	}
+}
+
+// A loop state keeps swarm.py's forms in swarm.py's fields and writes the
+// fields swarm added in RFC 3339 with the zone, which time.RFC3339 parses
+// back to the same instant.
+func TestLoopStateTimestampForms(t *testing.T) {
+	if !inZone(t, testZone) {
+		return
+	}
+	at := instant.Truncate(time.Microsecond)
+	st := Ralph{Started: Timestamp{at}, LastIterationStart: Timestamp{at}, LastIterationEnd: Timestamp{at},
+		LastScreenChange: UTCTimestamp{at}, WaitingUntil: ZonedTimestamp{at}}
+	data, err := json.Marshal(&st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	json.Unmarshal(data, &got)
+	want := map[string]string{
+		"started":                "2026-11-26T02:08:33.809004",
+		"last_iteration_started": "2026-11-26T02:08:33.809004",
+		"last_iteration_ended":   "2026-11-26T02:08:33.809004",
+		"last_screen_change":     "2026-11-25T20:38:33.809004+00:00",
+		"waiting_until":          "2026-11-26T02:08:33.809004+05:30",
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %v, want %s", k, got[k], w)
+		}
+	}
+	if p, err := time.Parse(time.RFC3339, got["waiting_until"].(string)); err != nil || !p.Equal(at) {
+		t.Errorf("waiting_until does not parse as RFC 3339: %v (%v)", p, err)
 	}
 }
