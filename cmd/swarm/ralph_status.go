@@ -113,7 +113,7 @@ func printSwarmPyStatus(p func(string, ...any), info *ralph.Info) {
 	if info.NotStarted {
 		status = fmt.Sprintf("Status: not started (start it with: swarm ralph run %s)", st.WorkerName)
 	} else if st.Status == state.RalphWaiting && !st.WaitingUntil.IsZero() {
-		status = "Status: waiting for usage limit reset until " + st.WaitingUntil.Local().Format("15:04")
+		status = "Status: waiting for usage limit reset until " + ralph.ResetTime(st.WaitingUntil.Time, time.Now())
 	} else if info.QuietFor > 60 {
 		status += fmt.Sprintf(" (possibly stuck — no output change for %ds)", quiet)
 	}

@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -323,5 +324,39 @@ func TestDurationsReadTheSameEverywhere(t *testing.T) {
 				t.Errorf("%s does not match %s:\n%s", what, re, r.stdout)
 			}
 		}
+	}
+}
+
+// A loop waiting out a usage limit says when it resets in ralph ls and
+// swarm top, not only in ralph status; its JSON gives the instant with
+// its zone.
+func TestWaitingLoopShowsItsResetTime(t *testing.T) {
+	t.Parallel()
+	testenv.RequireTmux(t)
+	home := filepath.Join(t.TempDir(), "home")
+	st := state.NewStore(home, func(w string) { t.Errorf("warning: %s", w) })
+	until := time.Now().Add(2 * time.Minute).Truncate(time.Second)
+	if err := st.Ralph("limited").Create(&state.Ralph{WorkerName: "limited", Status: state.RalphWaiting, MaxIterations: 5,
+		CurrentIteration: 1, Started: state.Timestamp{Time: time.Now()}, WaitingUntil: state.ZonedTimestamp{Time: until}}); err != nil {
+		t.Fatal(err)
+	}
+	clock := until.Local().Format("15:04")
+	if until.Local().YearDay() != time.Now().YearDay() {
+		clock = until.Local().Format("Jan 2 15:04") // the test runs at midnight
+	}
+	for _, args := range [][]string{{"ralph", "ls"}, {"top", "--once"}} {
+		r := hbRun(home, args...)
+		if !regexp.MustCompile(`(?m)^limited +(loop +)?waiting until ` + clock + `  `).MatchString(r.stdout) {
+			t.Errorf("swarm %q does not say when the limit resets (%s):\n%s%s", args, clock, r.stdout, r.stderr)
+		}
+	}
+	r := hbRun(home, "ralph", "status", "limited", "--format", "json")
+	var js map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &js); err != nil {
+		t.Fatalf("ralph status --format json: %v\n%s", err, r.stdout)
+	}
+	got, _ := js["waiting_until"].(string)
+	if at, err := time.Parse(time.RFC3339, got); err != nil || !at.Equal(until) {
+		t.Errorf("waiting_until %q: %v, want %v in RFC 3339", got, err, until)
 	}
 }

@@ -434,15 +434,42 @@ type Info struct {
 	// NotStarted: made with --no-run and never run (swarm ralph run).
 	NotStarted bool     `json:"not_started"`
 	LastOutput []string `json:"last_output,omitempty"`
+	// At is when the figures were computed (zero: now).
+	At time.Time `json:"-"`
 }
 
 // ListStatus is the status column of ralph ls and swarm top: the loop's
-// status, or "not-started" for a loop made with --no-run and never run.
+// status, "not-started" for a loop made with --no-run and never run, and
+// for a loop waiting out a usage limit when it resets ("waiting until
+// 15:04").
 func (i *Info) ListStatus() string {
-	if i.NotStarted {
+	st := i.State
+	switch {
+	case i.NotStarted:
 		return "not-started"
+	case st.Status == state.RalphWaiting && !st.WaitingUntil.IsZero():
+		return "waiting until " + ResetTime(st.WaitingUntil.Time, i.now())
 	}
-	return i.State.Status
+	return st.Status
+}
+
+// now is when the figures were computed.
+func (i *Info) now() time.Time {
+	if i.At.IsZero() {
+		return time.Now()
+	}
+	return i.At
+}
+
+// ResetTime renders when a usage limit resets, in local time: the clock
+// time on the same day as now ("15:04"), else with the date ("Mar 5
+// 09:00": weekly limits reset days later).
+func ResetTime(t, now time.Time) string {
+	t, now = t.Local(), now.Local()
+	if t.YearDay() == now.YearDay() && t.Year() == now.Year() {
+		return t.Format("15:04")
+	}
+	return t.Format("Jan 2 15:04")
 }
 
 // MonitorState is the monitor column: the pid of a live monitor, "dead"
@@ -459,7 +486,7 @@ func (i *Info) MonitorState() string {
 
 // describe computes a loop's figures at now.
 func describe(rs *state.RalphStore, st *state.Ralph, workerStatus string, now time.Time) *Info {
-	info := &Info{State: st, MonitorAlive: MonitorAlive(rs), WorkerStatus: workerStatus}
+	info := &Info{State: st, MonitorAlive: MonitorAlive(rs), WorkerStatus: workerStatus, At: now}
 	info.NotStarted = st.Status == state.RalphRunning && st.CurrentIteration == 0 && !st.IterationActive && !info.MonitorAlive
 	if !st.Started.IsZero() {
 		end := now
