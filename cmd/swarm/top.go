@@ -29,15 +29,17 @@ func newCmdTop(f *factory, runF func(*topOptions) error) *cobra.Command {
 		Short: "A live board of every worker and loop, problems first",
 		Long: `Show every worker and ralph loop on one live, full-screen board: kind, status,
 iteration, elapsed time and ETA, how long the screen has been quiet, the loop's
-monitor, failures, how it ended and the tags. Failed loops, loops whose monitor
-is dead, agents quiet for longer than the inactivity timeout, loops waiting out
-a usage limit and paused loops come first.
+monitor, failures, how it ended and the tags. Failed loops, loops that ended
+BLOCKED or DECIDE (the reason or question on a line under the row), loops whose
+monitor is dead, agents quiet for longer than the inactivity timeout, loops
+waiting out a usage limit and paused loops come first.
 
-Keys: up/down select; enter shows the worker's screen and l the loop's events
-(esc goes back); a attaches (detach to come back); p pauses and r resumes the
-loop; k kills the worker after y confirms; / filters by name or tag (esc
-clears); q quits. The terminal bell rings when a loop spawned with --notify
-ends while the board is open.
+Keys: up/down select; enter shows the worker's screen, or an ended loop's last
+output, and l the loop's events (esc goes back); a attaches (detach to come
+back); p pauses and r resumes the loop; k kills the worker after y confirms;
+/ filters by name or tag (esc clears); ? shows every key; q quits. The
+terminal bell rings when a loop spawned with --notify ends while the board is
+open.
 
 --once prints the board once as plain text and exits, for scripts.`,
 		Example: `  swarm top

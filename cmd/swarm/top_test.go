@@ -292,6 +292,14 @@ func TestTopLiveInTmux(t *testing.T) {
 	late("late", "--notify")
 	b.until("the bell", b.bell)
 
+	// Enter on an ended loop shows what its agent printed last.
+	b.until("late second", func() bool { r := b.rows(); return len(r) > 1 && r[1] == "late" })
+	b.keys("Home", "Down", "Enter")
+	b.shows("last output of late (iteration ")
+	b.shows("starting")
+	b.keys("Escape")
+	b.shows("NAME ")
+
 	b.keys("q")
 	b.shows("top-exit=0")
 }

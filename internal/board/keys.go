@@ -1,31 +1,110 @@
 package board
 
 import (
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 )
 
-// Keys. Selection is by the arrow keys only: k is kill, so vi's j/k would
-// put a kill one key away from moving the selection.
-const (
-	keyQuit    = "q"
-	keyCtrlC   = "ctrl+c"
-	keyUp      = "up"
-	keyDown    = "down"
-	keyPgUp    = "pgup"
-	keyPgDown  = "pgdown"
-	keyHome    = "home"
-	keyEnd     = "end"
-	keyEnter   = "enter"
-	keyEsc     = "esc"
-	keyAttach  = "a"
-	keyPause   = "p"
-	keyResume  = "r"
-	keyKill    = "k"
-	keyYes     = "y"
-	keyLog     = "l"
-	keyFilter  = "/"
-	keyBackspc = "backspace"
+// keyMap holds the board's keys: one binding each dispatches the key and
+// says what it does in the help (? shows them all). Selection is by the
+// arrow keys only: k is kill, so vi's j/k would put a kill one key away
+// from moving the selection.
+type keyMap struct {
+	Up, Down, PageUp, PageDown, Home, End key.Binding
+	// Open shows the selected worker's screen, or an ended loop's last
+	// output; Back leaves that view (enter works too).
+	Open, Back, Events             key.Binding
+	Attach, Pause, Resume, Kill    key.Binding
+	Filter, ClearFilter, Help      key.Binding
+	Quit, ForceQuit, Yes           key.Binding
+	KeepFilter, DropFilter, Select key.Binding
+}
+
+func newKeyMap() keyMap {
+	b := func(help, desc string, keys ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+	}
+	return keyMap{
+		Up:          b("↑", "up", "up"),
+		Down:        b("↓", "down", "down"),
+		PageUp:      b("pgup", "page up", "pgup"),
+		PageDown:    b("pgdown", "page down", "pgdown"),
+		Home:        b("home", "first", "home"),
+		End:         b("end", "last", "end"),
+		Open:        b("enter", "screen", "enter"),
+		Back:        b("esc", "back", "esc", "enter"),
+		Events:      b("l", "events", "l"),
+		Attach:      b("a", "attach", "a"),
+		Pause:       b("p", "pause", "p"),
+		Resume:      b("r", "resume", "r"),
+		Kill:        b("k", "kill", "k"),
+		Filter:      b("/", "filter", "/"),
+		ClearFilter: b("esc", "clear filter", "esc"),
+		Help:        b("?", "more keys", "?"),
+		Quit:        b("q", "quit", "q"),
+		ForceQuit:   b("ctrl+c", "quit", "ctrl+c"),
+		Yes:         b("y", "yes", "y"),
+		KeepFilter:  b("enter", "keep", "enter"),
+		DropFilter:  b("esc", "clear", "esc"),
+		// Select is Up and Down as one entry of the short help.
+		Select: b("↑/↓", "select", "up", "down"),
+	}
+}
+
+// Help for each thing the board does: the short line, and the columns ?
+// shows.
+type (
+	listHelp   struct{ k keyMap }
+	detailHelp struct{ k keyMap }
+	filterHelp struct{ k keyMap }
 )
+
+func (h listHelp) ShortHelp() []key.Binding {
+	k := h.k
+	return []key.Binding{k.Select, k.Open, k.Events, k.Attach, k.Pause, k.Resume, k.Kill, k.Filter, k.Help, k.Quit}
+}
+
+func (h listHelp) FullHelp() [][]key.Binding {
+	k := h.k
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End},
+		{k.Open, k.Events, k.Attach},
+		{k.Pause, k.Resume, k.Kill},
+		{k.Filter, k.ClearFilter, k.Help, k.Quit},
+	}
+}
+
+func (h detailHelp) ShortHelp() []key.Binding {
+	k := h.k
+	return []key.Binding{k.Back, k.Events, k.Attach, k.Pause, k.Resume, k.Kill, k.Help, k.Quit}
+}
+
+func (h detailHelp) FullHelp() [][]key.Binding {
+	k := h.k
+	return [][]key.Binding{{k.Back, k.Events, k.Attach}, {k.Pause, k.Resume, k.Kill}, {k.Help, k.Quit}}
+}
+
+func (h filterHelp) ShortHelp() []key.Binding {
+	return []key.Binding{h.k.KeepFilter, h.k.DropFilter}
+}
+
+func (h filterHelp) FullHelp() [][]key.Binding { return [][]key.Binding{h.ShortHelp()} }
+
+// helpKeys is the help of what the board does now.
+func (m *Model) helpKeys() help.KeyMap {
+	switch {
+	case m.editing:
+		return filterHelp{m.keys}
+	case m.view != viewList:
+		return detailHelp{m.keys}
+	}
+	k := m.keys
+	if r, ok := m.selectedRow(); ok && r.Ended {
+		k.Open.SetHelp("enter", "last output")
+	}
+	return listHelp{k}
+}
 
 // onKey dispatches a key press by what the board is doing. Keys typed
 // faster than the board reads them arrive as one message of several
@@ -43,7 +122,7 @@ func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) onOneKey(k tea.KeyMsg) tea.Cmd {
-	if k.String() == keyCtrlC {
+	if key.Matches(k, m.keys.ForceQuit) {
 		return tea.Quit
 	}
 	switch {
@@ -52,23 +131,26 @@ func (m *Model) onOneKey(k tea.KeyMsg) tea.Cmd {
 	case m.editing:
 		m.onFilterKey(k)
 		return nil
+	case key.Matches(k, m.keys.Help):
+		m.help.ShowAll = !m.help.ShowAll
+		m.scroll()
+		return nil
 	}
-	if cmd, ok := m.onActionKey(k.String()); ok {
+	if cmd, ok := m.onActionKey(k); ok {
 		return cmd
 	}
 	if m.view != viewList {
-		return m.onDetailKey(k.String())
+		return m.onDetailKey(k)
 	}
-	return m.onListKey(k.String())
+	return m.onListKey(k)
 }
 
 // onConfirmKey answers "kill NAME? (y/n)": y kills, any other key does not.
 func (m *Model) onConfirmKey(k tea.KeyMsg) tea.Cmd {
 	name := m.confirm
 	m.confirm = ""
-	if k.String() != keyYes {
-		m.setStatus("not killed: "+name, nil)
-		return nil
+	if !key.Matches(k, m.keys.Yes) {
+		return m.setStatus("not killed: "+name, nil)
 	}
 	return m.act("killing", name, m.opts.Source.Kill)
 }
@@ -94,68 +176,80 @@ func (m *Model) onFilterKey(k tea.KeyMsg) {
 
 // onActionKey handles the keys that act on the current worker in every
 // view; ok is false for other keys.
-func (m *Model) onActionKey(key string) (tea.Cmd, bool) {
-	switch key {
-	case keyQuit:
+func (m *Model) onActionKey(k tea.KeyMsg) (tea.Cmd, bool) {
+	if key.Matches(k, m.keys.Quit) {
 		return tea.Quit, true
-	case keyAttach, keyPause, keyResume, keyKill:
-	default:
+	}
+	if !key.Matches(k, m.keys.Attach, m.keys.Pause, m.keys.Resume, m.keys.Kill) {
 		return nil, false
 	}
 	name := m.current()
 	if name == "" {
 		return nil, true
 	}
-	switch key {
-	case keyAttach:
+	switch {
+	case key.Matches(k, m.keys.Attach):
 		return m.attach(name), true
-	case keyPause:
+	case key.Matches(k, m.keys.Pause):
 		return m.act("pausing", name, m.opts.Source.Pause), true
-	case keyResume:
+	case key.Matches(k, m.keys.Resume):
 		return m.act("resuming", name, m.opts.Source.Resume), true
 	}
 	m.confirm = name
 	return nil, true
 }
 
-// onDetailKey: esc or enter goes back to the list; l switches to the log.
-func (m *Model) onDetailKey(key string) tea.Cmd {
-	switch key {
-	case keyEsc, keyEnter:
-		m.view, m.target, m.detail, m.detErr = viewList, "", "", nil
-	case keyLog:
+// onDetailKey: esc or enter goes back to the list; l switches to the
+// loop's events.
+func (m *Model) onDetailKey(k tea.KeyMsg) tea.Cmd {
+	switch {
+	case key.Matches(k, m.keys.Back):
+		m.view, m.target, m.detail, m.detTitle, m.detErr = viewList, "", "", "", nil
+	case key.Matches(k, m.keys.Events):
 		return m.open(viewLog, m.target)
 	}
 	return nil
 }
 
 // onListKey moves the selection and opens views.
-func (m *Model) onListKey(key string) tea.Cmd {
+func (m *Model) onListKey(k tea.KeyMsg) tea.Cmd {
 	page := max(1, m.listLines()-1)
-	switch key {
-	case keyUp:
+	switch {
+	case key.Matches(k, m.keys.Up):
 		m.move(-1)
-	case keyDown:
+	case key.Matches(k, m.keys.Down):
 		m.move(1)
-	case keyPgUp:
+	case key.Matches(k, m.keys.PageUp):
 		m.move(-page)
-	case keyPgDown:
+	case key.Matches(k, m.keys.PageDown):
 		m.move(page)
-	case keyHome:
+	case key.Matches(k, m.keys.Home):
 		m.move(-len(m.shown))
-	case keyEnd:
+	case key.Matches(k, m.keys.End):
 		m.move(len(m.shown))
-	case keyEnter:
+	case key.Matches(k, m.keys.Open):
+		if r, ok := m.selectedRow(); ok && r.Ended {
+			return m.open(viewOutput, r.Name)
+		}
 		return m.open(viewPeek, m.selected)
-	case keyLog:
+	case key.Matches(k, m.keys.Events):
 		return m.open(viewLog, m.selected)
-	case keyFilter:
+	case key.Matches(k, m.keys.Filter):
 		m.editing = true
-	case keyEsc:
+		m.scroll()
+	case key.Matches(k, m.keys.ClearFilter):
 		m.filter = ""
 		m.applyFilter()
 	}
 	return nil
+}
+
+// selectedRow is the row under the cursor.
+func (m *Model) selectedRow() (Row, bool) {
+	if m.cursor < len(m.shown) {
+		return m.shown[m.cursor], true
+	}
+	return Row{}, false
 }
 
 func (m *Model) move(by int) {
@@ -167,12 +261,12 @@ func (m *Model) move(by int) {
 	m.syncSelection()
 }
 
-// open shows a worker's screen or a loop's events, read at once and then
-// at every tick.
+// open shows a worker's screen, a loop's events or an ended loop's last
+// output, read at once and then at every tick.
 func (m *Model) open(v view, name string) tea.Cmd {
 	if name == "" {
 		return nil
 	}
-	m.view, m.target, m.detail, m.detErr = v, name, "", nil
+	m.view, m.target, m.detail, m.detTitle, m.detErr = v, name, "", "", nil
 	return m.fetchDetail()
 }

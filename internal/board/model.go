@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/swarmtools/swarm/internal/ralph"
@@ -23,13 +24,18 @@ const DefaultInterval = 2 * time.Second
 // view asks for before the terminal's size is known.
 const defaultDetailLines = 30
 
+// statusTTL is how long a message stays on the status line: long enough
+// to read, short enough that an old result is not taken for a new one.
+const statusTTL = 5 * time.Second
+
 // view is what the board shows.
 type view int
 
 const (
-	viewList view = iota
-	viewPeek      // the selected worker's screen
-	viewLog       // the selected loop's events
+	viewList   view = iota
+	viewPeek        // the selected worker's screen
+	viewLog         // the selected loop's events
+	viewOutput      // an ended loop's last iteration output
 )
 
 // Options configure a board.
@@ -52,6 +58,8 @@ type Options struct {
 type Model struct {
 	opts   Options
 	styles styles
+	keys   keyMap
+	help   help.Model
 
 	rows  []Row // every row, sorted
 	shown []Row // the rows that pass the filter
@@ -68,16 +76,20 @@ type Model struct {
 	// the top row, the worst problem, whatever comes to the top.
 	chosen bool
 
-	view    view
-	target  string // the worker of the peek or log view
-	detail  string
-	detErr  error
-	filter  string
-	editing bool   // typing the filter
-	confirm string // the worker a kill waits to be confirmed for
+	view     view
+	target   string // the worker of the peek, log or output view
+	detail   string
+	detTitle string // the detail's title, when its read says more
+	detErr   error
+	filter   string
+	editing  bool   // typing the filter
+	confirm  string // the worker a kill waits to be confirmed for
 
 	status    string
 	statusErr bool
+	// statusSeq counts the messages shown: a message's expiry clears
+	// the status line only if no newer message replaced it.
+	statusSeq int
 
 	width, height int
 	loading       bool
@@ -104,7 +116,10 @@ func New(o Options) *Model {
 	if r == nil {
 		r = lipgloss.DefaultRenderer()
 	}
-	return &Model{opts: o, styles: newStyles(r), table: table(nil), active: map[string]bool{}, after: tea.Tick}
+	m := &Model{opts: o, styles: newStyles(r), keys: newKeyMap(), active: map[string]bool{}, after: tea.Tick}
+	m.help = newHelp(m.styles)
+	m.table = table(nil, m.lineWidth())
+	return m
 }
 
 // Messages.
@@ -117,6 +132,7 @@ type (
 	detailMsg struct {
 		view   view
 		target string
+		title  string
 		text   string
 		err    error
 	}
@@ -124,6 +140,9 @@ type (
 		text string
 		err  error
 	}
+	// statusExpiredMsg: the message numbered seq has been shown for
+	// statusTTL.
+	statusExpiredMsg struct{ seq int }
 )
 
 // Init reads the first snapshot and starts the clock.
@@ -153,14 +172,20 @@ func (m *Model) fetchDetail() tea.Cmd {
 	m.detailReads++
 	src, v, name, lines := m.opts.Source, m.view, m.target, m.detailLines()
 	return func() tea.Msg {
-		var text string
-		var err error
-		if v == viewPeek {
-			text, err = src.Peek(name, lines)
-		} else {
-			text, err = src.Events(name, lines)
+		msg := detailMsg{view: v, target: name}
+		switch v {
+		case viewPeek:
+			msg.text, msg.err = src.Peek(name, lines)
+		case viewLog:
+			msg.text, msg.err = src.Events(name, lines)
+		default:
+			var iter int
+			iter, msg.text, msg.err = src.Output(name, lines)
+			if msg.err == nil {
+				msg.title = fmt.Sprintf("last output of %s (iteration %d, ended)", name, iter)
+			}
 		}
-		return detailMsg{view: v, target: name, text: text, err: err}
+		return msg
 	}
 }
 
@@ -169,6 +194,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
+		m.help.Width = msg.Width
+		m.table = table(m.shown, m.lineWidth())
 		m.scroll()
 		return m, nil
 	case tickMsg:
@@ -179,12 +206,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.detailReads--
 		if msg.view == m.view && msg.target == m.target {
 			m.detail, m.detErr = msg.text, msg.err
+			if msg.title != "" {
+				m.detTitle = msg.title
+			}
 		}
 		return m, nil
 	case actionMsg:
-		m.setStatus(msg.text, msg.err)
 		// Show the action's effect now rather than at the next tick.
-		return m, m.refresh()
+		return m, tea.Batch(m.setStatus(msg.text, msg.err), m.refresh())
+	case statusExpiredMsg:
+		if msg.seq == m.statusSeq {
+			m.status, m.statusErr = "", false
+		}
+		return m, nil
 	case tea.KeyMsg:
 		return m, m.onKey(msg)
 	}
@@ -218,18 +252,19 @@ func (m *Model) refresh() tea.Cmd {
 func (m *Model) onSnapshot(msg snapshotMsg) tea.Cmd {
 	m.loading = false
 	m.err = msg.err
+	var shown tea.Cmd
 	if m.opts.Warnings != nil {
 		if w := m.opts.Warnings(); len(w) > 0 {
-			m.setStatus("warning: "+w[len(w)-1], nil)
+			shown = m.setStatus("warning: "+w[len(w)-1], nil)
 		}
 	}
 	if msg.err != nil {
-		return nil
+		return shown
 	}
 	m.at = msg.snap.At
 	m.rows = Prepare(msg.snap)
 	m.applyFilter()
-	return m.bellFor(endedLoops(m.active, msg.snap.Loops))
+	return tea.Batch(shown, m.bellFor(endedLoops(m.active, msg.snap.Loops)))
 }
 
 // endedLoops returns the loops that were active in before and have ended
@@ -275,7 +310,7 @@ func (m *Model) bellFor(ended []*ralph.Info) tea.Cmd {
 // chosen one).
 func (m *Model) applyFilter() {
 	m.shown = Filter(m.rows, m.filter)
-	m.table = table(m.shown)
+	m.table = table(m.shown, m.lineWidth())
 	m.cursor = min(m.cursor, max(0, len(m.shown)-1))
 	for i, r := range m.shown {
 		if r.Name == m.selected && m.chosen {
@@ -295,19 +330,43 @@ func (m *Model) syncSelection() {
 	m.scroll()
 }
 
-// scroll keeps the cursor's row on screen.
+// scroll keeps the cursor's row (and its detail line) on screen, and the
+// screen full when the rows below the first shown fit.
 func (m *Model) scroll() {
 	n := m.listLines()
-	if m.cursor < m.offset {
-		m.offset = m.cursor
+	m.offset = max(0, min(m.offset, m.cursor))
+	for m.offset < m.cursor && m.rowLines(m.offset, m.cursor) > n {
+		m.offset++
 	}
-	if m.cursor >= m.offset+n {
-		m.offset = m.cursor - n + 1
+	for m.offset > 0 && m.rowLines(m.offset-1, len(m.shown)-1) <= n {
+		m.offset--
 	}
-	m.offset = max(0, min(m.offset, len(m.shown)-n))
 }
 
-func (m *Model) setStatus(text string, err error) {
+// rowLines is how many screen lines the shown rows from..to take.
+func (m *Model) rowLines(from, to int) int {
+	n := 0
+	for i := from; i <= to && i < len(m.shown); i++ {
+		n++
+		if m.shown[i].Detail != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// setStatus shows an action's result or error, and starts the clock that
+// clears it.
+func (m *Model) setStatus(text string, err error) tea.Cmd {
+	m.showStatus(text, err)
+	seq := m.statusSeq
+	return m.after(statusTTL, func(time.Time) tea.Msg { return statusExpiredMsg{seq: seq} })
+}
+
+// showStatus shows a message until the next one (an action under way
+// stays until its result replaces it).
+func (m *Model) showStatus(text string, err error) {
+	m.statusSeq++
 	m.status, m.statusErr = text, err != nil
 	if err != nil {
 		m.status = "error: " + err.Error()
@@ -325,7 +384,7 @@ func (m *Model) current() string {
 
 // act runs a pause, resume or kill off the UI goroutine.
 func (m *Model) act(verb, name string, f func(string) (string, error)) tea.Cmd {
-	m.setStatus(fmt.Sprintf("%s %s...", verb, name), nil)
+	m.showStatus(fmt.Sprintf("%s %s...", verb, name), nil)
 	m.actions.Add(1)
 	return func() tea.Msg {
 		defer m.actions.Done()

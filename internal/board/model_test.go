@@ -10,6 +10,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
 )
@@ -36,6 +37,10 @@ func (f *fakeSource) Peek(name string, lines int) (string, error) {
 func (f *fakeSource) Events(name string, lines int) (string, error) {
 	f.record("events " + name)
 	return "2026-03-04T10:00:00Z [START] iteration 1/10\n", nil
+}
+func (f *fakeSource) Output(name string, lines int) (int, string, error) {
+	f.record("output " + name)
+	return 4, "last words of " + name, nil
 }
 func (f *fakeSource) Pause(name string) (string, error) {
 	f.record("pause " + name)
@@ -64,17 +69,22 @@ type harness struct {
 	// by a command that returns clockMsg at once, which the harness
 	// does not deliver (the real clock would, an interval later).
 	ticks int
+	// expiries are the status messages' clocks, to fire with expire.
+	expiries []func(time.Time) tea.Msg
 }
 
 // clockMsg stands for a started clock (tea.Tick) in the harness.
-type clockMsg struct{ d time.Duration }
+type clockMsg struct {
+	d    time.Duration
+	fire func(time.Time) tea.Msg
+}
 
 func newHarness(t *testing.T) *harness {
 	live, loops := fixture()
 	h := &harness{t: t, src: &fakeSource{snap: Snapshot{Live: live, Loops: loops, At: fixedNow}}}
 	h.m = New(Options{Source: h.src, Interval: time.Second, Bell: func() { h.bells++ }})
-	h.m.after = func(d time.Duration, _ func(time.Time) tea.Msg) tea.Cmd {
-		return func() tea.Msg { return clockMsg{d} }
+	h.m.after = func(d time.Duration, fire func(time.Time) tea.Msg) tea.Cmd {
+		return func() tea.Msg { return clockMsg{d, fire} }
 	}
 	h.send(tea.WindowSizeMsg{Width: 140, Height: 20})
 	h.send(snapshotMsg{snap: h.src.snap})
@@ -95,10 +105,14 @@ func (h *harness) run(cmd tea.Cmd) {
 	switch msg := cmd().(type) {
 	case nil:
 	case clockMsg:
-		if msg.d != h.m.opts.Interval {
-			h.t.Errorf("clock of %s, want the interval %s", msg.d, h.m.opts.Interval)
+		switch msg.d {
+		case h.m.opts.Interval:
+			h.ticks++
+		case statusTTL:
+			h.expiries = append(h.expiries, msg.fire)
+		default:
+			h.t.Errorf("clock of %s, want the interval %s or the status's %s", msg.d, h.m.opts.Interval, statusTTL)
 		}
-		h.ticks++
 	case tickMsg:
 		h.t.Error("a command returned tickMsg: only the clock may")
 	case tea.QuitMsg:
@@ -116,6 +130,18 @@ func (h *harness) run(cmd tea.Cmd) {
 }
 
 func typeName(v any) string { return fmt.Sprintf("%T", v) }
+
+// expire delivers the oldest status message's expiry, as its clock would
+// statusTTL after it was shown.
+func (h *harness) expire() {
+	h.t.Helper()
+	if len(h.expiries) == 0 {
+		h.t.Fatal("no status message is waiting to expire")
+	}
+	fire := h.expiries[0]
+	h.expiries = h.expiries[1:]
+	h.send(fire(time.Now()))
+}
 
 func (h *harness) keys(keys ...string) {
 	for _, k := range keys {
@@ -137,6 +163,10 @@ func keyMsg(k string) tea.KeyMsg {
 		return tea.KeyMsg{Type: tea.KeyBackspace}
 	case "ctrl+c":
 		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	case "home":
+		return tea.KeyMsg{Type: tea.KeyHome}
+	case "end":
+		return tea.KeyMsg{Type: tea.KeyEnd}
 	}
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 }
@@ -465,4 +495,121 @@ func TestAttachDone(t *testing.T) {
 	if a := attachDone("w", "", nil).(actionMsg); a.err != nil || a.text != "detached from w" {
 		t.Errorf("detach: %+v", a)
 	}
+}
+
+// On the board, BLOCKED and DECIDE loops count as problems and show their
+// reason or question on a line under their row.
+func TestBoardShowsWhatBlockedAndDecideLoopsAsk(t *testing.T) {
+	h := newHarness(t)
+	live, loops := asking()
+	h.src.snap = Snapshot{Live: live, Loops: loops, At: fixedNow}
+	h.send(snapshotMsg{snap: h.src.snap})
+	h.viewHas("9 loops  7 problems")
+	lines := strings.Split(h.m.View(), "\n")
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) == 0 || (f[0] != "stuck" && f[0] != "choose") {
+			continue
+		}
+		want := map[string]string{"stuck": "  blocked: need the API key for staging", "choose": "  question: Postgres or SQLite?"}[f[0]]
+		if i+1 >= len(lines) || lines[i+1] != want {
+			t.Errorf("line under %s's row: %q, want %q\n%s", f[0], lines[min(i+1, len(lines)-1)], want, h.m.View())
+		}
+	}
+	// A screen too short for every line scrolls by lines: the selection
+	// and its detail line stay on screen.
+	h.send(tea.WindowSizeMsg{Width: 140, Height: 7})
+	h.keys("down", "down")
+	if v := h.m.View(); !strings.Contains(v, "stuck") || !strings.Contains(v, "blocked: need the API key") ||
+		len(strings.Split(v, "\n")) != 7 {
+		t.Errorf("selection stuck with its detail line not on a 7-line screen:\n%s", v)
+	}
+}
+
+// Enter on a loop that has ended shows its last iteration's output (its
+// agent has no screen any more); on a running one, the screen.
+func TestEnterOnAnEndedLoopShowsItsLastOutput(t *testing.T) {
+	h := newHarness(t)
+	h.viewHas("enter last output") // broke, failed, is selected
+	h.keys("enter")
+	h.viewHas("last output of broke (iteration 4, ended)", "last words of broke")
+	h.send(tickMsg{})
+	if h.calls() != "output broke,output broke" {
+		t.Errorf("calls %q: the output is not read again at a tick", h.calls())
+	}
+	h.keys("esc", "down", "enter")
+	h.viewHas("screen of zombie")
+	if !strings.HasSuffix(h.calls(), ",peek zombie") {
+		t.Errorf("calls %q: a running loop's enter is not its screen", h.calls())
+	}
+	h.keys("esc", "end", "enter") // done: complete
+	h.viewHas("last words of done")
+}
+
+// Results on the status line clear after statusTTL; an older message's
+// expiry leaves a newer message alone; an action under way stays until
+// its result.
+func TestStatusMessagesClear(t *testing.T) {
+	h := newHarness(t)
+	h.keys("p")
+	h.viewHas("paused ralph loop for broke")
+	h.keys("r")
+	h.viewHas("error: boom")
+	if len(h.expiries) != 2 {
+		t.Fatalf("%d expiries for two results, want 2", len(h.expiries))
+	}
+	h.expire()
+	h.viewHas("error: boom")
+	h.expire()
+	if strings.Contains(h.m.View(), "boom") || h.m.status != "" {
+		t.Errorf("the status line did not clear:\n%s", h.m.View())
+	}
+	// The kill question is no message: it waits for the answer.
+	h.keys("k")
+	if len(h.expiries) != 0 {
+		t.Errorf("the kill question expires")
+	}
+	h.keys("n")
+	h.viewHas("not killed: broke")
+	h.expire()
+	if h.m.status != "" {
+		t.Errorf("status %q after its expiry", h.m.status)
+	}
+}
+
+// ? shows every key (bubbles' full help) and hides it again; the board
+// still fits the screen.
+func TestQuestionMarkShowsEveryKey(t *testing.T) {
+	h := newHarness(t)
+	h.send(tea.WindowSizeMsg{Width: 140, Height: 16})
+	if strings.Contains(h.m.View(), "page up") {
+		t.Fatalf("full help before ?:\n%s", h.m.View())
+	}
+	h.viewHas("? more keys")
+	h.keys("?")
+	h.viewHas("pgup", "page up", "home", "clear filter", "pause", "kill", "quit")
+	if n := len(strings.Split(h.m.View(), "\n")); n != 16 {
+		t.Errorf("%d lines with the full help on a 16-line screen:\n%s", n, h.m.View())
+	}
+	h.keys("down", "enter", "?")
+	if strings.Contains(h.m.View(), "page up") || !strings.Contains(h.m.View(), "esc back") {
+		t.Errorf("? in the screen view:\n%s", h.m.View())
+	}
+	// While typing a filter, ? is typed.
+	h.keys("esc", "/", "?")
+	if h.m.filter != "?" {
+		t.Errorf("filter %q, want ?", h.m.filter)
+	}
+}
+
+// A line wider than the screen ends with an ellipsis where it is cut.
+func TestNarrowScreenCutsWithAnEllipsis(t *testing.T) {
+	h := newHarness(t)
+	h.send(tea.WindowSizeMsg{Width: 50, Height: 20})
+	for _, l := range strings.Split(h.m.View(), "\n") {
+		if lipgloss.Width(l) > 50 {
+			t.Errorf("line wider than 50: %q", l)
+		}
+	}
+	h.viewHas("NAME    KIND     STATUS   ITER  ELAPSED  ETA     …", "broke   loop     failed   2/50  5s       -       …")
 }

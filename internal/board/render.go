@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/swarmtools/swarm/internal/duration"
 )
 
@@ -50,10 +51,27 @@ func dur(d time.Duration, ok bool) string {
 	return duration.Format(d)
 }
 
+// Columns that give up width when the table is wider than the screen,
+// down to their minimum, widest first: the ones whose values are long
+// (names, tags, a waiting loop's "waiting until Mar 5 09:00", reasons).
+// The others are short figures, which are never cut.
+var shrinkable = map[int]int{colName: 8, colStatus: 7, colReason: 6, colTag: 3}
+
+// Column indexes in Columns.
+const (
+	colName   = 0
+	colStatus = 2
+	colReason = 9
+	colTag    = 10
+)
+
 // table lays out the header and rows as padded lines; a cell's width is
 // its display width, so wide characters in names or tags keep columns
-// aligned. The last column is not padded (no trailing spaces).
-func table(rows []Row) []string {
+// aligned. The last column is not padded (no trailing spaces). With width
+// > 0 (the live board) a table wider than that cuts the long columns'
+// cells, ending them with an ellipsis; with 0 (--once, for scripts)
+// nothing is cut.
+func table(rows []Row, width int) []string {
 	cells := make([][]string, 0, len(rows)+1)
 	cells = append(cells, Columns)
 	for _, r := range rows {
@@ -65,11 +83,15 @@ func table(rows []Row) []string {
 			widths[i] = max(widths[i], lipgloss.Width(c))
 		}
 	}
+	if width > 0 {
+		fit(widths, width)
+	}
 	out := make([]string, len(cells))
 	var b strings.Builder
 	for n, line := range cells {
 		b.Reset()
 		for i, c := range line {
+			c = ansi.Truncate(c, widths[i], ellipsis)
 			b.WriteString(c)
 			if i < len(line)-1 {
 				b.WriteString(strings.Repeat(" ", widths[i]-lipgloss.Width(c)+columnGap))
@@ -78,6 +100,28 @@ func table(rows []Row) []string {
 		out[n] = b.String()
 	}
 	return out
+}
+
+// fit narrows the shrinkable columns, the widest first, until the table
+// fits in width or they are at their minimum.
+func fit(widths []int, width int) {
+	total := columnGap * (len(widths) - 1)
+	for _, w := range widths {
+		total += w
+	}
+	for total > width {
+		widest := -1
+		for i, least := range shrinkable {
+			if widths[i] > least && (widest < 0 || widths[i] > widths[widest] || widths[i] == widths[widest] && i < widest) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			return
+		}
+		widths[widest]--
+		total--
+	}
 }
 
 // Prepare builds and sorts the rows of a snapshot: what the board shows
@@ -91,7 +135,7 @@ func Prepare(s Snapshot) []Row {
 // WritePlain writes the board as plain text: the header line, then one
 // line per row. No escape sequences, so scripts and tests can read it.
 func WritePlain(w io.Writer, rows []Row) error {
-	for _, line := range table(rows) {
+	for _, line := range table(rows, 0) {
 		if _, err := fmt.Fprintln(w, line); err != nil {
 			return err
 		}

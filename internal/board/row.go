@@ -15,6 +15,7 @@ import (
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/termtext"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -33,6 +34,9 @@ type Group int
 const (
 	// GroupFailed: a loop that stopped with status failed.
 	GroupFailed Group = iota
+	// GroupAsks: a loop that ended on BLOCKED or DECIDE: the agent
+	// needs a human's help or answer to go on.
+	GroupAsks
 	// GroupDeadMonitor: a loop that has not ended but has no monitor, so
 	// nothing drives it (swarm ralph resume starts one).
 	GroupDeadMonitor
@@ -87,6 +91,13 @@ type Row struct {
 	Reason string
 	// HasWorker: the row has a worker record (a loop's may be gone).
 	HasWorker bool
+	// Ended: a loop's row, the loop has ended (its agent is gone: its
+	// last output is in the loop's state, not on a screen).
+	Ended bool
+	// Detail is what a human needs to read beyond the columns: the
+	// reason of a BLOCKED loop, the question of a DECIDE one. Plain
+	// text on one line (the agent wrote it).
+	Detail string
 }
 
 // IsLoop reports whether the row is a loop's.
@@ -154,6 +165,8 @@ func addLoop(r *Row, in *ralph.Info) {
 	r.Failures, r.TotalFailures = st.ConsecutiveFailures, st.TotalFailures
 	r.Monitor = in.MonitorState()
 	r.Reason = string(st.ExitReason)
+	r.Ended = !st.Active()
+	r.Detail = detail(st)
 	if !st.Started.IsZero() {
 		r.Elapsed, r.HasElapsed = secs(in.Elapsed), true
 	}
@@ -163,6 +176,32 @@ func addLoop(r *Row, in *ralph.Info) {
 	if st.IterationActive && !st.LastScreenChange.IsZero() {
 		r.Quiet, r.HasQuiet = secs(in.QuietFor), true
 	}
+}
+
+// detail is the line under an ended loop's row that says what the agent
+// asks: "blocked: REASON", "question: QUESTION" (ralph status's words).
+// The agent wrote the text, so it is made plain and one line.
+func detail(st *state.Ralph) string {
+	if st.Active() || st.ExitDetail == "" {
+		return ""
+	}
+	var label string
+	switch string(st.ExitReason) {
+	case ralph.ReasonBlocked:
+		label = "blocked: "
+	case ralph.ReasonDecide:
+		label = "question: "
+	default:
+		return ""
+	}
+	text := string(termtext.Plain([]byte(st.ExitDetail)))
+	return label + strings.Join(strings.Fields(text), " ")
+}
+
+// asks reports whether a loop ended asking a human: BLOCKED or DECIDE.
+func asks(st *state.Ralph) bool {
+	r := string(st.ExitReason)
+	return !st.Active() && (r == ralph.ReasonBlocked || r == ralph.ReasonDecide)
 }
 
 // group places a row; in is the row's loop, or nil.
@@ -177,6 +216,8 @@ func group(r *Row, in *ralph.Info) Group {
 	switch {
 	case st.Status == state.RalphFailed:
 		return GroupFailed
+	case asks(st):
+		return GroupAsks
 	case in.NotStarted:
 		// No monitor is expected until swarm ralph run starts one.
 		return GroupRest

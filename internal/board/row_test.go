@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -242,5 +243,79 @@ func TestWritePlainEmptyBoardPrintsTheHeader(t *testing.T) {
 	WritePlain(&b, nil)
 	if got := b.String(); got != strings.Join(Columns, "  ")+"\n" {
 		t.Errorf("empty board: %q", got)
+	}
+}
+
+// asking returns the fixture with a BLOCKED and a DECIDE loop added (their
+// workers gone), whose texts carry what an agent may print.
+func asking() ([]worker.Live, []*ralph.Info) {
+	live, loops := fixture()
+	ended := func(name, reason, detail string) *ralph.Info {
+		return loop(name, state.RalphStopped, false, func(st *state.Ralph, in *ralph.Info) {
+			st.CurrentIteration, st.ExitReason, st.ExitDetail = 3, state.NullString(reason), state.NullString(detail)
+		})
+	}
+	return live, append(loops,
+		ended("stuck", ralph.ReasonBlocked, "need the \x1b[1mAPI key\x1b[0m\nfor staging"),
+		ended("choose", ralph.ReasonDecide, "Postgres or SQLite?"))
+}
+
+// BLOCKED and DECIDE loops have ended, but wait for a human: they are
+// problems, right after the failed ones, with their reason or question.
+func TestBlockedAndDecideLoopsAreProblems(t *testing.T) {
+	live, loops := asking()
+	rows := Prepare(Snapshot{Live: live, Loops: loops, At: fixedNow})
+	want := []string{"broke", "choose", "stuck", "zombie", "sleepy", "limit", "held", "build", "web", "batch", "crash", "done"}
+	if got := names(rows); !reflect.DeepEqual(got, want) {
+		t.Errorf("order %q, want %q", got, want)
+	}
+	details := map[string]string{
+		"stuck":  "blocked: need the API key for staging",
+		"choose": "question: Postgres or SQLite?",
+		"done":   "", "broke": "", "build": "",
+	}
+	for _, r := range rows {
+		want, ok := details[r.Name]
+		if !ok {
+			continue
+		}
+		if r.Detail != want {
+			t.Errorf("detail of %s: %q, want %q", r.Name, r.Detail, want)
+		}
+		if r.Name == "stuck" || r.Name == "choose" {
+			if !r.Group.Problem() || r.Group != GroupAsks || !r.Ended {
+				t.Errorf("%s: group %d (problem %v), ended %v", r.Name, r.Group, r.Group.Problem(), r.Ended)
+			}
+		}
+	}
+}
+
+// The live board cuts long cells to fit the screen, with an ellipsis;
+// --once cuts nothing.
+func TestTableCutsLongColumnsToTheScreen(t *testing.T) {
+	long := Row{Name: "a-worker-with-a-rather-long-name", Kind: KindTmux, Status: "running", Monitor: "-",
+		Tags: []string{"frontend", "nightly", "experiment-42"}, HasWorker: true}
+	short := Row{Name: "w", Kind: KindProcess, Status: "stopped", Monitor: "-", HasWorker: true}
+	rows := []Row{long, short}
+	full := table(rows, 0)
+	if !strings.Contains(full[1], long.Name) || !strings.Contains(full[1], "experiment-42") || strings.Contains(strings.Join(full, ""), ellipsis) {
+		t.Errorf("uncut table:\n%s", strings.Join(full, "\n"))
+	}
+	const width = 90
+	cut := table(rows, width)
+	for _, l := range cut {
+		if w := lipgloss.Width(l); w > width {
+			t.Errorf("line of %d cells, wider than %d: %q", w, width, l)
+		}
+	}
+	if f := strings.Fields(cut[1]); !strings.HasSuffix(f[0], ellipsis) || !strings.HasPrefix(long.Name, strings.TrimSuffix(f[0], ellipsis)) {
+		t.Errorf("long name not cut with an ellipsis: %q", cut[1])
+	}
+	// The columns stay aligned: KIND starts at the same place on every line.
+	at := strings.Index(cut[0], "KIND")
+	for _, l := range cut[1:] {
+		if !strings.HasPrefix(string([]rune(l)[at:]), "tmux") && !strings.HasPrefix(string([]rune(l)[at:]), "process") {
+			t.Errorf("KIND not at column %d: %q", at, l)
+		}
 	}
 }

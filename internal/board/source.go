@@ -21,6 +21,9 @@ type Source interface {
 	Peek(name string, lines int) (string, error)
 	// Events returns the last lines of a loop's event log.
 	Events(name string, lines int) (string, error)
+	// Output returns the last lines of the last iteration output kept
+	// of an ended loop, as plain text, and which iteration's it is.
+	Output(name string, lines int) (iter int, text string, err error)
 	// Pause, Resume and Kill act on a worker or its loop and return the
 	// line to show; an error is shown as one.
 	Pause(name string) (string, error)
@@ -71,6 +74,15 @@ func (s *ManagerSource) Events(name string, lines int) (string, error) {
 	var b bytes.Buffer
 	err := ralph.Events(context.Background(), rs, lines, false, &b)
 	return b.String(), err
+}
+
+// Output returns the last lines of a loop's last iteration output.
+func (s *ManagerSource) Output(name string, lines int) (int, string, error) {
+	rs := s.M.Store.Ralph(name)
+	if err := rs.Err(); err != nil {
+		return 0, "", err
+	}
+	return ralph.OutputTail(rs, lines)
 }
 
 // Pause pauses a loop (the running agent finishes its iteration).

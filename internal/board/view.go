@@ -5,27 +5,35 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/swarmtools/swarm/internal/duration"
 )
 
 // Screen lines around the rows: the title and the column header above,
-// the status and the key help below.
+// the status line below, and below it the key help (one line, or the
+// columns ? shows).
 const (
 	linesAbove = 2
-	linesBelow = 2
-	// detailChrome: the title, status and key help of the peek and log
+	linesBelow = 1
+	// detailChrome: the title and status of the peek, log and output
 	// views.
-	detailChrome = 3
+	detailChrome = 2
 	// fallbackWidth is assumed until the terminal reports its size.
 	fallbackWidth = 120
+	// ellipsis ends a cut cell or line.
+	ellipsis = "…"
+	// detailIndent starts a row's detail line, under its name.
+	detailIndent = "  "
 )
 
 // Terminal colours by number (the 16 ANSI colours follow the user's theme).
 const (
-	colourRed    = "1"
-	colourYellow = "3"
-	colourCyan   = "6"
+	colourRed     = "1"
+	colourYellow  = "3"
+	colourMagenta = "5"
+	colourCyan    = "6"
 )
 
 type styles struct {
@@ -44,6 +52,7 @@ func newStyles(r *lipgloss.Renderer) styles {
 		errText: red,
 		byGroup: map[Group]lipgloss.Style{
 			GroupFailed:      red.Bold(true),
+			GroupAsks:        r.NewStyle().Foreground(lipgloss.Color(colourMagenta)).Bold(true),
 			GroupDeadMonitor: red,
 			GroupQuiet:       yellow,
 			GroupWaiting:     yellow,
@@ -55,12 +64,40 @@ func newStyles(r *lipgloss.Renderer) styles {
 	}
 }
 
+// newHelp is the key help (bubbles' help), in the board's help style.
+func newHelp(s styles) help.Model {
+	h := help.New()
+	h.ShortSeparator = "  "
+	st := s.help
+	h.Styles = help.Styles{Ellipsis: st, ShortKey: st, ShortDesc: st, ShortSeparator: st,
+		FullKey: st.Bold(true), FullDesc: st, FullSeparator: st}
+	return h
+}
+
+// helpView is the key help as it shows under the status line. Its lines
+// are cut to the screen too: help cuts the short help only where its
+// ellipsis fits after the last whole entry.
+func (m *Model) helpView() string {
+	v := m.help.View(m.helpKeys())
+	if m.editing {
+		v = m.styles.help.Render("type to filter by name or tag  ") + v
+	}
+	lines := strings.Split(v, "\n")
+	for i, l := range lines {
+		lines[i] = m.clip(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// helpLines is how many lines the key help takes.
+func (m *Model) helpLines() int { return lipgloss.Height(m.helpView()) }
+
 // listLines is how many rows fit on the screen.
 func (m *Model) listLines() int {
 	if m.height == 0 {
 		return max(1, len(m.shown))
 	}
-	n := m.height - linesAbove - linesBelow
+	n := m.height - linesAbove - linesBelow - m.helpLines()
 	if m.editing || m.filter != "" {
 		n--
 	}
@@ -72,7 +109,7 @@ func (m *Model) detailLines() int {
 	if m.height == 0 {
 		return defaultDetailLines
 	}
-	return max(1, m.height-detailChrome)
+	return max(1, m.height-detailChrome-m.helpLines())
 }
 
 func (m *Model) lineWidth() int {
@@ -82,9 +119,10 @@ func (m *Model) lineWidth() int {
 	return m.width
 }
 
-// clip cuts a line to the screen's width.
+// clip cuts a line to the screen's width, marking the cut with an
+// ellipsis (escape sequences are kept whole).
 func (m *Model) clip(s string) string {
-	return lipgloss.NewStyle().MaxWidth(m.lineWidth()).Render(s)
+	return ansi.Truncate(s, m.lineWidth(), ellipsis)
 }
 
 // View draws the board.
@@ -95,16 +133,18 @@ func (m *Model) View() string {
 	} else {
 		lines = m.detailView()
 	}
-	lines = append(lines, m.statusLine(), m.styles.help.Render(m.clip(m.helpLine())))
+	lines = append(lines, m.statusLine(), m.helpView())
 	return strings.Join(lines, "\n")
 }
 
 func (m *Model) listView() []string {
 	lines := []string{m.titleLine(), m.styles.header.Render(m.clip(m.table[0]))}
 	n := m.listLines()
-	end := min(len(m.shown), m.offset+n)
-	for i := m.offset; i < end; i++ {
+	for i := m.offset; i < len(m.shown) && len(lines) < linesAbove+n; i++ {
 		lines = append(lines, m.rowLine(i, m.table[i+1]))
+		if d := m.shown[i].Detail; d != "" && len(lines) < linesAbove+n {
+			lines = append(lines, m.styles.byGroup[m.shown[i].Group].Render(m.clip(detailIndent+d)))
+		}
 	}
 	if len(m.shown) == 0 {
 		lines = append(lines, m.emptyText())
@@ -179,11 +219,16 @@ func interval(d time.Duration) string {
 }
 
 func (m *Model) detailView() []string {
-	what := "screen"
-	if m.view == viewLog {
-		what = "events"
+	title := fmt.Sprintf("screen of %s", m.target)
+	switch {
+	case m.detTitle != "":
+		title = m.detTitle
+	case m.view == viewLog:
+		title = fmt.Sprintf("events of %s", m.target)
+	case m.view == viewOutput:
+		title = fmt.Sprintf("last output of %s", m.target)
 	}
-	lines := []string{m.styles.title.Render(m.clip(fmt.Sprintf("%s of %s", what, m.target)))}
+	lines := []string{m.styles.title.Render(m.clip(title))}
 	n := m.detailLines()
 	var body []string
 	switch {
@@ -218,14 +263,4 @@ func (m *Model) statusLine() string {
 		return m.styles.errText.Render(m.clip(m.status))
 	}
 	return m.clip(m.status)
-}
-
-func (m *Model) helpLine() string {
-	switch {
-	case m.editing:
-		return "type to filter by name or tag  enter keep  esc clear"
-	case m.view != viewList:
-		return "esc back  l events  a attach  p pause  r resume  k kill  q quit"
-	}
-	return "↑/↓ select  enter screen  l events  a attach  p pause  r resume  k kill  / filter  q quit"
 }

@@ -1,6 +1,7 @@
 package ralph
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/termtext"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -102,6 +104,48 @@ func Transcript(rs *state.RalphStore, iter int, w io.Writer) error {
 	}
 	_, err = w.Write(c.Bytes(max))
 	return err
+}
+
+// outputTailBytes is how much of the end of an iteration's output
+// OutputTail reads: enough for a screenful of lines, however many escape
+// sequences they carry, without reading a 50 MiB log every refresh.
+const outputTailBytes = 256 << 10
+
+// OutputTail returns the last lines of the loop's last iteration output
+// as plain text (termtext), and which iteration it is: the current
+// iteration's, else the newest kept.
+func OutputTail(rs *state.RalphStore, lines int) (int, string, error) {
+	st, err := rs.Load()
+	if err != nil {
+		return 0, "", err
+	}
+	iter := st.CurrentIteration
+	if _, err := os.Stat(outputPath(rs, iter)); err != nil {
+		all := transcripts(rs)
+		if len(all) == 0 {
+			return 0, "", fmt.Errorf("no output kept for '%s'", rs.Name)
+		}
+		iter = all[len(all)-1].iter
+	}
+	limit := logMax(st)
+	size, err := logcap.Size(outputPath(rs, iter), limit)
+	if err != nil {
+		return 0, "", err
+	}
+	r := logcap.NewReader(outputPath(rs, iter), limit)
+	from := max(0, size-outputTailBytes)
+	r.SetOffset(from)
+	data, err := r.ReadNew()
+	if err != nil {
+		return 0, "", err
+	}
+	if from > 0 {
+		// Read from the middle of a line: start at the next one.
+		_, data, _ = bytes.Cut(data, []byte{'\n'})
+	}
+	text := strings.TrimRight(string(termtext.Plain(data)), "\n")
+	all := strings.Split(text, "\n")
+	return iter, strings.Join(all[max(0, len(all)-lines):], "\n"), nil
 }
 
 // keptRange says which iterations' outputs are kept ("3-12", "none").

@@ -65,3 +65,41 @@ func TestTrimTranscriptsKeepsTheBudget(t *testing.T) {
 		t.Fatalf("a file that is no transcript was touched: %v", err)
 	}
 }
+
+// OutputTail is the end of the last iteration's output as text: the
+// current iteration's, else the newest kept; a long output is read from
+// its end only, from a line's start.
+func TestOutputTailIsTheLastIterationsText(t *testing.T) {
+	t.Parallel()
+	rs := state.NewStore(t.TempDir(), nil).Ralph("loop")
+	if _, _, err := OutputTail(rs, 5); err == nil {
+		t.Error("no state: no error")
+	}
+	if err := rs.Create(&state.Ralph{WorkerName: "loop", Status: state.RalphStopped, CurrentIteration: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := OutputTail(rs, 5); err == nil || err.Error() != "no output kept for 'loop'" {
+		t.Errorf("nothing kept: %v", err)
+	}
+	write := func(iter int, text string) {
+		if err := os.MkdirAll(filepath.Dir(outputPath(rs, iter)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(outputPath(rs, iter), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1, "first\r\n")
+	write(2, "one\r\n\x1b[32mtwo\x1b[0m\r\n10%\r100%\r\nthree\r\n\x1b]7777;swarm-end\x07")
+	iter, text, err := OutputTail(rs, 3)
+	if iter != 2 || text != "two\n100%\nthree" || err != nil {
+		t.Errorf("no output of iteration 3: iteration %d, %q, %v; want 2's last 3 lines", iter, text, err)
+	}
+	long := strings.Repeat("x", outputTailBytes) + "\nend of a long line\n"
+	write(3, "beginning\n"+long+"last\n")
+	iter, text, err = OutputTail(rs, 1000)
+	lines := strings.Split(text, "\n")
+	if iter != 3 || err != nil || lines[0] != "end of a long line" || lines[len(lines)-1] != "last" {
+		t.Errorf("long output: iteration %d, %v, lines %d, first %.30q", iter, err, len(lines), lines[0])
+	}
+}
