@@ -107,7 +107,7 @@ func newCmdRalphRun(f *factory, runF func(*loopOptions) error) *cobra.Command {
 		Short: "Run a loop in this terminal (after spawn --no-run, or to take over a loop) and exit with its code",
 		Long: `Run the loop's monitoring loop in this terminal until the loop ends, and exit
 with the loop's exit code: 0 completed or cap reached, 1 failed or killed,
-2 BLOCKED, 3 DECIDE, 130 Ctrl-C. Use it after swarm ralph spawn --no-run, or
+2 BLOCKED, 3 DECIDE, 4 cap reached not complete, 130 Ctrl-C. Use it after swarm ralph spawn --no-run, or
 to drive a loop from a script. A paused loop is resumed. Only one monitor runs
 a loop at a time: while a background monitor holds it, run refuses.`,
 		Example: `  swarm ralph spawn --name job --prompt-file PROMPT.md --no-run -- claude
@@ -254,13 +254,14 @@ func newCmdRalphWait(f *factory, runF func(*ralphWaitOptions) error) *cobra.Comm
 	var secs int
 	cmd := &cobra.Command{
 		Use:   "wait NAME",
-		Short: "Wait until a loop ends and exit with its code (0 done, 1 failed/killed, 2 blocked, 3 decide)",
+		Short: "Wait until a loop ends and exit with its code (0 done, 1 failed/killed, 2 blocked, 3 decide, 4 cap not complete)",
 		Long: `Block until the loop ends, print how it ended, and exit with the loop's exit
 code: 0 completed or cap reached, 1 failed or killed, 2 BLOCKED, 3 DECIDE,
-130 interrupted. A paused loop has not ended: wait keeps waiting. On --timeout
+4 cap reached not complete (its last completion was rejected by --check or
+--require-change, or --fail-on-cap), 130 interrupted. A paused loop has not ended: wait keeps waiting. On --timeout
 it prints "NAME: still running (timeout)" and exits 124.`,
 		Example: `  swarm ralph wait builder --timeout 3600
-  case $? in 0) echo done;; 2) echo blocked;; 3) echo decide;; *) echo failed;; esac`,
+  case $? in 0) echo done;; 2) echo blocked;; 3) echo decide;; 4) echo not complete;; *) echo failed;; esac`,
 		Args: argsRange(1, 1, "one loop name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]

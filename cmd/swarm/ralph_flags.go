@@ -39,6 +39,7 @@ func registerLoopFlags(fs *pflag.FlagSet, o *ralph.SpawnOptions, maxIterations i
 	durationVar(fs, &l.CheckTimeout, "check-timeout", defaultCheckTimeout, time.Second, "time limit of each --check (seconds, or 2m)")
 	fs.BoolVar(&l.RequireChange, "require-change", false, "reject a completion signal from an iteration that changed nothing in git")
 	durationVar(fs, &l.MaxTime, "max-time", 0, 0, "total time budget of the loop (e.g. 4h, 90m; 0: none)")
+	fs.BoolVar(&l.FailOnCap, "fail-on-cap", false, "reaching --max-iterations or --max-time without completing exits 4, not 0")
 	fs.BoolVar(&l.SameSession, "same-session", false, "when the agent goes quiet, type a continuation instead of restarting it")
 	durationVar(fs, &l.RestartDelay, "restart-delay", defaultRestartDelay, 0, "pause between iterations (seconds, or 500ms)")
 	fs.StringVar(&l.OnExit, "on-exit", "", "shell command run once when the loop ends (gets SWARM_EXIT_REASON, SWARM_EXIT_CODE, ...)")

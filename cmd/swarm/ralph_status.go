@@ -85,7 +85,7 @@ func flatten(info *ralph.Info) map[string]any {
 	m["quiet_seconds"] = info.QuietFor
 	m["exit_code"] = nil
 	if !info.State.Active() {
-		m["exit_code"] = ralph.ExitCode(string(info.State.ExitReason))
+		m["exit_code"] = ralph.LoopExitCode(info.State)
 	}
 	if info.LastOutput != nil {
 		m["last_output"] = info.LastOutput
@@ -192,7 +192,7 @@ func printMore(p func(string, ...any), info *ralph.Info) {
 		}
 	}
 	if !st.Active() {
-		p("Exit code: %d", ralph.ExitCode(string(st.ExitReason)))
+		p("Exit code: %d", ralph.LoopExitCode(st))
 	}
 	printEnd(p, info)
 	if st.DoneFile != "" {

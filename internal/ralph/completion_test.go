@@ -347,3 +347,44 @@ func TestCheckLeavingBackgroundProcessDoesNotHang(t *testing.T) {
 		t.Errorf("passing checks held the loop for %v", el)
 	}
 }
+
+// A loop that reaches its cap while its checks reject the agent's
+// completion has not completed: exit 4, and wait and status say so. So
+// has any cap with --fail-on-cap; a plain cap stays exit 0.
+func TestCapReachedNotComplete(t *testing.T) {
+	l := newLoop(t, "capchk")
+	l.WriteFile("PROMPT.md", "work")
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "2", "--check", "echo FAIL; exit 1"},
+		l.agent("--script", "print <promise>COMPLETE</promise>;quiet")...)
+	r := l.Run("ralph", "wait", "capchk", "--timeout", "30")
+	want := "capchk: max_iterations after 2 iterations: cap reached, not complete: the last completion was rejected (iteration 2: check failed: echo FAIL; exit 1 (exit 1))\n"
+	if r.Code != 4 || r.Stdout != want {
+		t.Fatalf("wait: %s\n%s", r, l.RalphLog("capchk"))
+	}
+	st := l.MustRun("ralph", "status", "capchk")
+	if !strings.Contains(st.Stdout, "\nExit reason: max_iterations\n") || !strings.Contains(st.Stdout, "\nExit code: 4\n") ||
+		!strings.Contains(st.Stdout, "\nDetail: cap reached, not complete: ") {
+		t.Errorf("status: %s", st.Stdout)
+	}
+	js := l.MustRun("ralph", "status", "capchk", "--format", "json")
+	if !strings.Contains(js.Stdout, `"exit_code": 4`) || !strings.Contains(js.Stdout, `"cap_incomplete": true`) {
+		t.Errorf("json: %s", js.Stdout)
+	}
+
+	f := newLoopIn(t, "capflag")
+	f.WriteFile("PROMPT.md", "work")
+	f.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "1", "--fail-on-cap"},
+		f.agent("--script", "print working;exit 0")...)
+	if r := f.Run("ralph", "wait", "capflag", "--timeout", "30"); r.Code != 4 ||
+		r.Stdout != "capflag: max_iterations after 1 iterations: cap reached, not complete (--fail-on-cap)\n" {
+		t.Fatalf("--fail-on-cap: %s", r)
+	}
+
+	p := newLoopIn(t, "capplain")
+	p.WriteFile("PROMPT.md", "work")
+	p.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "1"},
+		p.agent("--script", "print working;exit 0")...)
+	if r := p.Run("ralph", "wait", "capplain", "--timeout", "30"); r.Code != 0 || r.Stdout != "capplain: max_iterations after 1 iterations\n" {
+		t.Fatalf("plain cap: %s", r)
+	}
+}

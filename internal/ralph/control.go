@@ -106,7 +106,13 @@ func ResumeLoop(m *worker.Manager, name string) error {
 		}
 		if !s.Active() {
 			s.ConsecutiveFailures = 0
+			if accepted(string(s.ExitReason)) {
+				// The gates accepted a completion since the last
+				// rejection: it no longer makes a cap incomplete.
+				s.LastRejection, s.LastCheckOutput = "", nil
+			}
 			s.ExitReason, s.ExitDetail, s.ExitHint = "", "", ""
+			s.CapIncomplete = false
 		}
 		s.Status = state.RalphRunning
 		s.PauseReason = ""
@@ -393,7 +399,7 @@ func WaitLoop(ctx context.Context, m *worker.Manager, name string, timeout time.
 			return WaitResult{}, err
 		}
 		if !st.Active() {
-			return WaitResult{State: st, Code: ExitCode(string(st.ExitReason))}, nil
+			return WaitResult{State: st, Code: LoopExitCode(st)}, nil
 		}
 		if MonitorAlive(rs) {
 			dead = 0

@@ -22,9 +22,16 @@ const (
 	ReasonPreflight     = "preflight_failed"
 )
 
+// ExitCapIncomplete is the exit code of a loop that reached its cap
+// (max_iterations, max_time) not complete: its last completion signal was
+// rejected by the gates (a failing --check, --require-change), or it was
+// spawned with --fail-on-cap. A plain cap stays 0 (seed 004).
+const ExitCapIncomplete = 4
+
 // ExitCode maps an exit reason to the loop's process exit code: 0 for a
 // completed loop or a reached cap, 2 BLOCKED, 3 DECIDE, 130 interrupted,
-// 1 for everything else (failed, killed, pre-flight).
+// 1 for everything else (failed, killed, pre-flight). LoopExitCode adds
+// the cap reached not complete (4).
 func ExitCode(reason string) int {
 	switch reason {
 	case ReasonComplete, ReasonDonePattern, ReasonDoneFile, ReasonMaxIterations, ReasonMaxTime:
@@ -37,6 +44,25 @@ func ExitCode(reason string) int {
 		return 130
 	}
 	return 1
+}
+
+// LoopExitCode is the exit code of an ended loop: its reason's, or
+// ExitCapIncomplete for a cap the loop reached not complete.
+func LoopExitCode(st *state.Ralph) int {
+	reason := string(st.ExitReason)
+	if st.CapIncomplete && isCap(reason) {
+		return ExitCapIncomplete
+	}
+	return ExitCode(reason)
+}
+
+// accepted reports whether a loop ended on an accepted completion.
+func accepted(reason string) bool {
+	return reason == ReasonComplete || reason == ReasonDonePattern || reason == ReasonDoneFile
+}
+
+func isCap(reason string) bool {
+	return reason == ReasonMaxIterations || reason == ReasonMaxTime
 }
 
 // MaxFailures consecutive failures stop a loop.
@@ -109,6 +135,12 @@ type Snapshot struct {
 	// place, unless the loop is Paused.
 	SameSession bool
 	Paused      bool
+	// LastRejection is why the loop's last completion signal was
+	// rejected (last_rejection), if it was: reaching a cap then is
+	// reaching it not complete. FailOnCap (--fail-on-cap) makes any cap
+	// not complete.
+	LastRejection string
+	FailOnCap     bool
 }
 
 // Action is what the loop does next.
@@ -136,6 +168,9 @@ type Decision struct {
 	ConsecutiveFailures int
 	TotalFailures       int
 	Delay               time.Duration
+	// Incomplete: the loop stops at a cap not complete (exit 4, "cap
+	// reached, not complete" in Detail).
+	Incomplete bool
 }
 
 // Backoff is the wait after the n-th consecutive failure: min(2^(n-1), 300) s.
@@ -267,11 +302,10 @@ func decideNext(o Outcome, s Snapshot, d Decision) Decision {
 	} else {
 		d.ConsecutiveFailures = 0
 	}
+	if end, ok := DecideCap(o, s, d); ok {
+		return end
+	}
 	switch {
-	case s.MaxIterations > 0 && s.Iteration >= s.MaxIterations:
-		return stop(d, state.RalphStopped, ReasonMaxIterations, "")
-	case o.End == EndMaxTime || (s.MaxTime > 0 && s.Elapsed >= s.MaxTime):
-		return stop(d, state.RalphStopped, ReasonMaxTime, "")
 	case failure && d.ConsecutiveFailures >= MaxFailures:
 		return stop(d, state.RalphFailed, ReasonFailed, fmt.Sprintf("%d consecutive failures", d.ConsecutiveFailures))
 	case failure:
@@ -282,4 +316,36 @@ func decideNext(o Outcome, s Snapshot, d Decision) Decision {
 	}
 	d.Action = Next
 	return d
+}
+
+// CapNotComplete begins the exit detail of a loop that reached its cap not
+// complete; ralph wait and ralph status print it.
+const CapNotComplete = "cap reached, not complete"
+
+// DecideCap stops the loop at its iteration cap or time budget, if either
+// is reached. The cap is a normal end (exit 0), unless the loop's last
+// completion signal was rejected, in this iteration (o.Rejected) or an
+// earlier one (s.LastRejection), or --fail-on-cap: then it is reached not
+// complete (exit 4), and the detail says why. The engine also asks it
+// before an iteration (after a resume at the cap).
+func DecideCap(o Outcome, s Snapshot, d Decision) (Decision, bool) {
+	var reason string
+	switch {
+	case s.MaxIterations > 0 && s.Iteration >= s.MaxIterations:
+		reason = ReasonMaxIterations
+	case o.End == EndMaxTime || (s.MaxTime > 0 && s.Elapsed >= s.MaxTime):
+		reason = ReasonMaxTime
+	default:
+		return d, false
+	}
+	d = stop(d, state.RalphStopped, reason, "")
+	switch {
+	case o.Rejected != "":
+		d.Incomplete, d.Detail = true, fmt.Sprintf("%s: the last completion was rejected (iteration %d: %s)", CapNotComplete, s.Iteration, o.Rejected)
+	case s.LastRejection != "":
+		d.Incomplete, d.Detail = true, fmt.Sprintf("%s: the last completion was rejected (%s)", CapNotComplete, s.LastRejection)
+	case s.FailOnCap:
+		d.Incomplete, d.Detail = true, CapNotComplete+" (--fail-on-cap)"
+	}
+	return d, true
 }

@@ -163,3 +163,80 @@ func TestDecideSameSessionContinue(t *testing.T) {
 		}
 	}
 }
+
+func TestDecideCapNotComplete(t *testing.T) {
+	rejected := func(iter int) Snapshot { s := snap(iter); s.LastRejection = "iteration 4: check failed: make test (exit 1)"; return s }
+	failOnCap := func(iter int) Snapshot { s := snap(iter); s.FailOnCap = true; return s }
+	over := func(s Snapshot) Snapshot { s.MaxTime, s.Elapsed = time.Minute, 2*time.Minute; return s }
+	complete := Signal{Kind: SignalComplete}
+	cases := []struct {
+		name       string
+		o          Outcome
+		s          Snapshot
+		action     Action
+		reason     string
+		incomplete bool
+		detail     string
+	}{
+		{"a plain cap is a normal end", Outcome{End: EndExited, ExitKnown: true}, snap(10), Stop, ReasonMaxIterations, false, ""},
+		{"rejected in the last iteration", Outcome{End: EndSignal, Signal: complete, Rejected: "check failed: make test (exit 1)"}, snap(10), Stop, ReasonMaxIterations, true,
+			"cap reached, not complete: the last completion was rejected (iteration 10: check failed: make test (exit 1))"},
+		{"rejected by --require-change", Outcome{End: EndSignal, Signal: complete, Rejected: "no change"}, snap(10), Stop, ReasonMaxIterations, true,
+			"cap reached, not complete: the last completion was rejected (iteration 10: no change)"},
+		{"checks still failing from an earlier iteration", Outcome{End: EndExited, ExitKnown: true}, rejected(10), Stop, ReasonMaxIterations, true,
+			"cap reached, not complete: the last completion was rejected (iteration 4: check failed: make test (exit 1))"},
+		{"the time budget with checks failing", Outcome{End: EndMaxTime}, rejected(3), Stop, ReasonMaxTime, true,
+			"cap reached, not complete: the last completion was rejected (iteration 4: check failed: make test (exit 1))"},
+		{"--fail-on-cap: iterations", Outcome{End: EndExited, ExitKnown: true}, failOnCap(10), Stop, ReasonMaxIterations, true, "cap reached, not complete (--fail-on-cap)"},
+		{"--fail-on-cap: time budget", Outcome{End: EndExited, ExitKnown: true}, over(failOnCap(3)), Stop, ReasonMaxTime, true, "cap reached, not complete (--fail-on-cap)"},
+		{"below the cap a rejection continues", Outcome{End: EndSignal, Signal: complete, Rejected: "check failed"}, rejected(3), Next, "", false, ""},
+		{"an accepted completion at the cap completes", Outcome{End: EndSignal, Signal: complete}, rejected(10), Stop, ReasonComplete, false, ""},
+		{"--fail-on-cap leaves a completion alone", Outcome{End: EndSignal, Signal: complete}, failOnCap(10), Stop, ReasonComplete, false, ""},
+		{"blocked at the cap is blocked", Outcome{End: EndSignal, Signal: Signal{Kind: SignalBlocked, Detail: "creds"}}, failOnCap(10), Stop, ReasonBlocked, false, "creds"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := Decide(c.o, c.s)
+			if d.Action != c.action || d.Reason != c.reason || d.Incomplete != c.incomplete || d.Detail != c.detail {
+				t.Errorf("%+v", d)
+			}
+			if d.Action != Stop || !isCap(d.Reason) {
+				return
+			}
+			// Before an iteration (a resume at the cap) the same rule holds.
+			b, ok := DecideCap(Outcome{}, c.s, Decision{})
+			if c.o.Rejected == "" && c.o.End != EndMaxTime && (!ok || b.Incomplete != c.incomplete || b.Detail != c.detail) {
+				t.Errorf("before an iteration: %v %+v", ok, b)
+			}
+		})
+	}
+	if _, ok := DecideCap(Outcome{}, rejected(3), Decision{}); ok {
+		t.Error("DecideCap stopped below the cap")
+	}
+}
+
+func TestLoopExitCode(t *testing.T) {
+	cases := []struct {
+		reason     string
+		incomplete bool
+		want       int
+	}{
+		{ReasonMaxIterations, false, 0},
+		{ReasonMaxIterations, true, ExitCapIncomplete},
+		{ReasonMaxTime, true, ExitCapIncomplete},
+		{ReasonComplete, false, 0},
+		// The flag only qualifies a cap: a resumed loop killed later is
+		// killed (1), whatever a stale flag says.
+		{ReasonKilled, true, 1},
+		{ReasonBlocked, true, 2},
+	}
+	for _, c := range cases {
+		st := &state.Ralph{ExitReason: state.NullString(c.reason), CapIncomplete: c.incomplete}
+		if got := LoopExitCode(st); got != c.want {
+			t.Errorf("LoopExitCode(%s, incomplete=%v) = %d, want %d", c.reason, c.incomplete, got, c.want)
+		}
+	}
+	if ExitCapIncomplete != 4 {
+		t.Errorf("ExitCapIncomplete = %d: docs/completion.md documents 4", ExitCapIncomplete)
+	}
+}

@@ -347,13 +347,7 @@ func (e *Engine) beforeIteration(st *state.Ralph) (Decision, bool) {
 			return d, true
 		}
 	}
-	if st.CurrentIteration >= st.MaxIterations {
-		return Decision{Action: Stop, Status: state.RalphStopped, Reason: ReasonMaxIterations}, true
-	}
-	if snap.MaxTime > 0 && snap.Elapsed >= snap.MaxTime {
-		return Decision{Action: Stop, Status: state.RalphStopped, Reason: ReasonMaxTime}, true
-	}
-	return Decision{}, false
+	return DecideCap(Outcome{}, snap, Decision{})
 }
 
 // budgetLeft is what remains of --max-time (a day when there is none):
@@ -373,6 +367,7 @@ func (e *Engine) snapshot(st *state.Ralph) Snapshot {
 		Elapsed: time.Since(st.Started.Time), MaxTime: seconds(st.MaxTime),
 		RestartDelay: seconds(st.RestartDelay),
 		SameSession:  st.SameSession, Paused: st.Status != state.RalphRunning,
+		LastRejection: string(st.LastRejection), FailOnCap: st.FailOnCap,
 	}
 }
 
@@ -451,6 +446,7 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 		ended = true
 		s.Status, s.ExitReason, s.ExitDetail = d.Status, state.NullString(d.Reason), state.NullString(d.Detail)
 		s.ExitHint = state.NullString(d.Hint)
+		s.CapIncomplete = d.Incomplete
 		s.IterationActive = false
 		if keep && s.CurrentIteration > 0 {
 			s.CurrentIteration--
@@ -463,11 +459,10 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 	if err != nil || final == nil {
 		final = st
 	}
-	reason := string(final.ExitReason)
 	if ended {
 		e.announce(final)
 	}
-	code := ExitCode(reason)
+	code := LoopExitCode(final)
 	e.onExit(final, code)
 	if ended && d.Fatal {
 		if final.ExitHint != "" {
@@ -482,7 +477,7 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 // make sure the agent and window are gone, run the on-exit hook, exit.
 func (e *Engine) endedElsewhere(st *state.Ralph, w *state.Worker) (int, error) {
 	e.removeWindow(w)
-	code := ExitCode(string(st.ExitReason))
+	code := LoopExitCode(st)
 	e.say("loop %s (%s)", st.Status, reasonText(st))
 	e.onExit(st, code)
 	return code, nil
@@ -501,9 +496,16 @@ func (e *Engine) announce(st *state.Ralph) {
 		e.say("done file %s found, stopping loop", st.DoneFile)
 		e.say("loop complete after %d iterations", n)
 	case ReasonMaxIterations:
+		if st.CapIncomplete {
+			e.say("iteration cap reached after %d iterations, not complete: %s", n, st.ExitDetail)
+			return
+		}
 		e.say("loop complete after %d iterations", n)
 	case ReasonMaxTime:
 		e.say("time budget (%s) used up after %d iterations, stopping loop", duration.Words(seconds(st.MaxTime)), n)
+		if st.CapIncomplete {
+			e.say("not complete: %s", st.ExitDetail)
+		}
 	case ReasonBlocked:
 		e.say("blocked after %d iterations: %s", n, st.ExitDetail)
 	case ReasonDecide:

@@ -44,10 +44,13 @@ type Options struct {
 	CheckTimeout        time.Duration
 	RequireChange       bool
 	MaxTime             time.Duration
-	SameSession         bool
-	RestartDelay        time.Duration
-	OnExit              string
-	MaxContext          int
+	// FailOnCap: reaching the iteration cap or the time budget ends the
+	// loop not complete (exit 4) instead of exit 0 (--fail-on-cap).
+	FailOnCap    bool
+	SameSession  bool
+	RestartDelay time.Duration
+	OnExit       string
+	MaxContext   int
 	// Agent forces a profile (--agent); "" chooses it from the command.
 	Agent string
 	// IdleGrace: an agent with a profile that finished a turn and sat at
@@ -215,6 +218,7 @@ func (o *Options) NewState(name, workDir string) *state.Ralph {
 		CheckTimeout:        o.CheckTimeout.Seconds(),
 		RequireChange:       o.RequireChange,
 		MaxTime:             o.MaxTime.Seconds(),
+		FailOnCap:           o.FailOnCap,
 		SameSession:         o.SameSession,
 		RestartDelay:        o.RestartDelay.Seconds(),
 		OnExit:              state.NullString(o.OnExit),

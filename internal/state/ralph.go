@@ -59,6 +59,7 @@ type Ralph struct {
 	CheckTimeout      float64    `json:"check_timeout"`
 	RequireChange     bool       `json:"require_change"`
 	MaxTime           float64    `json:"max_time"`
+	FailOnCap         bool       `json:"fail_on_cap"`
 	SameSession       bool       `json:"same_session"`
 	RestartDelay      float64    `json:"restart_delay"`
 	OnExit            NullString `json:"on_exit"`
@@ -86,6 +87,9 @@ type Ralph struct {
 	// LastCheckOutput the first lines of the failing check's output.
 	LastRejection   NullString `json:"last_rejection"`
 	LastCheckOutput []string   `json:"last_check_output,omitempty"`
+	// CapIncomplete: the loop ended at a cap (max_iterations, max_time)
+	// not complete: its last completion was rejected, or --fail-on-cap.
+	CapIncomplete bool `json:"cap_incomplete"`
 	// Notify: a desktop notification when the loop ends, and a bell in
 	// swarm top (--notify).
 	Notify bool `json:"notify"`
