@@ -144,6 +144,9 @@ func startLoop(io *IO, manager func() (*worker.Manager, error), so ralph.SpawnOp
 	w := res.Worker
 	printSpawned(io, "spawned", w, fmt.Sprintf(" [ralph mode: iteration 1/%d]", so.Loop.MaxIterations))
 	printNotes(io, res.Notes)
+	for _, w := range res.Warnings {
+		io.Warn(w)
+	}
 	if err := startSpawnHeartbeat(io, m.Store.Root, w, hb); err != nil {
 		return err
 	}

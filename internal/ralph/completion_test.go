@@ -89,8 +89,11 @@ func TestTaskDoneRecordedWithoutStopping(t *testing.T) {
 func TestDoneFileStopsAtTwo(t *testing.T) {
 	l := newLoop(t, "df")
 	l.WriteFile("PROMPT.md", "work")
-	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "5", "--done-file", "DONE"},
+	r := l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "5", "--done-file", "DONE"},
 		l.agent("--iter", "1=print working;exit 0", "--script", "touch DONE;print made DONE;quiet")...)
+	if strings.Contains(r.Stderr, "warning") {
+		t.Errorf("spawn without a done file warned: %s", r)
+	}
 	if r := l.Run("ralph", "wait", "df", "--timeout", "30"); r.Code != 0 {
 		t.Fatalf("wait: %s", r)
 	}
@@ -101,7 +104,10 @@ func TestDoneFileStopsAtTwo(t *testing.T) {
 	pre := newLoopIn(t, "pre")
 	pre.WriteFile("PROMPT.md", "work")
 	pre.WriteFile("DONE", "")
-	if r := pre.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "5", "--done-file", "DONE"}, pre.agent()...); r.Code != 0 {
+	// ... and spawn warns, saying what to do.
+	done := filepath.Join(pre.Dir, "DONE")
+	warn := "swarm: warning: --done-file DONE already exists (" + done + "): the loop ends before its first iteration (unless a --check rejects it); remove it (rm '" + done + "') and spawn again with --replace\n"
+	if r := pre.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "5", "--done-file", "DONE"}, pre.agent()...); r.Code != 0 || !strings.Contains(r.Stderr, warn) {
 		t.Fatalf("spawn with a DONE file present: %s", r)
 	}
 	defer func() {
@@ -112,6 +118,11 @@ func TestDoneFileStopsAtTwo(t *testing.T) {
 	pre.waitEnded(10 * time.Second)
 	if pre.str("exit_reason") != "done_file" || pre.num("current_iteration") != 0 {
 		t.Fatalf("pre-existing DONE: %v", pre.state())
+	}
+	// So does ralph spawn --replace, with the DONE file the old loop left.
+	r = pre.Run(append([]string{"ralph", "spawn", "--name", "pre", "--replace", "--no-worktree", "--prompt-file", "PROMPT.md", "--done-file", "DONE", "--"}, pre.agent()...)...)
+	if r.Code != 0 || !strings.Contains(r.Stderr, warn) {
+		t.Fatalf("ralph spawn --replace with a DONE file present: %s", r)
 	}
 }
 

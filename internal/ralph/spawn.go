@@ -8,6 +8,7 @@ import (
 
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/worker"
 	"github.com/swarmtools/swarm/internal/worktree"
 )
@@ -34,6 +35,9 @@ type SpawnResult struct {
 	MonitorPID int
 	// Notes are the worker spawn's (an existing branch reused).
 	Notes []string
+	// Warnings are what the user most likely did not mean: a done file
+	// that already exists.
+	Warnings []string
 }
 
 // Spawn validates everything, then creates the worker record (and
@@ -76,8 +80,9 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 		rollback()
 		return nil, err
 	}
+	warnings := doneFileWarnings(st)
 	if o.Foreground || o.NoRun {
-		return &SpawnResult{Worker: rec, Notes: res.Notes}, nil
+		return &SpawnResult{Worker: rec, Notes: res.Notes, Warnings: warnings}, nil
 	}
 	pid, err := StartMonitor(m.Store.Root, name)
 	if err != nil {
@@ -85,7 +90,21 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 		return nil, err
 	}
 	waitFirstIteration(rs, firstIterationWait)
-	return &SpawnResult{Worker: rec, MonitorPID: pid, Notes: res.Notes}, nil
+	return &SpawnResult{Worker: rec, MonitorPID: pid, Notes: res.Notes, Warnings: warnings}, nil
+}
+
+// doneFileWarnings warns of a --done-file that exists before the loop
+// starts (left by an earlier run, or committed): the loop would end as
+// done before its first iteration. It is a warning, not a refusal: with
+// --check, a done file that exists is verified like any other, and a loop
+// whose work is already done may end at once on purpose.
+func doneFileWarnings(st *state.Ralph) []string {
+	if st.DoneFile == "" || !fileExists(doneFilePath(st)) {
+		return nil
+	}
+	p := doneFilePath(st)
+	return []string{fmt.Sprintf("--done-file %s already exists (%s): the loop ends before its first iteration (unless a --check rejects it); remove it (rm %s) and spawn again with --replace",
+		st.DoneFile, p, tmux.ShellQuote(p))}
 }
 
 // checkSpawn validates everything before anything is created.
