@@ -165,7 +165,11 @@ func TestDecideSameSessionContinue(t *testing.T) {
 }
 
 func TestDecideCapNotComplete(t *testing.T) {
-	rejected := func(iter int) Snapshot { s := snap(iter); s.LastRejection = "iteration 4: check failed: make test (exit 1)"; return s }
+	rejected := func(iter int) Snapshot {
+		s := snap(iter)
+		s.LastRejection = "iteration 4: check failed: make test (exit 1)"
+		return s
+	}
 	failOnCap := func(iter int) Snapshot { s := snap(iter); s.FailOnCap = true; return s }
 	over := func(s Snapshot) Snapshot { s.MaxTime, s.Elapsed = time.Minute, 2*time.Minute; return s }
 	complete := Signal{Kind: SignalComplete}
