@@ -28,6 +28,28 @@ func Ralph(name string) (string, error) {
 	return string(data), nil
 }
 
+// ralphSummaries say in one line what each ralph template is for
+// (swarm ralph template --list).
+var ralphSummaries = map[string]string{
+	"default": "swarm.py's minimal prompt: study specs/ and CLAUDE.md, do the most important task, test, commit; no completion signal",
+	"plan":    "one task of IMPLEMENTATION_PLAN.md per iteration; <promise>COMPLETE</promise> when every task is done",
+	"promise": "one task per iteration, with status lines: COMPLETE, BLOCKED:reason, DECIDE:question, TASK-ID:DONE",
+}
+
+// RalphSummary is the named template's one-line description.
+func RalphSummary(name string) string {
+	return ralphSummaries[name]
+}
+
+// CompletionTag is the completion signal a loop stops on by default.
+const CompletionTag = "<promise>COMPLETE</promise>"
+
+// HasCompletionSignal reports whether a prompt tells the agent to print
+// the completion signal; a loop on one that does not runs until its cap.
+func HasCompletionSignal(prompt string) bool {
+	return strings.Contains(prompt, CompletionTag)
+}
+
 // RalphNames lists the ralph templates.
 func RalphNames() []string {
 	entries, _ := files.ReadDir("ralph")

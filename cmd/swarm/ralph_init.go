@@ -27,7 +27,10 @@ func newCmdRalphInit(f *factory, runF func(*ralphInitOptions) error) *cobra.Comm
 		Long: `Write PROMPT.md, a starter prompt for a ralph loop, in the current directory.
 It is a skeleton: customize it for your project (what to build, where the plan
 lives, which tests must pass, how to say it is done) before starting a loop.
---template picks another starting point (swarm ralph template --list).`,
+The default template (swarm.py's) asks for no completion signal: a loop on it
+runs until --max-iterations unless you add one (init says so). --template
+picks another starting point (swarm ralph template --list); plan and promise
+end with <promise>COMPLETE</promise>.`,
 		Example: `  swarm ralph init
   swarm ralph init --template promise --force`,
 		Args: argsRange(0, 0, "no arguments"),
@@ -64,6 +67,13 @@ func runRalphInit(opts *ralphInitOptions) error {
 	} else {
 		fmt.Fprintf(opts.IO.Out, "created %s\n", promptFile)
 	}
+	if !templates.HasCompletionSignal(text) {
+		// swarm.py's default template asks for no completion signal: say
+		// so, or the loop silently runs to its cap.
+		fmt.Fprintf(opts.IO.Err, "swarm: note: %s has no completion signal, so a loop on it runs until --max-iterations (%d by default); "+
+			"add a line telling the agent to print %s when all the work is done, or start from: swarm ralph init --template plan --force\n",
+			promptFile, ralphMaxIterations, templates.CompletionTag)
+	}
 	return nil
 }
 
@@ -93,14 +103,19 @@ func newCmdRalphTemplate(f *factory, runF func(*ralphTemplateOptions) error) *co
 			return runRalphTemplate(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.List, "list", false, "list the template names")
+	cmd.Flags().BoolVar(&opts.List, "list", false, "list the templates, one line each: name and what it is for")
 	return cmd
 }
 
 func runRalphTemplate(opts *ralphTemplateOptions) error {
 	if opts.List {
-		for _, n := range templates.RalphNames() {
-			fmt.Fprintln(opts.IO.Out, n)
+		names := templates.RalphNames()
+		width := 0
+		for _, n := range names {
+			width = max(width, len(n))
+		}
+		for _, n := range names {
+			fmt.Fprintf(opts.IO.Out, "%-*s  %s\n", width, n, templates.RalphSummary(n))
 		}
 		return nil
 	}

@@ -118,3 +118,38 @@ func TestWorkerVersionCompletionHelp(t *testing.T) {
 		t.Errorf("version/help/completion wrote state")
 	}
 }
+
+// ralph init says when the prompt it wrote asks for no completion signal
+// (swarm.py's default template): a loop on it would run to its cap.
+// template --list says in one line what each template is for.
+func TestRalphInitSaysWhetherTheLoopCanEnd(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	dir := t.TempDir()
+	r := e.RunIn(dir, "ralph", "init")
+	note := "swarm: note: PROMPT.md has no completion signal, so a loop on it runs until --max-iterations (50 by default); " +
+		"add a line telling the agent to print <promise>COMPLETE</promise> when all the work is done, or start from: swarm ralph init --template plan --force\n"
+	wkExpect(t, "ralph init", r, 0, "created PROMPT.md\n", note)
+	if got := wkRead(t, filepath.Join(dir, "PROMPT.md")); !strings.HasPrefix(got, "study specs/README.md\n") {
+		t.Errorf("default template changed:\n%s", got)
+	}
+	for _, tpl := range []string{"plan", "promise"} {
+		wkExpect(t, "ralph init --template "+tpl, e.RunIn(dir, "ralph", "init", "--template", tpl, "--force"), 0, "created PROMPT.md (overwritten)\n", "")
+		if got := wkRead(t, filepath.Join(dir, "PROMPT.md")); !strings.Contains(got, "<promise>COMPLETE</promise>") {
+			t.Errorf("template %s has no completion signal:\n%s", tpl, got)
+		}
+	}
+	r = e.Run("ralph", "template", "--list")
+	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
+	if r.Code != 0 || len(lines) != 3 {
+		t.Fatalf("template --list: %s", r)
+	}
+	for i, name := range []string{"default ", "plan    ", "promise "} {
+		if !strings.HasPrefix(lines[i], name+" ") || len(lines[i]) < len(name)+20 {
+			t.Errorf("template --list line %d: %q", i, lines[i])
+		}
+	}
+	if !strings.HasSuffix(lines[0], "no completion signal") {
+		t.Errorf("template --list does not say the default has no completion signal: %q", lines[0])
+	}
+}
