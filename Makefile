@@ -14,11 +14,15 @@ install: build
 	install -d $(PREFIX)/bin
 	install -m 0755 $(BIN) $(PREFIX)/bin/swarm
 	@echo "installed $(PREFIX)/bin/swarm"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*|*":$(PREFIX)/bin/:"*) ;; *) \
+		echo "note: $(PREFIX)/bin is not on your PATH: add it, e.g. in ~/.profile: export PATH=\"$(PREFIX)/bin:\$$PATH\"" ;; esac
 
 # The one test command: vet, a macOS build (README promises one), then
 # every test with the race detector, against real tmux and git (each test
-# on its own tmux socket and SWARM_HOME).
+# on its own tmux socket and SWARM_HOME). scripts/deps.sh first installs
+# what the tests need when it is missing (apt-get), or says what to install.
 test:
+	@scripts/deps.sh test
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build -o /dev/null ./cmd/swarm
 	$(GO) test -race -count=1 -timeout 10m ./...
@@ -36,6 +40,7 @@ test:
 AGENT_PKGS ?= ./internal/agenttest/
 AGENT_PARALLEL ?= 4
 test-agents:
+	@scripts/deps.sh agents
 	SWARM_TEST_AGENTS=1 SWARM_UPDATE_FIXTURES=$(UPDATE) SWARM_AGENT_SCREENS=$(SCREENS) \
 		$(GO) test -race -count=1 -v -parallel $(AGENT_PARALLEL) -timeout 30m $(AGENT_PKGS)
 
@@ -64,8 +69,11 @@ fuzz:
 bench: build
 	$(GO) run ./internal/bench -swarm $(BIN)
 
-# A real ralph loop in tmux against the demo agent: no API key, < 1 minute.
+# A real ralph loop in tmux against the demo agent: no API key; about 15 s
+# once built (see README for a first build). scripts/deps.sh installs tmux
+# and git when missing.
 demo: build
+	@scripts/deps.sh demo
 	$(GO) build -o bin/demo-agent ./demo/agent
 	./demo/run.sh
 
