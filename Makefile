@@ -78,4 +78,4 @@ demo: build
 	./demo/run.sh
 
 clean:
-	rm -rf bin
+	rm -rf bin demo/work
