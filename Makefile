@@ -71,9 +71,11 @@ bench: build
 
 # A real ralph loop in tmux against the demo agent: no API key; about 15 s
 # once built (see README for a first build). scripts/deps.sh installs tmux
-# and git when missing.
-demo: build
+# and git when missing, before the build (go build stamps the git revision:
+# it needs git in a clone).
+demo:
 	@scripts/deps.sh demo
+	@$(MAKE) --no-print-directory build
 	$(GO) build -o bin/demo-agent ./demo/agent
 	./demo/run.sh
 
