@@ -69,7 +69,9 @@ it. A background monitor drives the loop; swarm ralph status shows it.
 
 Completion signals: <promise>COMPLETE</promise> (exit 0), <promise>BLOCKED:why</promise>
 (exit 2), <promise>DECIDE:question</promise> (exit 3), --done-pattern, --done-file,
-each gated by --check commands and --require-change when given.`,
+each gated by --check commands and --require-change when given. The iteration
+cap and --max-time end a loop with exit 0, or 4 ("cap reached, not complete")
+when its last completion was rejected, or with --fail-on-cap.`,
 		Example: ralphSpawnExample,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := &opts.Spawn.Worker
