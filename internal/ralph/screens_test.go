@@ -193,7 +193,8 @@ func TestRalphListLogsCleanInitTemplate(t *testing.T) {
 	if r := l.MustRun("ralph", "template"); !strings.Contains(r.Stdout, "study specs/README.md") {
 		t.Errorf("template: %s", r)
 	}
-	if r := l.MustRun("ralph", "template", "--list"); r.Stdout != "default\nplan\npromise\n" {
+	// One line per template: its name, then what it is for.
+	if r := l.MustRun("ralph", "template", "--list"); !regexp.MustCompile(`^default +\S.*\nplan +\S.*\npromise +\S.*\n$`).MatchString(r.Stdout) {
 		t.Errorf("list: %q", r.Stdout)
 	}
 	if r := l.Run("ralph", "template", "nope"); r.Code != 1 || !strings.Contains(r.Stderr, "unknown template 'nope' (available: default, plan, promise)") {
