@@ -382,10 +382,14 @@ func TestCapReachedNotComplete(t *testing.T) {
 		t.Errorf("json: %s", js.Stdout)
 	}
 
+	// In the foreground too: the loop's own exit code and last words.
 	f := newLoopIn(t, "capflag")
 	f.WriteFile("PROMPT.md", "work")
-	f.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "1", "--fail-on-cap"},
-		f.agent("--script", "print working;exit 0")...)
+	r = f.Run(append([]string{"ralph", "spawn", "--name", "capflag", "--no-worktree", "--foreground", "--restart-delay", "100ms",
+		"--prompt-file", "PROMPT.md", "--max-iterations", "1", "--fail-on-cap", "--"}, f.agent("--script", "print working;exit 0")...)...)
+	if r.Code != 4 || !strings.Contains(r.Stdout, "[ralph] capflag: stopping loop after 1 iterations: cap reached, not complete (--fail-on-cap)\n") {
+		t.Fatalf("--fail-on-cap --foreground: %s", r)
+	}
 	if r := f.Run("ralph", "wait", "capflag", "--timeout", "30"); r.Code != 4 ||
 		r.Stdout != "capflag: max_iterations after 1 iterations: cap reached, not complete (--fail-on-cap)\n" {
 		t.Fatalf("--fail-on-cap: %s", r)

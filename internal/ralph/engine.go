@@ -497,14 +497,14 @@ func (e *Engine) announce(st *state.Ralph) {
 		e.say("loop complete after %d iterations", n)
 	case ReasonMaxIterations:
 		if st.CapIncomplete {
-			e.say("iteration cap reached after %d iterations, not complete: %s", n, st.ExitDetail)
+			e.say("stopping loop after %d iterations: %s", n, st.ExitDetail)
 			return
 		}
 		e.say("loop complete after %d iterations", n)
 	case ReasonMaxTime:
 		e.say("time budget (%s) used up after %d iterations, stopping loop", duration.Words(seconds(st.MaxTime)), n)
 		if st.CapIncomplete {
-			e.say("not complete: %s", st.ExitDetail)
+			e.say("%s", st.ExitDetail)
 		}
 	case ReasonBlocked:
 		e.say("blocked after %d iterations: %s", n, st.ExitDetail)
