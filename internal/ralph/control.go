@@ -106,11 +106,6 @@ func ResumeLoop(m *worker.Manager, name string) error {
 		}
 		if !s.Active() {
 			s.ConsecutiveFailures = 0
-			if accepted(string(s.ExitReason)) {
-				// The gates accepted a completion since the last
-				// rejection: it no longer makes a cap incomplete.
-				s.LastRejection, s.LastCheckOutput = "", nil
-			}
 			s.ExitReason, s.ExitDetail, s.ExitHint = "", "", ""
 			s.CapIncomplete = false
 		}
@@ -148,8 +143,7 @@ func notResumable(name string, st *state.Ralph, now time.Time) error {
 	if st.Active() {
 		return nil
 	}
-	switch string(st.ExitReason) {
-	case ReasonComplete, ReasonDonePattern, ReasonDoneFile:
+	if accepted(string(st.ExitReason)) {
 		return hint.Errorf(fmt.Sprintf("to run it again from the start: swarm ralph spawn --name %s --replace --prompt-file %s -- COMMAND (swarm ralph status %s shows how it ended)", name, st.PromptFile, name),
 			"ralph loop for '%s' has ended (%s); there is nothing to resume", name, reasonText(st))
 	}
