@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/tmux/tmuxtest"
 	"github.com/swarmtools/swarm/internal/worker"
 )
@@ -18,7 +19,7 @@ func TestSnapshotListsTmuxOncePerRefresh(t *testing.T) {
 	dir := t.TempDir()
 	srv := tmuxtest.New()
 	m := worker.New(filepath.Join(dir, "home"), nil)
-	m.TmuxFor = func(string) worker.Tmux { return srv }
+	m.TmuxFor = func(tmux.Server) worker.Tmux { return srv }
 	for _, n := range []string{"a", "b", "c"} {
 		if _, err := m.Spawn(worker.SpawnOptions{Name: n, Command: []string{"sh"}, Tmux: true, Cwd: dir}); err != nil {
 			t.Fatal(err)
@@ -52,7 +53,7 @@ func TestActionsReportWhatTheyDid(t *testing.T) {
 	dir := t.TempDir()
 	srv := tmuxtest.New()
 	m := worker.New(filepath.Join(dir, "home"), nil)
-	m.TmuxFor = func(string) worker.Tmux { return srv }
+	m.TmuxFor = func(tmux.Server) worker.Tmux { return srv }
 	if _, err := m.Spawn(worker.SpawnOptions{Name: "w", Command: []string{"sh"}, Tmux: true, Cwd: dir}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
+	"github.com/swarmtools/swarm/internal/worker"
 )
 
 // Look is what a look at the worker found.
@@ -65,7 +66,7 @@ func (t *tmuxTarget) Look(screen bool) (Look, error) {
 	if w.Tmux == nil {
 		return Look{Gone: "the worker is not a tmux worker"}, nil
 	}
-	tc := tmux.New(string(w.Tmux.Socket))
+	tc := tmux.NewFor(worker.Server(w))
 	win, ok, err := tc.Lookup(w.Tmux.Session, w.Tmux.Window)
 	if err != nil {
 		return Look{}, err

@@ -123,7 +123,7 @@ func (e *Engine) run(ctx context.Context, st *state.Ralph, w *state.Worker) (*at
 func (e *Engine) newAttempt(st *state.Ralph, w *state.Worker, iter int, started time.Time, prompt string) *attempt {
 	return &attempt{
 		iter: iter, started: started, prompt: prompt, st: st,
-		tc:  e.TmuxFor(worker.Socket(w)),
+		tc:  e.TmuxFor(worker.Server(w)),
 		out: outputPath(e.RS, iter), exit: exitPath(e.RS, iter),
 		warned:  map[string]bool{},
 		profile: profileOf(st, w), limits: compileAll(st.LimitPatterns), readyExtra: compileAll(st.ReadyPatterns),

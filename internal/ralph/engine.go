@@ -45,8 +45,8 @@ type Engine struct {
 	ReadyPoll time.Duration
 	// StopGrace is the time between SIGTERM and SIGKILL of the agent.
 	StopGrace time.Duration
-	// TmuxFor returns the client of a tmux socket ("" = default server).
-	TmuxFor func(socket string) Tmux
+	// TmuxFor returns the client of a tmux server (worker.Server).
+	TmuxFor func(s tmux.Server) Tmux
 	// Sleep waits d or until ctx ends; tests shorten backoffs with it.
 	Sleep func(ctx context.Context, d time.Duration)
 	// LogSink, when set, is the capping sink the agent's output is piped
@@ -75,7 +75,7 @@ func NewEngine(m *worker.Manager, name string, out io.Writer) *Engine {
 	return &Engine{
 		Name: name, M: m, RS: m.Store.Ralph(name), Out: out,
 		Poll: poll, ReadyPoll: min(poll, MaxReadyPoll), StopGrace: DefaultStopGrace,
-		TmuxFor: func(socket string) Tmux { return tmux.New(socket) },
+		TmuxFor: func(s tmux.Server) Tmux { return tmux.NewFor(s) },
 		Sleep:   sleepCtx,
 	}
 }
@@ -553,7 +553,7 @@ func (e *Engine) removeWindow(w *state.Worker) {
 	if w.Tmux == nil {
 		return
 	}
-	tc := e.TmuxFor(worker.Socket(w))
+	tc := e.TmuxFor(worker.Server(w))
 	win, ok, err := worker.FindWindow(tc, w)
 	if err != nil || !ok {
 		return

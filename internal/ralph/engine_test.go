@@ -14,6 +14,7 @@ import (
 
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/tmux/tmuxtest"
 	"github.com/swarmtools/swarm/internal/worker"
 )
@@ -61,7 +62,7 @@ func newFakeLoop(t *testing.T, agent tmuxtest.Program, opts Options) *fakeLoop {
 		return nil // the window's idle placeholder
 	}
 	m := worker.New(root, nil)
-	m.TmuxFor = func(string) worker.Tmux { return srv }
+	m.TmuxFor = func(tmux.Server) worker.Tmux { return srv }
 	l := &fakeLoop{t: t, srv: srv, m: m, out: &syncBuffer{}, prompt: filepath.Join(dir, "PROMPT.md")}
 	if err := os.WriteFile(l.prompt, []byte("do the next task\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func newFakeLoop(t *testing.T, agent tmuxtest.Program, opts Options) *fakeLoop {
 		t.Fatal(err)
 	}
 	e := NewEngine(m, "w", l.out)
-	e.TmuxFor = func(string) Tmux { return srv }
+	e.TmuxFor = func(tmux.Server) Tmux { return srv }
 	e.Poll, e.ReadyPoll = 5*time.Millisecond, 5*time.Millisecond
 	// Backoffs and restart delays pass a thousand times faster.
 	e.Sleep = func(ctx context.Context, d time.Duration) { sleepCtx(ctx, d/1000) }

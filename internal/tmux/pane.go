@@ -150,9 +150,11 @@ func (c *Client) Attach(session, windowID string) error {
 	if err := c.checkSocket(); err != nil {
 		return err
 	}
-	// attach-session from outside tmux, switch-client from inside it.
+	// switch-client from inside the worker's server, attach-session from
+	// outside it (outside tmux, or inside another server).
+	inside := c.inside(os.Getenv("TMUX"))
 	show := "attach-session"
-	if os.Getenv("TMUX") != "" && c.Socket == "" {
+	if inside {
 		show = "switch-client"
 	}
 	args := c.Args(
@@ -160,11 +162,26 @@ func (c *Client) Attach(session, windowID string) error {
 		[]string{show, "-t", "=" + session},
 	)
 	env := os.Environ()
-	if c.Socket != "" {
+	if !inside {
 		// Attaching to another server from inside tmux needs TMUX unset.
 		env = withoutEnv(env, "TMUX")
 	}
 	return syscall.Exec(bin, append([]string{c.Bin}, args...), env)
+}
+
+// inside reports whether tmuxEnv (a $TMUX value) names the client's
+// server: plain tmux talks to that server, and a client on an explicit
+// socket when its path is that one.
+func (c *Client) inside(tmuxEnv string) bool {
+	p, ok := envServerPath(tmuxEnv)
+	if !ok {
+		return false
+	}
+	if c.Path == "" && c.Socket == "" {
+		return true
+	}
+	own := c.Server().SocketPath()
+	return own != "" && own == p
 }
 
 func withoutEnv(env []string, key string) []string {

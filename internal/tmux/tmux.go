@@ -1,6 +1,6 @@
 // Package tmux is the one place swarm runs tmux.
 //
-// Every call can run on a private server (tmux -L socket), targets windows
+// Every call can run on a chosen server (tmux -S path or -L socket), targets windows
 // by their unique id (@N) or exact names (=session:), never by prefix, and
 // sends text literally. Commands that belong together are chained into one
 // tmux invocation ("a ; b"), which tmux executes in one go: fewer processes,
@@ -26,20 +26,32 @@ import (
 
 // Client runs tmux against one server.
 type Client struct {
-	// Socket is the -L socket name; empty means the default server.
+	// Socket is the -L socket name; empty means the default server (or,
+	// inside tmux, the one $TMUX names).
 	Socket string
+	// Path, when set, is the server's socket path (tmux -S): it wins over
+	// Socket and over $TMUX.
+	Path string
 	// Bin is the tmux executable (default "tmux", or $SWARM_TMUX).
 	Bin string
 }
 
 // New returns a client for the server on socket ("" = default).
 func New(socket string) *Client {
+	return NewFor(Server{Name: socket})
+}
+
+// NewFor returns a client for the server s.
+func NewFor(s Server) *Client {
 	bin := os.Getenv("SWARM_TMUX")
 	if bin == "" {
 		bin = "tmux"
 	}
-	return &Client{Socket: socket, Bin: bin}
+	return &Client{Socket: s.Name, Path: s.Path, Bin: bin}
 }
+
+// Server is the server the client talks to.
+func (c *Client) Server() Server { return Server{Name: c.Socket, Path: c.Path} }
 
 // Error is a failed tmux command, with what tmux printed.
 type Error struct {
@@ -121,24 +133,23 @@ func isTransient(err error) bool {
 }
 
 // Args returns the full argument list for one tmux invocation running
-// cmds in order, socket first. Every element is escaped (escapeArg), so
+// cmds in order, server first. Every element is escaped (escapeArg), so
 // each arrives at its command exactly as given, and the commands are
 // joined by separators that no escaped element can be mistaken for.
 func (c *Client) Args(cmds ...[]string) []string {
 	args := buildArgs(cmds)
-	if c.Socket != "" {
+	switch {
+	case c.Path != "":
+		return append([]string{"-S", c.Path}, args...)
+	case c.Socket != "":
 		return append([]string{"-L", c.Socket}, args...)
 	}
 	return args
 }
 
-// checkSocket refuses socket names tmux would turn into a path outside
-// its socket directory (tmux -L joins the directory and the name).
+// checkSocket refuses a server the client must not connect to (Check).
 func (c *Client) checkSocket() error {
-	if strings.Contains(c.Socket, "/") {
-		return fmt.Errorf("invalid tmux socket name '%s' (no '/')", c.Socket)
-	}
-	return nil
+	return c.Server().Check()
 }
 
 // Run executes one tmux command and returns its standard output. Every

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -235,12 +234,10 @@ func (c *Client) KillWindow(target string) error {
 // which tmux 3.3 leaves behind (tests and cleanup).
 func (c *Client) KillServer() error {
 	_, err := c.Run(nil, "kill-server")
-	if c.Socket != "" {
-		dir := os.Getenv("TMUX_TMPDIR")
-		if dir == "" {
-			dir = "/tmp"
+	if c.Path != "" || c.Socket != "" {
+		if p := c.Server().SocketPath(); p != "" {
+			os.Remove(p)
 		}
-		os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), c.Socket))
 	}
 	return err
 }

@@ -15,6 +15,12 @@ const (
 	// window is found by it, so a window of the same name left over by
 	// someone else is never taken for the worker's.
 	WindowIDKey = "tmux_window_id"
+	// SocketPathKey is the socket path of the tmux server the worker's
+	// window lives in (tmux.Server.Path): every later command reaches
+	// that server by it, from inside any tmux server or none. It lives
+	// in metadata because swarm.py builds its TmuxInfo from every key of
+	// the record's "tmux" object and fails on one it does not know.
+	SocketPathKey = "tmux_socket_path"
 	// StartTicksKey is a process worker's start time in clock ticks, its
 	// exact identity (proc.Target).
 	StartTicksKey = "start_ticks"

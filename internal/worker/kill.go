@@ -47,7 +47,15 @@ func (m *Manager) Kill(name string, o KillOptions) error {
 }
 
 // stop ends the worker's processes and window, whatever state they are in.
+// A worker whose recorded tmux server cannot be reached is an error: it
+// may be running where no client can be sent.
 func (m *Manager) stop(w *state.Worker) error {
+	if w.Tmux != nil {
+		if err := Server(w).Check(); err != nil {
+			return hint.Wrap(fmt.Errorf("cannot stop '%s': %w", w.Name, err),
+				"its record is damaged; stop the agent by hand, then swarm clean %s", w.Name)
+		}
+	}
 	live, err := m.Refresh([]state.Worker{*w})
 	if err != nil {
 		return err
@@ -282,7 +290,10 @@ func (m *Manager) Respawn(name string, o RespawnOptions) (*SpawnResult, error) {
 		Cwd: w.Cwd, Metadata: w.Metadata, Replace: true,
 	}
 	if w.Tmux != nil {
-		opts.Session, opts.Socket = w.Tmux.Session, string(w.Tmux.Socket)
+		// The same server, by the path recorded (a record without one
+		// finds its server as it did, and records the path now).
+		srv := Server(w)
+		opts.Session, opts.Socket, opts.SocketPath = w.Tmux.Session, srv.Name, srv.Path
 	}
 	if w.Worktree != nil {
 		opts.Worktree = true

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/swarmtools/swarm/internal/state"
@@ -29,22 +30,11 @@ type Live struct {
 func (l *Live) Running() bool { return l.Status == state.StatusRunning }
 
 // Refresh computes the live status of workers with one tmux process per
-// socket in use, however many workers there are.
+// server in use, however many workers there are.
 func (m *Manager) Refresh(workers []state.Worker) ([]Live, error) {
-	bySocket := map[string][]tmux.Window{}
-	for _, w := range workers {
-		if w.Tmux == nil {
-			continue
-		}
-		sock := string(w.Tmux.Socket)
-		if _, done := bySocket[sock]; done {
-			continue
-		}
-		panes, err := m.TmuxFor(sock).ListPanes()
-		if err != nil {
-			return nil, err
-		}
-		bySocket[sock] = tmux.Windows(panes)
+	byServer, err := m.listServers(workers)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Live, len(workers))
 	for i, w := range workers {
@@ -63,7 +53,9 @@ func (m *Manager) Refresh(workers []state.Worker) ([]Live, error) {
 		}
 		switch {
 		case w.Tmux != nil:
-			if win, ok := WindowOf(bySocket[string(w.Tmux.Socket)], &l.Worker); ok {
+			// Only the worker's own server's windows: window ids are
+			// per server, and another server may have one of the same.
+			if win, ok := WindowOf(byServer[Server(&w)], &l.Worker); ok {
 				l.WindowID, l.PanePID, l.PaneDead = win.WindowID, win.PID, win.AllDead
 				if win.AllDead && win.ExitKnown() {
 					l.ExitCode, l.HasExit = win.ExitCode(), true
@@ -82,6 +74,34 @@ func (m *Manager) Refresh(workers []state.Worker) ([]Live, error) {
 		out[i] = l
 	}
 	return out, nil
+}
+
+// listServers lists the windows of every tmux server the workers live
+// in, one tmux process per server. A worker whose record names a server
+// no client may connect to (Server, tmux.Server.Check) is left out, with
+// a warning: it shows stopped, and the others are listed.
+func (m *Manager) listServers(workers []state.Worker) (map[tmux.Server][]tmux.Window, error) {
+	byServer := map[tmux.Server][]tmux.Window{}
+	for i := range workers {
+		w := &workers[i]
+		if w.Tmux == nil {
+			continue
+		}
+		s := Server(w)
+		if err := s.Check(); err != nil {
+			m.warn(fmt.Sprintf("worker '%s' cannot be reached: %v; it is listed as stopped", w.Name, err))
+			continue
+		}
+		if _, done := byServer[s]; done {
+			continue
+		}
+		panes, err := m.TmuxFor(s).ListPanes()
+		if err != nil {
+			return nil, err
+		}
+		byServer[s] = tmux.Windows(panes)
+	}
+	return byServer, nil
 }
 
 // List returns every worker with live status, sorted by start time.

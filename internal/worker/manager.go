@@ -7,6 +7,7 @@ package worker
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -83,8 +84,8 @@ type Manager struct {
 	// KillGrace is how long a stopped worker gets between SIGTERM and
 	// SIGKILL.
 	KillGrace time.Duration
-	// TmuxFor returns the client of a tmux socket ("" = default server).
-	TmuxFor func(socket string) Tmux
+	// TmuxFor returns the client of a tmux server (Server).
+	TmuxFor func(s tmux.Server) Tmux
 	// LogSink, when set, caps process workers' logs at max bytes (0:
 	// logcap.DefaultMax, as logcap reads it): the argv of a command that
 	// copies its input into the file named by the argument appended
@@ -99,7 +100,7 @@ func New(root string, warn func(string)) *Manager {
 		Session:   state.DefaultSession(root),
 		Warn:      warn,
 		KillGrace: DefaultKillGrace,
-		TmuxFor:   func(socket string) Tmux { return tmux.New(socket) },
+		TmuxFor:   func(s tmux.Server) Tmux { return tmux.NewFor(s) },
 	}
 }
 
@@ -120,12 +121,37 @@ func (m *Manager) warn(msg string) {
 	}
 }
 
-// tmux returns the client for a worker's socket.
+// tmux returns the client for a worker's tmux server.
 func (m *Manager) tmux(w *state.Worker) Tmux {
-	return m.TmuxFor(Socket(w))
+	return m.TmuxFor(Server(w))
 }
 
-// Socket is the tmux socket a worker runs on ("" = default server).
+// Server is the tmux server a worker's window lives in: every command
+// that acts on the window builds its client from this. It is the socket
+// path recorded at spawn (SocketPathKey) with the record's -L socket
+// name; a record without a path (written by swarm.py or an older swarm)
+// has only the name, or nothing: tmux's default server, or inside tmux
+// the one $TMUX names, as before. A path that is not a string is kept as
+// an invalid one, so the worker is set aside rather than looked for on
+// the wrong server.
+func Server(w *state.Worker) tmux.Server {
+	if w.Tmux == nil {
+		return tmux.Server{}
+	}
+	s := tmux.Server{Name: string(w.Tmux.Socket)}
+	switch p := w.Metadata[SocketPathKey].(type) {
+	case nil:
+	case string:
+		s.Path = p
+	default:
+		// A number, list or object never prints as an absolute path,
+		// so Check refuses it.
+		s.Path = fmt.Sprint(p)
+	}
+	return s
+}
+
+// Socket is the -L socket name a worker runs on ("" = none).
 func Socket(w *state.Worker) string {
 	if w.Tmux == nil {
 		return ""

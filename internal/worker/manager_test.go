@@ -16,6 +16,7 @@ import (
 	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/tmux/tmuxtest"
 )
 
@@ -25,7 +26,7 @@ func newFake(t *testing.T) (*Manager, *tmuxtest.Server, string) {
 	dir := t.TempDir()
 	srv := tmuxtest.New()
 	m := New(filepath.Join(dir, "home"), nil)
-	m.TmuxFor = func(string) Tmux { return srv }
+	m.TmuxFor = func(tmux.Server) Tmux { return srv }
 	m.KillGrace = time.Second
 	return m, srv, dir
 }

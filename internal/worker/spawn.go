@@ -29,7 +29,11 @@ type SpawnOptions struct {
 	// process with its output in logs/.
 	Tmux    bool
 	Session string // default: the state root's session
-	Socket  string
+	// Socket is the tmux -L socket name ("": the server tmux picks,
+	// $TMUX's inside tmux, else the default one). SocketPath, when set,
+	// is the server's socket path (respawn: the server recorded).
+	Socket     string
+	SocketPath string
 	// Worktree runs the worker in its own git worktree on branch Branch
 	// (default: the name), under WorktreeDir (default: <repo>-worktrees).
 	Worktree    bool
@@ -113,7 +117,8 @@ type spawnPlan struct {
 	env      map[string]string
 	cwd      string // absolute, exists
 	session  string
-	token    string // spawnTokenKey
+	server   tmux.Server // the tmux window's server, with its socket path
+	token    string      // spawnTokenKey
 	worktree *worktreePlan
 }
 
@@ -161,8 +166,15 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 		Name: o.Name, Status: state.StatusStarting, Cmd: o.Command, Started: state.Now(),
 		Cwd: p.cwd, Env: p.env, Tags: o.Tags, Metadata: meta,
 	}
+	// The window's server is recorded before the window is made, so a
+	// crashed spawn's window is looked for there (a respawn's old path
+	// is replaced by spawnServer's).
+	delete(meta, SocketPathKey)
 	if o.Tmux {
-		rec.Tmux = &state.TmuxInfo{Session: p.session, Window: o.Name, Socket: state.NullString(o.Socket)}
+		rec.Tmux = &state.TmuxInfo{Session: p.session, Window: o.Name, Socket: state.NullString(p.server.Name)}
+		if p.server.Path != "" {
+			meta[SocketPathKey] = p.server.Path
+		}
 	}
 	if err = m.reserve(rec, o.Replace, &rollback); err != nil {
 		return nil, err
@@ -217,6 +229,9 @@ func (m *Manager) plan(o SpawnOptions) (*spawnPlan, error) {
 		if err := tmux.CheckSessionName(p.session); err != nil {
 			return nil, err
 		}
+		if p.server, err = spawnServer(o); err != nil {
+			return nil, fmt.Errorf("failed to create tmux window: %w", err)
+		}
 	}
 	if o.Worktree {
 		root, warns, err := worktree.RepoRoot(cwd)
@@ -232,6 +247,17 @@ func (m *Manager) plan(o SpawnOptions) (*spawnPlan, error) {
 		}
 	}
 	return p, nil
+}
+
+// spawnServer is the tmux server a spawn creates its window in and
+// records: the one given by path (respawn), else the one tmux.ServerFor
+// finds (--tmux-socket, $TMUX, the default server).
+func spawnServer(o SpawnOptions) (tmux.Server, error) {
+	if o.SocketPath == "" {
+		return tmux.ServerFor(o.Socket)
+	}
+	s := tmux.Server{Name: o.Socket, Path: o.SocketPath}
+	return s, s.Check()
 }
 
 // planWorktree resolves the worktree's path and branch and notes whether
@@ -349,7 +375,7 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 	case o.NoStart:
 		rec.Status = state.StatusStopped
 	case o.Tmux:
-		tc := m.TmuxFor(o.Socket)
+		tc := m.TmuxFor(p.server)
 		id, err := tc.NewWindow(tmux.WindowSpec{
 			Session: p.session, Name: o.Name, Dir: rec.Cwd, Tag: p.token,
 			Width: WindowWidth, Height: WindowHeight,
