@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/swarmtools/swarm/internal/testenv"
 )
@@ -171,13 +172,14 @@ func TestWorkerOtherTmuxServer(t *testing.T) {
 			srv, spawnEnv, socket, outside := tc.start(t, e)
 			// No --tmux-socket, no $SWARM_TMUX_SOCKET.
 			spawnEnv = append([]string{"SWARM_TMUX_SOCKET="}, spawnEnv...)
-			outside = append([]string{"SWARM_TMUX_SOCKET="}, outside...)
+			// Never the user's default server, whatever happens.
+			outside = svPrivateDefault(t, append([]string{"SWARM_TMUX_SOCKET="}, outside...))
 			third := svStart(t, nil, "-S", filepath.Join(svShortDir(t), "t"))
 			inThird := []string{"SWARM_TMUX_SOCKET=", "TMUX=" + third.tmuxEnv}
 
 			rec := filepath.Join(t.TempDir(), "rec.jsonl")
 			r := svRun(t, e, spawnEnv, "spawn", "--name", "w", "--tmux", "--ready-wait", "--ready-timeout", "15",
-				"--", e.Agent, "--record", rec, "--script", "wait;wait;quiet")
+				"--", e.Agent, "--record", rec, "--script", "wait;wait;wait;wait;quiet")
 			wkExpect(t, "spawn", r, 0, wkSpawnedTmux(e, "w"), "")
 			id, pid := srv.window("w")
 			if id == "" {
@@ -206,6 +208,16 @@ func TestWorkerOtherTmuxServer(t *testing.T) {
 			if r := svRun(t, e, outside, "peek", "w"); r.Code != 0 || !strings.Contains(r.Stdout, "Fake Agent v1.0") {
 				t.Errorf("peek outside tmux: %s", r)
 			}
+			// The heartbeat process runs where it was started: outside.
+			if r := svRun(t, e, outside, "heartbeat", "start", "w", "--interval", "1s"); r.Code != 0 {
+				t.Errorf("heartbeat start outside tmux: %s", r)
+			}
+			if got := wkWaitRecords(t, rec, 2); got[1].Message != "continue" {
+				t.Errorf("the agent got %+v, want a heartbeat's continue", got)
+			}
+			if r := svRun(t, e, outside, "heartbeat", "stop", "w"); r.Code != 0 {
+				t.Errorf("heartbeat stop: %s", r)
+			}
 			if got := svLsStatus(t, e, inThird, "w"); got != "running" {
 				t.Errorf("ls inside a third server: w is %q, want running", got)
 			}
@@ -229,6 +241,17 @@ func TestWorkerOtherTmuxServer(t *testing.T) {
 			if got := svTopStatus(t, e, inThird, "w"); got != "stopped" {
 				t.Errorf("top --once inside a third server with a window %s: w is %q, want stopped", id, got)
 			}
+
+			// respawn starts it on its server again, whatever the default
+			// server is where it runs.
+			r = svRun(t, e, outside, "respawn", "w")
+			wkExpect(t, "respawn outside tmux", r, 0, fmt.Sprintf("respawned w (tmux: %s:w)\n", wkSession(e)), "")
+			if id, _ := srv.window("w"); id == "" {
+				t.Errorf("respawn did not start w on its server")
+			}
+			if got := svLsStatus(t, e, outside, "w"); got != "running" {
+				t.Errorf("ls outside tmux after respawn: w is %q, want running", got)
+			}
 		})
 	}
 }
@@ -246,4 +269,78 @@ func svShortDir(t *testing.T) string {
 		dir = r
 	}
 	return dir
+}
+
+// svPrivateDefault returns env with a TMUX_TMPDIR of its own (unless env
+// has one), so that a command reaching for the default server finds one
+// of the test's, never the user's; that server is killed at the end.
+func svPrivateDefault(t *testing.T, env []string) []string {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "TMUX_TMPDIR=") {
+			return env
+		}
+	}
+	tmpdir := "TMUX_TMPDIR=" + svShortDir(t)
+	t.Cleanup(func() {
+		cmd := exec.Command("tmux", "kill-server")
+		cmd.Env = append(os.Environ(), "TMUX=", tmpdir)
+		cmd.Run()
+	})
+	return append(append([]string(nil), env...), tmpdir)
+}
+
+// A ralph loop made inside a tmux server runs its agent there, though its
+// monitor is started outside tmux, and is listed, shown by top and killed
+// from anywhere.
+func TestRalphOtherTmuxServer(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	srv := svStart(t, nil, "-S", filepath.Join(svShortDir(t), "s"))
+	third := svStart(t, nil, "-S", filepath.Join(svShortDir(t), "t"))
+	outside := svPrivateDefault(t, []string{"SWARM_TMUX_SOCKET=", "TMUX="})
+	inThird := []string{"SWARM_TMUX_SOCKET=", "TMUX=" + third.tmuxEnv}
+	e.WriteFile("PROMPT.md", "work")
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	r := svRun(t, e, []string{"SWARM_TMUX_SOCKET=", "TMUX=" + srv.tmuxEnv}, "ralph", "spawn", "--name", "r",
+		"--prompt-file", "PROMPT.md", "--max-iterations", "2", "--no-worktree", "--no-run",
+		"--", e.Agent, "--record", rec, "--script", "quiet")
+	if r.Code != 0 {
+		t.Fatalf("ralph spawn: %s", r)
+	}
+
+	run := exec.Command(e.Swarm, "ralph", "run", "r")
+	run.Dir, run.Env = e.Dir, append(e.Env(), outside...)
+	var out bytes.Buffer
+	run.Stdout, run.Stderr = &out, &out
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- run.Wait() }()
+	t.Cleanup(func() { run.Process.Kill() })
+
+	if got := wkWaitRecords(t, rec, 1); got[0].Message != "work" {
+		t.Errorf("the agent got %+v", got)
+	}
+	_, pid := srv.window("r")
+	if pid == "" {
+		t.Fatalf("no window r on the server ralph spawn ran in:\n%s", srv.tmux("list-windows", "-a"))
+	}
+	if got := svLsStatus(t, e, outside, "r"); got != "running" {
+		t.Errorf("ls outside tmux: r is %q, want running", got)
+	}
+	if got := svTopStatus(t, e, inThird, "r"); got != "running" {
+		t.Errorf("top --once inside a third server: r is %q, want running", got)
+	}
+	wkExpect(t, "kill outside tmux", svRun(t, e, outside, "kill", "r"), 0, "killed r\n", "")
+	var agent int
+	fmt.Sscan(pid, &agent)
+	e.Eventually("the agent to be gone", wkTimeout, func() bool { return agent > 1 && !wkAlive(agent) })
+	select {
+	case <-ended:
+	case <-time.After(wkTimeout):
+		run.Process.Kill()
+		<-ended
+		t.Errorf("ralph run did not end after kill; its output:\n%s", out.String())
+	}
 }
