@@ -31,7 +31,9 @@ type Worker struct {
 }
 
 // TmuxInfo locates a tmux worker: its session, window name and the tmux
-// socket (-L name; empty for the default server).
+// socket (-L name; empty for none). The keys are swarm.py's, which fails
+// on any other here: the server's socket path is in the metadata
+// (worker.SocketPathKey).
 type TmuxInfo struct {
 	Session string     `json:"session"`
 	Window  string     `json:"window"`
