@@ -63,7 +63,7 @@ func TestDemoCommandsWorkAfterIt(t *testing.T) {
 	}
 	want := map[string]string{
 		"ralph status demo":             "\nExit reason: complete\n",
-		"ralph logs demo":               "[DONE] loop ended after 3 iterations reason=complete",
+		"ralph logs demo":               "[DONE] loop complete after 3 iterations reason=complete",
 		"ralph logs demo --iteration 3": "<promise>COMPLETE</promise>",
 	}
 	elsewhere := t.TempDir()
