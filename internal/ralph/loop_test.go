@@ -377,7 +377,12 @@ func TestMonitorSIGKILLThenResumeRecovers(t *testing.T) {
 	l.Eventually("iteration 1 running", 10*time.Second, func() bool { return l.num("current_iteration") == 1 })
 	mon := l.monitorPID()
 	syscall.Kill(mon, syscall.SIGKILL)
-	l.Eventually("monitor dead", 5*time.Second, func() bool { return !alive(mon) })
+	// Its lock goes with its last open descriptor: a child it was
+	// forking (a tmux client, every poll) holds a copy until its exec, a
+	// moment later under load.
+	l.Eventually("monitor dead", 5*time.Second, func() bool {
+		return !alive(mon) && strings.Contains(l.Run("ralph", "status", "crash").Stdout, "Monitor: dead")
+	})
 	r := l.Run("ralph", "status", "crash")
 	if !strings.Contains(r.Stdout, "Monitor: dead (resume with: swarm ralph resume crash)") || !strings.Contains(r.Stdout, "Status: running") {
 		t.Fatalf("status after SIGKILL: %s", r)
