@@ -26,6 +26,10 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 3 && os.Args[1] == superviseArg {
+		runSupervisor(os.Args[2], os.Args[3], os.Args[4:])
+		os.Exit(0)
+	}
 	if mode := os.Getenv(helperEnv); mode != "" {
 		runHelper(mode)
 		os.Exit(0)

@@ -37,6 +37,11 @@ type StartSpec struct {
 	// stopping the worker does not cut off its last words, and exits when
 	// the worker and everything it started have closed the pipe.
 	LogSink []string
+	// Supervisor, when set, is the argv of a command that starts the
+	// worker, reports its identity and records how it ended (swarm
+	// _supervise ... --); the command's path and argv are appended. See
+	// supervise.go.
+	Supervisor []string
 }
 
 // Start runs the command in a new session (and so a new process group)
@@ -73,7 +78,11 @@ func Spawn(spec StartSpec) (Target, error) {
 		return Target{}, err
 	}
 	defer stderr.Close()
-	return startDetached(path, spec.Command, spec.Dir, spec.Env, []*os.File{devnull, stdout, stderr})
+	stdio := []*os.File{devnull, stdout, stderr}
+	if len(spec.Supervisor) > 0 {
+		return spawnSupervised(path, spec, stdio)
+	}
+	return startDetached(path, spec.Command, spec.Dir, spec.Env, stdio)
 }
 
 // startDetached starts argv in a new session with the given stdio and
