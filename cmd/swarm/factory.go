@@ -65,11 +65,13 @@ func (f *factory) Manager() (*worker.Manager, error) {
 }
 
 // newManager is the worker manager every command uses: on root, warnings
-// sent to warn, the worker hooks, and output logs capped by swarm's own
-// log pipe.
+// sent to warn, the worker hooks, output logs capped by swarm's own log
+// pipe, and process workers supervised by swarm's own supervisor (their
+// exit codes).
 func newManager(root string, warn func(string)) *worker.Manager {
 	m := worker.New(root, warn)
 	m.Hooks = newWorkerHooks(root, m)
 	m.LogSink = logSink
+	m.Supervisor = supervisor
 	return m
 }

@@ -72,8 +72,7 @@ func runLs(opts *lsOptions) error {
 		records := make([]lsRecord, 0, len(shown))
 		for _, l := range shown {
 			r := lsRecord{Worker: l.Worker}
-			if l.PaneDead && l.HasExit && !l.Running() {
-				code := l.ExitCode
+			if code, ok := exitOf(l); ok {
 				r.ExitCode = &code
 			}
 			records = append(records, r)
@@ -91,15 +90,21 @@ func runLs(opts *lsOptions) error {
 }
 
 // lsRecord is a worker record as ls --format json prints it: swarm.py's
-// keys with the live status, and the exit code of a tmux worker whose
-// command exited (its pane kept), which swarm.py readers ignore.
+// keys with the live status, and the exit code of a worker whose command
+// exited (a tmux worker's pane kept, a process worker's recorded by its
+// supervisor), which swarm.py readers ignore.
 type lsRecord struct {
 	state.Worker
 	ExitCode *int `json:"exit_code,omitempty"`
 }
 
-// printWorkerTable prints swarm.py's ls columns; a stopped tmux worker's
-// exit code, when known, follows its status ("stopped (3)").
+// exitOf is a stopped worker's exit code, when it is known.
+func exitOf(l worker.Live) (int, bool) {
+	return l.ExitCode, l.HasExit && !l.Running()
+}
+
+// printWorkerTable prints swarm.py's ls columns; a stopped worker's exit
+// code, when known, follows its status ("stopped(3)").
 func printWorkerTable(w io.Writer, shown []worker.Live) error {
 	if len(shown) == 0 {
 		return nil
@@ -122,8 +127,8 @@ func printWorkerTable(w io.Writer, shown []worker.Live) error {
 			tags = strings.Join(l.Tags, ",")
 		}
 		status := l.Status
-		if l.PaneDead && l.HasExit && !l.Running() {
-			status = fmt.Sprintf("%s(%d)", l.Status, l.ExitCode)
+		if code, ok := exitOf(l); ok {
+			status = fmt.Sprintf("%s(%d)", l.Status, code)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, status, where, age(l.Started), wt, tags)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -51,13 +52,23 @@ func runStatus(opts *statusOptions) error {
 	if l.Worktree != nil {
 		parts = append(parts, "worktree "+l.Worktree.Path)
 	}
-	parts = append(parts, "uptime "+age(l.Started))
-	if l.PaneDead && l.HasExit && !l.Running() {
-		parts = append(parts, fmt.Sprintf("exit %d", l.ExitCode))
+	parts = append(parts, runTime(l))
+	if code, ok := exitOf(*l); ok {
+		parts = append(parts, fmt.Sprintf("exit %d", code))
 	}
 	fmt.Fprintf(opts.IO.Out, "%s: %s (%s)\n", opts.Name, l.Status, strings.Join(parts, ", "))
 	if !l.Running() {
 		return exitCode(exitFail)
 	}
 	return nil
+}
+
+// runTime is how long the worker has been up ("uptime 5m", swarm.py's),
+// or for a stopped worker whose end is known, how long it ran ("ran 5m"):
+// a time that stops growing when the worker does.
+func runTime(l *worker.Live) string {
+	if l.Running() || l.Ended.IsZero() || l.Started.IsZero() {
+		return "uptime " + age(l.Started)
+	}
+	return "ran " + duration.Age(l.Ended.Sub(l.Started.Time))
 }

@@ -150,7 +150,7 @@ func TestWorkerTmuxRoundTrip(t *testing.T) {
 		t.Errorf("kill w removed window other: %q", wkWindows(e))
 	}
 	r = e.Run("status", "w")
-	if re := regexp.MustCompile(`^w: stopped \(tmux window ` + regexp.QuoteMeta(s) + `:w, uptime \d+s\)\n$`); r.Code != 1 || !re.MatchString(r.Stdout) {
+	if re := regexp.MustCompile(`^w: stopped \(tmux window ` + regexp.QuoteMeta(s) + `:w, ran \d+s\)\n$`); r.Code != 1 || !re.MatchString(r.Stdout) {
 		t.Errorf("status of killed w: %s", r)
 	}
 	if got := wkNames(t, e, "--status", "stopped"); !reflect.DeepEqual(got, []string{"w"}) {
@@ -211,7 +211,7 @@ func TestWorkerProcessRoundTrip(t *testing.T) {
 	wkExpect(t, "kill p", e.Run("kill", "p"), 0, "killed p\n", "")
 	e.Eventually("the process worker to die", wkTimeout, func() bool { return !wkAlive(pid) })
 	r = e.Run("status", "p")
-	if re := regexp.MustCompile(fmt.Sprintf(`^p: stopped \(pid %d, uptime \d+s\)\n$`, pid)); r.Code != 1 || !re.MatchString(r.Stdout) {
+	if re := regexp.MustCompile(fmt.Sprintf(`^p: stopped \(pid %d, ran \d+s, exit 143\)\n$`, pid)); r.Code != 1 || !re.MatchString(r.Stdout) {
 		t.Errorf("status of killed p: %s", r)
 	}
 	logs := filepath.Join(e.Home, "logs")
@@ -663,5 +663,80 @@ func TestWorkerKillAllCleanAll(t *testing.T) {
 	}
 	if wkStatusCode(e, "late2") != 0 {
 		t.Errorf("clean --all stopped a running worker")
+	}
+}
+
+// A process worker's exit code is recorded, as a tmux worker's is: ls
+// shows stopped(N) (json: exit_code), status "exit N"; and a stopped
+// worker's status says how long it ran, a time that no longer grows. The
+// command runs as it would unsupervised: the pid spawn prints is its own,
+// with its own argv, environment and stdin, and kill stops it and its
+// children (exit 143: SIGTERM).
+func TestWorkerProcessExitCode(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	statusRe := func(name string, pid int, code int) *regexp.Regexp {
+		return regexp.MustCompile(fmt.Sprintf(`^%s: stopped \(pid %d, ran \d+s, exit %d\)\n$`, name, pid, code))
+	}
+
+	pid := wkSpawnProcess(t, e, "--name", "three", "--", e.Agent, "--input", "none", "--script", "print bye;exit 3")
+	var line string
+	e.Eventually("status to say that three exited 3", wkTimeout, func() bool {
+		r := e.Run("status", "three")
+		line = r.Stdout
+		return r.Code == 1 && statusRe("three", pid, 3).MatchString(line)
+	})
+	rows := wkLsRows(t, e)
+	if len(rows) != 2 {
+		t.Fatalf("ls rows %q", rows)
+	}
+	wkCheckRow(t, rows[1], "three", "stopped(3)", fmt.Sprint(pid), "-", "-")
+	if recs := wkLsJSON(t, e); len(recs) != 1 || recs[0]["exit_code"] != float64(3) || recs[0]["status"] != "stopped" {
+		t.Errorf("ls --format json: %v, want exit_code 3", recs)
+	}
+	// How long it ran does not grow with time (an uptime would).
+	seen := time.Now()
+	e.Eventually("two seconds to pass", wkTimeout, func() bool { return time.Since(seen) > 2100*time.Millisecond })
+	if r := e.Run("status", "three"); r.Stdout != line {
+		t.Errorf("status of a stopped worker changed with time: %q, then %q", line, r.Stdout)
+	}
+
+	// A long runner: argv, environment and stdin are the command's own.
+	childFile := filepath.Join(t.TempDir(), "child.pid")
+	argv := []string{e.Agent, "--input", "none", "--script", "env MARK;child " + childFile + ";quiet"}
+	pid = wkSpawnProcess(t, e, append([]string{"--name", "long", "--env", "MARK=a b", "--"}, argv...)...)
+	child := wkReadPid(t, childFile)
+	if data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); string(data) != strings.Join(argv, "\x00")+"\x00" {
+		t.Errorf("argv of pid %d: %q, want %q", pid, data, argv)
+	}
+	if in, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/0", pid)); in != os.DevNull {
+		t.Errorf("stdin of pid %d: %q", pid, in)
+	}
+	e.Eventually("the log to show the environment", wkTimeout, func() bool {
+		return strings.Contains(e.Run("logs", "long").Stdout, "MARK=a b\n")
+	})
+	wkExpect(t, "kill long", e.Run("kill", "long"), 0, "killed long\n", "")
+	e.Eventually("the worker and its child to die", wkTimeout, func() bool { return !wkAlive(pid) && !wkAlive(child) })
+	e.Eventually("status to say that long was killed", wkTimeout, func() bool {
+		return statusRe("long", pid, 143).MatchString(e.Run("status", "long").Stdout)
+	})
+
+	// clean removes the record of the end with the logs; a respawn's
+	// process has an end of its own.
+	pid = wkSpawnProcess(t, e, "--name", "again", "--", "sh", "-c", "exit 4")
+	e.Eventually("again to exit 4", wkTimeout, func() bool { return statusRe("again", pid, 4).MatchString(e.Run("status", "again").Stdout) })
+	r := e.MustRun("respawn", "again")
+	var pid2 int
+	if _, err := fmt.Sscanf(r.Stdout, "respawned again (pid: %d)\n", &pid2); err != nil || pid2 == pid {
+		t.Fatalf("respawn: %s", r)
+	}
+	e.Eventually("the respawned again to exit 4", wkTimeout, func() bool {
+		return statusRe("again", pid2, 4).MatchString(e.Run("status", "again").Stdout)
+	})
+	for _, name := range []string{"three", "long", "again"} {
+		e.MustRun("clean", name)
+		if wkExists(filepath.Join(e.Home, "logs", name+".exit")) {
+			t.Errorf("clean %s left its exit record", name)
+		}
 	}
 }

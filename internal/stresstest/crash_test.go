@@ -218,7 +218,9 @@ func TestCrashSpawnAfterEachStep(t *testing.T) {
 			return slices.ContainsFunc(panes, func(p pane) bool { return p.windowName == "c" && !w.decoys[p.windowID] })
 		}},
 		{"process started", crashVariants[1], func(w *world, swarmPID int) bool {
-			return slices.ContainsFunc(w.markedAgents(processes()), func(p procInfo) bool { return p.ppid == swarmPID })
+			// The agent's parent is its supervisor, which the spawn started.
+			all := processes()
+			return slices.ContainsFunc(w.markedAgents(all), func(p procInfo) bool { return all[p.ppid].ppid == swarmPID })
 		}},
 		{"worktree made", crashVariants[3], func(w *world, swarmPID int) bool {
 			// Made means git is done: a git killed half way (its stderr

@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -353,6 +355,16 @@ func (e *Env) cleanup() {
 			}
 		}
 	}
+	// Process workers' supervisors first: one that outlived its worker
+	// would record the worker's end under Home while the test's temp dir
+	// is being removed.
+	sups := e.supervisors()
+	for _, pid := range sups {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	Eventually(e.T, "the supervisors to die", 10*time.Second, func() bool {
+		return !slices.ContainsFunc(sups, running)
+	})
 	for _, w := range e.Workers() {
 		if pid, ok := w["pid"].(float64); ok && pid > 1 {
 			syscall.Kill(-int(pid), syscall.SIGKILL)
@@ -366,6 +378,37 @@ func (e *Env) cleanup() {
 		dir = "/tmp"
 	}
 	os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), e.Socket))
+}
+
+// supervisors returns the pids of the env's process workers' supervisors:
+// the swarm under test running "_supervise --exit-file" into Home.
+func (e *Env) supervisors() []int {
+	ents, _ := os.ReadDir("/proc")
+	logs := filepath.Join(e.Home, "logs") + string(filepath.Separator)
+	var out []int
+	for _, ent := range ents {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil || !isOurs(pid, e.Swarm) {
+			continue
+		}
+		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		argv := strings.Split(string(data), "\x00")
+		if len(argv) > 3 && argv[1] == "_supervise" && argv[2] == "--exit-file" && strings.HasPrefix(argv[3], logs) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// running reports whether pid is a process that runs (not a zombie).
+func running(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
 // isOurs checks that pid runs the swarm binary under test before killing

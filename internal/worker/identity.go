@@ -24,6 +24,10 @@ const (
 	// StartTicksKey is a process worker's start time in clock ticks, its
 	// exact identity (proc.Target).
 	StartTicksKey = "start_ticks"
+	// StoppedAtKey is when kill stopped a running worker: with the
+	// start time, how long it ran (a process worker's supervisor records
+	// its own end, which is preferred).
+	StoppedAtKey = "stopped_at"
 	// SpawnerKey identifies the process spawning the worker while the
 	// record is "starting": if it dies, the spawn crashed.
 	SpawnerKey = "swarm_spawner"

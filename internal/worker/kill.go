@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/proc"
@@ -31,10 +32,18 @@ func (m *Manager) Kill(name string, o KillOptions) error {
 			return err
 		}
 	}
-	if err := m.stop(w); err != nil {
+	was, err := m.stop(w)
+	if err != nil {
 		return err
 	}
-	if err := m.SetStatus(name, state.StatusStopped); err != nil {
+	// A worker that ran until now stopped now: with its start, how long
+	// it ran (one stopped already keeps what is known of its end).
+	if was.Running() {
+		err = m.SetMetadata(name, map[string]any{StoppedAtKey: state.PythonLocal(time.Now())}, state.StatusStopped)
+	} else {
+		err = m.SetStatus(name, state.StatusStopped)
+	}
+	if err != nil {
 		return err
 	}
 	if m.Hooks != nil {
@@ -46,25 +55,26 @@ func (m *Manager) Kill(name string, o KillOptions) error {
 	return nil
 }
 
-// stop ends the worker's processes and window, whatever state they are in.
-// A worker whose recorded tmux server cannot be reached is an error: it
-// may be running where no client can be sent.
-func (m *Manager) stop(w *state.Worker) error {
+// stop ends the worker's processes and window, whatever state they are
+// in, and returns the worker as it was before. A worker whose recorded
+// tmux server cannot be reached is an error: it may be running where no
+// client can be sent.
+func (m *Manager) stop(w *state.Worker) (Live, error) {
 	if w.Tmux != nil {
 		if err := Server(w).Check(); err != nil {
-			return hint.Wrap(fmt.Errorf("cannot stop '%s': %w", w.Name, err),
+			return Live{}, hint.Wrap(fmt.Errorf("cannot stop '%s': %w", w.Name, err),
 				"its record is damaged; stop the agent by hand, then swarm clean %s", w.Name)
 		}
 	}
 	live, err := m.Refresh([]state.Worker{*w})
 	if err != nil {
-		return err
+		return Live{}, err
 	}
 	l := live[0]
 	switch {
 	case w.Tmux != nil:
 		if l.WindowID == "" {
-			return nil
+			return l, nil
 		}
 		tc := m.tmux(w)
 		// Only a live pane's own process: a dead pane's pid is a reaped
@@ -73,7 +83,7 @@ func (m *Manager) stop(w *state.Worker) error {
 			proc.TerminateTarget(t, m.KillGrace)
 		}
 		if err := tc.KillWindow(l.WindowID); err != nil {
-			return fmt.Errorf("cannot remove tmux window of '%s': %w", w.Name, err)
+			return l, fmt.Errorf("cannot remove tmux window of '%s': %w", w.Name, err)
 		}
 	case w.PID != nil:
 		// Only the worker's own process (its pid may have been reused,
@@ -85,7 +95,7 @@ func (m *Manager) stop(w *state.Worker) error {
 			proc.TerminateTargets(proc.OrphansOf(*w.PID), m.KillGrace)
 		}
 	}
-	return nil
+	return l, nil
 }
 
 // PaneTarget identifies the process of a pane that is alive: its pid and
@@ -198,6 +208,7 @@ func (m *Manager) Clean(name string, o CleanOptions) (kept *state.WorktreeInfo, 
 	}
 	os.Remove(m.stdoutLog(name))
 	os.Remove(m.stderrLog(name))
+	m.Store.RemoveProcessExit(name)
 	if m.Hooks != nil {
 		m.Hooks.AfterClean(name)
 	}
@@ -282,7 +293,7 @@ func (m *Manager) Respawn(name string, o RespawnOptions) (*SpawnResult, error) {
 	if w.IsRalph() {
 		return nil, fmt.Errorf("worker '%s' runs a ralph loop (use: swarm ralph resume %s, or swarm ralph spawn --replace)", name, name)
 	}
-	if err := m.stop(w); err != nil {
+	if _, err := m.stop(w); err != nil {
 		return nil, err
 	}
 	opts := SpawnOptions{

@@ -3,6 +3,7 @@ package worker
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
@@ -17,10 +18,16 @@ type Live struct {
 	// PanePID is the pid of the window's first pane process.
 	PanePID int
 	// PaneDead: the window is kept (remain-on-exit) but its command has
-	// exited, with ExitCode when tmux knows it (HasExit).
+	// exited.
 	PaneDead bool
+	// ExitCode is how a stopped worker's command ended, when that is
+	// known (HasExit): from tmux for a dead pane, from its supervisor's
+	// record for a process worker.
 	ExitCode int
 	HasExit  bool
+	// Ended is when a stopped worker stopped, when that is known: its
+	// process's recorded end, or the kill that stopped it. Zero otherwise.
+	Ended time.Time
 	// Crashed: the record is "starting" but the process spawning it is
 	// gone (killed mid-spawn).
 	Crashed bool
@@ -69,7 +76,12 @@ func (m *Manager) Refresh(workers []state.Worker) ([]Live, error) {
 		case w.PID != nil:
 			if t, ok := processTarget(&l.Worker); ok && t.Alive() {
 				l.Status = state.StatusRunning
+			} else {
+				m.processEnd(&l)
 			}
+		}
+		if !l.Running() && l.Ended.IsZero() {
+			l.Ended = stoppedAt(&l.Worker)
 		}
 		out[i] = l
 	}
@@ -145,4 +157,32 @@ func (m *Manager) status(name string, rollBack bool) (*Live, error) {
 		return m.status(name, false)
 	}
 	return &live[0], nil
+}
+
+// processEnd fills in how a stopped process worker ended, from its
+// supervisor's record, if that record is about the worker's own process
+// (the pid and start ticks the spawn recorded).
+func (m *Manager) processEnd(l *Live) {
+	ticks := metaInt(l.Metadata, StartTicksKey)
+	if l.PID == nil || ticks == 0 {
+		return
+	}
+	e, ok := m.Store.ProcessExit(l.Name)
+	if !ok || e.PID != *l.PID || e.StartTicks != ticks {
+		return
+	}
+	l.ExitCode, l.HasExit, l.Ended = e.ExitCode, true, e.Ended.Time
+}
+
+// stoppedAt is when kill stopped the worker (StoppedAtKey), or zero.
+func stoppedAt(w *state.Worker) time.Time {
+	s, _ := w.Metadata[StoppedAtKey].(string)
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := state.ParseTimestamp(s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.Time
 }

@@ -91,6 +91,12 @@ type Manager struct {
 	// copies its input into the file named by the argument appended
 	// (swarm _logpipe --max N; see proc.StartSpec).
 	LogSink func(max int64) []string
+	// Supervisor, when set, starts process workers through a supervisor
+	// that records how they ended in exitFile: the argv prefix of the
+	// supervising command (swarm _supervise --exit-file F --), to which
+	// the command's path and argv are appended (see proc.StartSpec).
+	// Without it a process worker's exit status is not known.
+	Supervisor func(exitFile string) []string
 }
 
 // New returns a manager for the state root.

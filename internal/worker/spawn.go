@@ -154,6 +154,7 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 	for k, v := range o.Metadata {
 		meta[k] = v
 	}
+	delete(meta, StoppedAtKey) // a respawn's: this run has not stopped
 	meta[SpawnerKey] = spawner()
 	meta[spawnTokenKey] = p.token
 	if p.worktree != nil {
@@ -392,9 +393,14 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 		rec.Metadata[WindowIDKey] = id
 	default:
 		env := append(append(os.Environ(), EnvList(p.env)...), SpawnTokenEnv+"="+p.token)
+		// An earlier run's end is not this one's.
+		if err := m.Store.RemoveProcessExit(o.Name); err != nil {
+			return fmt.Errorf("failed to spawn process: %w", err)
+		}
 		t, err := proc.Spawn(proc.StartSpec{
 			Command: o.Command, Dir: rec.Cwd, Env: env,
 			Stdout: m.stdoutLog(o.Name), Stderr: m.stderrLog(o.Name), LogSink: m.logSink(o.MaxLogSize),
+			Supervisor: m.supervisor(o.Name),
 		})
 		if err != nil {
 			return fmt.Errorf("failed to spawn process: %w", err)
