@@ -40,6 +40,10 @@ func parseSpawnHeartbeat(io *IO, raw heartbeat.Flags, given func(string) bool) (
 	return &c, nil
 }
 
+// heartbeatNeedsTmux is swarm.py's warning for spawn --heartbeat of a
+// process worker, which gets no heartbeat.
+const heartbeatNeedsTmux = "--heartbeat requires --tmux, skipping heartbeat"
+
 // startSpawnHeartbeat starts the heartbeat of a worker just spawned and
 // prints "heartbeat started (...)". A process worker gets none: there is
 // no pane to type into. The worker is not rolled back when the heartbeat
@@ -50,7 +54,7 @@ func startSpawnHeartbeat(io *IO, root string, w *state.Worker, c *heartbeat.Conf
 		return nil
 	}
 	if w.Tmux == nil {
-		io.Warn("--heartbeat requires --tmux, skipping heartbeat")
+		io.Warn(heartbeatNeedsTmux)
 		return nil
 	}
 	if _, err := heartbeat.Start(root, w.Name, *c, heartbeat.StartOptions{Warn: io.Warn}); err != nil {

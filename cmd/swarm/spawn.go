@@ -56,6 +56,7 @@ process whose output goes to $SWARM_HOME/logs/NAME.stdout.log.`,
 			if opts.Heartbeat, err = parseSpawnHeartbeat(opts.IO, hb, cmd.Flags().Changed); err != nil {
 				return err
 			}
+			opts.dropTmuxOnly()
 			if runF != nil {
 				return runF(opts)
 			}
@@ -118,6 +119,24 @@ func (o *spawnOptions) check(lf *loopFlags) error {
 	return nil
 }
 
+// dropTmuxOnly warns about, and drops, what only a tmux worker has, before
+// a process worker is spawned: --ready-wait (swarm.py ignores it
+// silently: a process has no screen to read) and --heartbeat (swarm.py's
+// warning: there is no pane to type into). --ralph implies --tmux.
+func (o *spawnOptions) dropTmuxOnly() {
+	if o.Worker.Tmux || o.Ralph {
+		return
+	}
+	if o.Worker.ReadyWait {
+		o.IO.Warn("--ready-wait has no effect without --tmux")
+		o.Worker.ReadyWait = false
+	}
+	if o.Heartbeat != nil {
+		o.IO.Warn(heartbeatNeedsTmux)
+		o.Heartbeat = nil
+	}
+}
+
 func runSpawn(opts *spawnOptions) error {
 	if opts.Ralph {
 		so := opts.Loop
@@ -137,10 +156,24 @@ func runSpawn(opts *spawnOptions) error {
 	}
 	printSpawned(opts.IO, "spawned", res.Worker, "")
 	printNotes(opts.IO, res.Notes)
-	if res.NotReady {
-		opts.IO.Warn(fmt.Sprintf("agent '%s' did not become ready within %ds", opts.Worker.Name, opts.Worker.ReadyTimeout/time.Second))
-	}
+	warnNotReady(opts.IO, res, opts.Worker.ReadyTimeout)
 	return startSpawnHeartbeat(opts.IO, m.Store.Root, res.Worker, opts.Heartbeat)
+}
+
+// warnNotReady says what came of --ready-wait when the agent did not look
+// ready: it exited (at once, usually: a missing login, a bad flag), or it
+// did not within the timeout (swarm.py's warning). Either way the spawn
+// succeeded, and exits 0.
+func warnNotReady(io *IO, res *worker.SpawnResult, timeout time.Duration) {
+	name := res.Worker.Name
+	switch {
+	case res.Exited && res.HasExit:
+		io.Warn(fmt.Sprintf("agent '%s' exited before it looked ready (exit %d; see: swarm logs %s)", name, res.ExitCode, name))
+	case res.Exited:
+		io.Warn(fmt.Sprintf("agent '%s' exited before it looked ready (see: swarm logs %s)", name, name))
+	case res.NotReady:
+		io.Warn(fmt.Sprintf("agent '%s' did not become ready within %ds", name, timeout/time.Second))
+	}
 }
 
 // printNotes prints what spawn did that the user may not expect, as notes

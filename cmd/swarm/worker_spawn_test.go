@@ -420,12 +420,33 @@ func TestWorkerReadyWait(t *testing.T) {
 		t.Errorf("the silent worker is not running after the ready timeout")
 	}
 
-	// a process worker is ready from its log
+	// --ready-wait has no effect on a process worker (it has no screen),
+	// as in swarm.py, which said nothing: the spawn says so and returns
+	// at once.
 	start = time.Now()
-	r = e.Run("spawn", "--name", "pready", "--ready-wait", "--ready-timeout", "30", "--",
-		e.Agent, "--input", "none", "--banner", "Claude Code v2.0.76", "--script", "quiet")
-	if r.Code != 0 || r.Stderr != "" || !strings.HasPrefix(r.Stdout, "spawned pready (pid: ") || time.Since(start) > 8*time.Second {
+	r = e.Run("spawn", "--name", "pready", "--ready-wait", "--ready-timeout", "30", "--", "sleep", "300")
+	if r.Code != 0 || r.Stderr != "swarm: warning: --ready-wait has no effect without --tmux\n" ||
+		!strings.HasPrefix(r.Stdout, "spawned pready (pid: ") || time.Since(start) > 8*time.Second {
 		t.Errorf("process spawn --ready-wait: %s after %v", r, time.Since(start))
+	}
+}
+
+// An agent that exits before it looks ready is reported as such, at once,
+// not as one that "did not become ready within" the timeout it did not
+// wait for.
+func TestWorkerReadyWaitExited(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	start := time.Now()
+	r := e.Run("spawn", "--name", "gone", "--tmux", "--ready-wait", "--ready-timeout", "30", "--",
+		e.Agent, "--input", "none", "--script", "print no login;exit 3")
+	d := time.Since(start)
+	want := regexp.MustCompile(`^swarm: warning: agent 'gone' exited before it looked ready \((exit 3; )?see: swarm logs gone\)\n$`)
+	if r.Code != 0 || r.Stdout != wkSpawnedTmux(e, "gone") || !want.MatchString(r.Stderr) {
+		t.Errorf("spawn --ready-wait of an agent that exits: %s", r)
+	}
+	if d > 10*time.Second {
+		t.Errorf("spawn --ready-wait of an agent that exits took %v", d)
 	}
 }
 

@@ -68,8 +68,13 @@ type SpawnOptions struct {
 // SpawnResult is a started worker.
 type SpawnResult struct {
 	Worker *state.Worker
-	// NotReady is set when ReadyWait timed out (the worker still runs).
+	// NotReady is set when ReadyWait timed out (the worker still runs),
+	// Exited when the agent exited before it looked ready, with its
+	// ExitCode when that is known (HasExit).
 	NotReady bool
+	Exited   bool
+	ExitCode int
+	HasExit  bool
 	// Notes say what spawn did that the user may not expect (it reused
 	// an existing branch, at which commit).
 	Notes []string
@@ -199,11 +204,26 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 		res.Notes = append(res.Notes, p.note)
 	}
 	if o.ReadyWait && !o.NoStart {
-		if ok, werr := m.WaitReady(&rec, ReadyOptions{Timeout: o.ReadyTimeout, Patterns: o.ReadyPatterns, Progress: o.ReadyProgress}); werr == nil {
-			res.NotReady = !ok
-		}
+		m.waitSpawned(res, o)
 	}
 	return res, nil
+}
+
+// waitSpawned waits for a spawned agent to look ready (--ready-wait) and
+// notes in res what came of it: not ready in time, or exited (with how).
+func (m *Manager) waitSpawned(res *SpawnResult, o SpawnOptions) {
+	r, err := m.WaitReady(res.Worker, ReadyOptions{Timeout: o.ReadyTimeout, Patterns: o.ReadyPatterns, Progress: o.ReadyProgress})
+	if err != nil || r.Ready {
+		return
+	}
+	res.NotReady = true
+	if !r.Dead {
+		return
+	}
+	res.Exited = true
+	if live, err := m.Refresh([]state.Worker{*res.Worker}); err == nil && live[0].HasExit {
+		res.ExitCode, res.HasExit = live[0].ExitCode, true
+	}
 }
 
 // plan validates the options and resolves defaults.
@@ -531,13 +551,16 @@ type ReadyOptions struct {
 }
 
 // WaitReady polls the worker's screen (or, for a process worker, the end
-// of its stdout log) until it looks ready or the timeout passes. The
-// agent's profile (internal/agent) decides what ready looks like: an
-// input box with no dialog or menu over it.
-func (m *Manager) WaitReady(w *state.Worker, o ReadyOptions) (bool, error) {
+// of its stdout log) until it looks ready, it exits (Dead), or the
+// timeout passes. The agent's profile (internal/agent) decides what ready
+// looks like: an input box with no dialog or menu over it.
+func (m *Manager) WaitReady(w *state.Worker, o ReadyOptions) (ready.Result, error) {
 	screen, err := m.readyScreen(w)
-	if err != nil || screen == nil {
-		return false, err
+	if err != nil {
+		return ready.Result{}, err
+	}
+	if screen == nil { // its window is gone
+		return ready.Result{Dead: true}, nil
 	}
 	p := agent.For(w.Cmd)
 	wo := ready.WaitOptions{
@@ -560,8 +583,7 @@ func (m *Manager) WaitReady(w *state.Worker, o ReadyOptions) (bool, error) {
 			o.Progress(fmt.Sprintf("still waiting for agent '%s' to look ready (%s so far)", w.Name, duration.Format(d)))
 		}
 	}
-	res, err := ready.Wait(context.Background(), screen, wo)
-	return res.Ready, err
+	return ready.Wait(context.Background(), screen, wo)
 }
 
 // readyWhat says in words what counts as ready.
