@@ -12,6 +12,7 @@ package ralph
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -182,6 +183,12 @@ func (o *Options) validatePrompt() error {
 	abs, err := filepath.Abs(o.PromptFile)
 	if err != nil {
 		return err
+	}
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		// readPrompt says "not found" of a directory (one that replaced
+		// the file mid-loop is as good as gone); given at spawn, it is a
+		// mistake to name.
+		return fmt.Errorf("prompt file is not a regular file: %s", o.PromptFile)
 	}
 	if _, err := readPrompt(abs); err != nil {
 		// The messages name the path as the user gave it.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/hint"
@@ -47,6 +48,12 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 	name := o.Worker.Name
 	if err := checkSpawn(&o); err != nil {
 		return nil, err
+	}
+	if err := checkConfig(m.Store); err != nil {
+		return nil, err
+	}
+	if o.Loop.Notify {
+		warnNoNotifier(m)
 	}
 	rs := m.Store.Ralph(name)
 	if err := clearName(m, rs, o); err != nil {
@@ -123,6 +130,25 @@ func checkSpawn(o *SpawnOptions) error {
 	}
 	_, err := worker.ParseEnv(o.Worker.Env)
 	return err
+}
+
+// checkConfig reads config.json, whose on_exit runs when the loop ends: a
+// broken file is an error now, before anything is created, not a line in
+// monitor.log after the loop has ended.
+func checkConfig(s *state.Store) error {
+	if _, err := s.Config(); err != nil {
+		return hint.Errorf(`fix it or remove it; it holds settings for every loop: {"on_exit": "CMD"}`,
+			"invalid %s: %v", s.ConfigPath(), err)
+	}
+	return nil
+}
+
+// warnNoNotifier warns when --notify has nothing to notify with: the loop's
+// monitor looks notify-send up on the PATH it inherits from this spawn.
+func warnNoNotifier(m *worker.Manager) {
+	if _, err := exec.LookPath(Notifier); err != nil && m.Warn != nil {
+		m.Warn(fmt.Sprintf("--notify: %s is not installed (not on PATH); the loop's end will only ring the bell in swarm top", Notifier))
+	}
 }
 
 // clearName makes way for the new loop: --replace stops and removes an

@@ -201,10 +201,13 @@ func (e *Engine) globalHook() string {
 	return cfg.OnExit
 }
 
+// Notifier is the program --notify runs when a loop ends.
+const Notifier = "notify-send"
+
 // notify shows a desktop notification with notify-send, when it is
 // installed (swarm top rings the terminal bell for these loops too).
 func (e *Engine) notify(st *state.Ralph, code int) {
-	bin, err := exec.LookPath("notify-send")
+	bin, err := exec.LookPath(Notifier)
 	if err != nil {
 		return
 	}
@@ -213,7 +216,7 @@ func (e *Engine) notify(st *state.Ralph, code int) {
 	if st.ExitDetail != "" {
 		body += ": " + string(st.ExitDetail)
 	}
-	e.runHook("notify-send", "", "/", nil, bin, title, body)
+	e.runHook(Notifier, "", "/", nil, bin, title, body)
 }
 
 // runHook runs a shell command (or, with argv, a program) in dir with env,

@@ -1,0 +1,43 @@
+package state
+
+import (
+	"os"
+	"testing"
+)
+
+// config.json is read strictly: a misspelt key, a wrong type or broken
+// JSON is an error naming what is wrong, not a setting silently ignored.
+func TestConfigStrict(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, data, onExit, err string
+	}{
+		{"missing", "", "", ""},
+		{"empty object", "{}", "", ""},
+		{"on_exit", `{"on_exit": "notify"}`, "notify", ""},
+		{"unknown key", `{"on_exit": "x", "onexit": "y"}`, "", `unknown key "onexit" (the keys are: on_exit)`},
+		{"wrong type", `{"on_exit": 3}`, "", `"on_exit" must be a string`},
+		{"bad JSON", `{"on_exit": "x"`, "", "invalid JSON: unexpected EOF"},
+		{"two values", `{} {}`, "", "invalid JSON: more than one JSON value"},
+		{"not an object", `["x"]`, "", `not a JSON object (write {"on_exit": "CMD"})`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := newStore(t)
+			if tc.name != "missing" {
+				if err := os.WriteFile(s.ConfigPath(), []byte(tc.data), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, err := s.Config()
+			switch {
+			case tc.err == "" && err != nil:
+				t.Errorf("error %v", err)
+			case tc.err != "" && (err == nil || err.Error() != tc.err):
+				t.Errorf("error %v, want %q", err, tc.err)
+			case tc.err == "" && c.OnExit != tc.onExit:
+				t.Errorf("on_exit %q, want %q", c.OnExit, tc.onExit)
+			}
+		})
+	}
+}
