@@ -151,7 +151,9 @@ func workerRow(l *worker.Live, now time.Time) Row {
 	if l.Running() && !l.Started.IsZero() {
 		r.Elapsed, r.HasElapsed = max(0, now.Sub(l.Started.Time)), true
 	}
-	if l.PaneDead && l.HasExit && !l.Running() {
+	// A dead pane's status from tmux, or a process worker's from its
+	// supervisor.
+	if l.HasExit && !l.Running() {
 		r.Reason = fmt.Sprintf("exit %d", l.ExitCode)
 	}
 	return r

@@ -41,7 +41,7 @@ func fixture() ([]worker.Live, []*ralph.Info) {
 	crash.PaneDead, crash.HasExit, crash.ExitCode = true, true, 2
 	live := []worker.Live{
 		tmuxWorker("web", state.StatusRunning, 5*time.Minute, "team-a"),
-		{Worker: state.Worker{Name: "batch", Status: state.StatusStopped, PID: &pid, Started: ts(time.Hour)}},
+		{Worker: state.Worker{Name: "batch", Status: state.StatusStopped, PID: &pid, Started: ts(time.Hour)}, HasExit: true, ExitCode: 3},
 		tmuxWorker("build", state.StatusRunning, time.Hour, "team-a", "ci"),
 		crash,
 		tmuxWorker("zombie", state.StatusStopped, time.Hour),
@@ -99,7 +99,8 @@ func TestBuildOneRowPerWorkerAndOrphanLoop(t *testing.T) {
 		// the loop whose worker record is gone
 		"broke": "broke loop failed 2/50 5s - - - 1/1 failed -",
 		"web":   "web tmux running - 5m 0s - - - - - team-a",
-		"batch": "batch process stopped - - - - - - - -",
+		// a process worker's exit code, recorded by its supervisor
+		"batch": "batch process stopped - - - - - - exit 3 -",
 		"crash": "crash tmux stopped - - - - - - exit 2 -",
 		"build": "build loop running 3/10 3m 20s 7m 30s 12s 4242 1/2 - team-a,ci",
 		// an active loop without a monitor
