@@ -278,7 +278,10 @@ func TestWorkerStoppedPaneShowsLastWords(t *testing.T) {
 	e.MustRun("spawn", "--name", "k", "--tmux", "--", e.Agent, "--input", "none", "--script", "quiet")
 	e.MustRun("spawn", "--name", "d", "--tmux", "--", e.Agent, "--input", "none",
 		"--script", "print first words;print last words;exit 3")
-	e.Eventually("d to stop", 10*time.Second, func() bool { return e.Run("status", "d").Code == 1 })
+	// tmux draws its dead-pane line a moment after the pane is dead.
+	e.Eventually("d to stop", 10*time.Second, func() bool {
+		return e.Run("status", "d").Code == 1 && strings.Contains(e.Run("peek", "d").Stdout, "Pane is dead")
+	})
 	for _, args := range [][]string{
 		{"peek", "d"}, {"peek", "d", "-n", "3"}, {"logs", "d"}, {"logs", "d", "--history"}, {"logs", "d", "--lines", "3"},
 	} {
