@@ -278,16 +278,16 @@ func TestWorkerStoppedPaneShowsLastWords(t *testing.T) {
 	e.MustRun("spawn", "--name", "k", "--tmux", "--", e.Agent, "--input", "none", "--script", "quiet")
 	e.MustRun("spawn", "--name", "d", "--tmux", "--", e.Agent, "--input", "none",
 		"--script", "print first words;print last words;exit 3")
-	// tmux draws its dead-pane line a moment after the pane is dead.
-	e.Eventually("d to stop", 10*time.Second, func() bool {
-		return e.Run("status", "d").Code == 1 && strings.Contains(e.Run("peek", "d").Stdout, "Pane is dead")
-	})
+	e.Eventually("d to stop", 10*time.Second, func() bool { return e.Run("status", "d").Code == 1 })
 	for _, args := range [][]string{
 		{"peek", "d"}, {"peek", "d", "-n", "3"}, {"logs", "d"}, {"logs", "d", "--history"}, {"logs", "d", "--lines", "3"},
 	} {
 		r := e.Run(args...)
 		lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
-		if r.Code != 0 || !strings.Contains(r.Stdout, "first words\nlast words\n") || !strings.HasPrefix(lines[len(lines)-1], "Pane is dead") {
+		// tmux 3.3 does not always draw its dead-pane line (nor always
+		// know the exit status): when it does, it comes last.
+		dead := strings.Contains(r.Stdout, "Pane is dead")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "first words\nlast words\n") || dead && !strings.HasPrefix(lines[len(lines)-1], "Pane is dead") {
 			t.Errorf("%q: want the last words, then tmux's dead-pane line: %s", args, r)
 		}
 		if strings.Contains(r.Stdout, "\n\n") {
