@@ -14,6 +14,7 @@ package tmux
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/hint"
 )
 
 // Client runs tmux against one server.
@@ -34,6 +37,28 @@ type Client struct {
 	Path string
 	// Bin is the tmux executable (default "tmux", or $SWARM_TMUX).
 	Bin string
+	// Timeout bounds every tmux process the client runs (default
+	// DefaultTimeout, or $SWARM_TMUX_TIMEOUT): a server that does not
+	// answer (stopped with SIGSTOP, wedged) fails the call instead of
+	// hanging the command. Attach is not bounded: it becomes the client.
+	Timeout time.Duration
+}
+
+// DefaultTimeout is how long a tmux call may take before it fails. Every
+// command swarm runs answers within milliseconds on a server that runs,
+// even with hundreds of panes; the margin is for a machine under load.
+const DefaultTimeout = 10 * time.Second
+
+// TimeoutEnv overrides DefaultTimeout (a Go duration such as 30s).
+const TimeoutEnv = "SWARM_TMUX_TIMEOUT"
+
+// timeoutFromEnv is $SWARM_TMUX_TIMEOUT when it is a positive duration,
+// else DefaultTimeout.
+func timeoutFromEnv() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(TimeoutEnv)); err == nil && d > 0 {
+		return d
+	}
+	return DefaultTimeout
 }
 
 // New returns a client for the server on socket ("" = default).
@@ -47,7 +72,7 @@ func NewFor(s Server) *Client {
 	if bin == "" {
 		bin = "tmux"
 	}
-	return &Client{Socket: s.Name, Path: s.Path, Bin: bin}
+	return &Client{Socket: s.Name, Path: s.Path, Bin: bin, Timeout: timeoutFromEnv()}
 }
 
 // Server is the server the client talks to.
@@ -69,6 +94,30 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrNoAnswer is the cause of an Error whose tmux process did not finish
+// within the client's Timeout (it was killed).
+var ErrNoAnswer = errors.New("tmux did not answer")
+
+// NoAnswerError is a tmux call that ran out of time: the server did not
+// answer (stopped, or wedged), or the machine is very slow.
+type NoAnswerError struct {
+	Server  string // the socket path, when known
+	Timeout time.Duration
+}
+
+func (e *NoAnswerError) Error() string {
+	where := ""
+	if e.Server != "" {
+		where = " (server " + e.Server + ")"
+	}
+	return fmt.Sprintf("tmux did not answer within %s%s; is the server stopped?", e.Timeout, where)
+}
+
+func (e *NoAnswerError) Unwrap() error { return ErrNoAnswer }
+
+// IsNoAnswer reports a tmux call that ran out of time.
+func IsNoAnswer(err error) bool { return errors.Is(err, ErrNoAnswer) }
 
 // IsNoServer reports whether err means no tmux server runs on the socket.
 func IsNoServer(err error) bool {
@@ -166,19 +215,43 @@ func (c *Client) RunChain(stdin io.Reader, cmds ...[]string) (string, error) {
 		return "", err
 	}
 	args := c.Args(cmds...)
-	cmd := exec.Command(c.Bin, args...)
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	// On expiry the client process is killed (SIGKILL). The client hands
+	// its standard streams to the server, so a stopped server holds them
+	// open: WaitDelay ends the wait for them.
+	cmd := exec.CommandContext(ctx, c.Bin, args...)
+	cmd.WaitDelay = noAnswerWaitDelay
 	cmd.Stdin = stdin
 	var out, stderr bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) && ctx.Err() == nil {
+		// It succeeded; the server was slow to let go of its streams,
+		// which held everything it printed before it exited.
+		err = nil
+	}
+	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return "", fmt.Errorf("tmux not found (install tmux 3.x)")
+		}
+		if ctx.Err() != nil {
+			return out.String(), hint.Wrap(&NoAnswerError{Server: c.Server().SocketPath(), Timeout: timeout},
+				"a tmux server stopped with SIGSTOP answers again after kill -CONT <its pid>; %s=30s waits longer", TimeoutEnv)
 		}
 		return out.String(), &Error{Args: args, Stderr: stderr.String(), Err: err}
 	}
 	return out.String(), nil
 }
+
+// noAnswerWaitDelay bounds the wait for a tmux client's streams once it
+// has exited or been killed.
+const noAnswerWaitDelay = time.Second
 
 // Liveness is whether a pane's process has exited and how.
 type Liveness struct {

@@ -5,11 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/testenv"
 )
 
@@ -298,5 +301,61 @@ func TestNewSessionIsSizedForAgents(t *testing.T) {
 	}
 	if out != "a 200x50\nb 200x50\n" {
 		t.Fatalf("windows: %q", out)
+	}
+}
+
+// Issue 16, item 17: a server stopped with SIGSTOP accepts connections
+// and never answers. Every call fails after the client's deadline with an
+// error that says so, instead of hanging the command.
+func TestStoppedTmuxServerCallsHaveADeadline(t *testing.T) {
+	c := server(t)
+	id, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sleep", "300"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Run(nil, "display-message", "-p", "-t", id, "#{pid}")
+	pid, perr := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil || perr != nil || pid <= 1 {
+		t.Fatalf("server pid: %q %v", out, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// Cleanups run last first: the server goes on before it is killed.
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+
+	c.Timeout = 300 * time.Millisecond
+	calls := []struct {
+		name string
+		call func() error
+	}{
+		{"list-panes", func() error { _, err := c.ListPanes(); return err }},
+		{"poll", func() error { _, _, err := c.Poll(id); return err }},
+		{"type", func() error { return c.TypeText(id, "hi", true) }},
+		{"paste", func() error { return c.Paste(id, "a\nb") }},
+		{"kill-window", func() error { return c.KillWindow(id) }},
+		{"new-window", func() error {
+			_, err := c.NewWindow(WindowSpec{Session: "s", Name: "x", Tag: "t", RemainOnExit: true, Command: []string{"sleep", "1"}})
+			return err
+		}},
+	}
+	for _, tc := range calls {
+		start := time.Now()
+		err := tc.call()
+		took := time.Since(start)
+		if !IsNoAnswer(err) || took > 5*time.Second {
+			t.Errorf("%s on a stopped server: %v after %s, want no answer within the deadline", tc.name, err, took)
+			continue
+		}
+		if !strings.Contains(err.Error(), "tmux did not answer within 300ms") || !strings.Contains(err.Error(), "is the server stopped?") || hint.Of(err) == "" {
+			t.Errorf("%s: message %q, hint %q", tc.name, err, hint.Of(err))
+		}
+	}
+	// Going on, the server answers again (and carries out what it had
+	// read before the clients were killed: the window may be gone).
+	syscall.Kill(pid, syscall.SIGCONT)
+	c.Timeout = DefaultTimeout
+	if _, err := c.ListPanes(); err != nil {
+		t.Errorf("after SIGCONT: %v", err)
 	}
 }

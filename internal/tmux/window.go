@@ -221,6 +221,9 @@ func (c *Client) KillWindow(target string) error {
 	if err == nil || IsNotFound(err) {
 		return nil
 	}
+	if IsNoAnswer(err) {
+		return err // asking again would wait as long again
+	}
 	// A server without sessions has no windows (noSessionSaid); there
 	// display-message succeeds with nothing to show.
 	out, perr := c.Run(nil, "display-message", "-p", "-t", target, "#{window_id}")
