@@ -6,7 +6,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -95,4 +98,74 @@ func TestStoppedTmuxServerHasADeadline(t *testing.T) {
 	stStop(t, e)
 	r := stRun(t, e, deadline, 30*time.Second, "ls", "--format", "names")
 	wkExpect(t, "ls of a process worker with the tmux server stopped", r, 0, "p\n", "")
+}
+
+// stEditRecord changes the state.json record of name with edit.
+func stEditRecord(t *testing.T, e *testenv.Env, name string, edit func(rec map[string]any)) {
+	t.Helper()
+	path := filepath.Join(e.Home, "state.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg map[string]any
+	if err := json.Unmarshal(data, &reg); err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := reg["workers"].([]any)
+	found := false
+	for _, w := range ws {
+		if rec, _ := w.(map[string]any); rec["name"] == name {
+			edit(rec)
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no record %s in %s", name, data)
+	}
+	if data, err = json.Marshal(reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue 16, item 16: one record whose socket name tmux would turn into a
+// path outside its socket directory (../x), here a ralph loop's, is set
+// aside with a warning by ls, top, kill --all and clean --all; the other
+// workers are listed, killed and cleaned as ever.
+func TestBadSocketRecordIsSetAside(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	e.WriteFile("PROMPT.md", "work")
+	e.MustRun("ralph", "spawn", "--name", "bad", "--prompt-file", "PROMPT.md", "--no-worktree", "--no-run", "--", "sleep", "300")
+	e.MustRun("spawn", "--name", "good", "--tmux", "--", "sleep", "300")
+	stEditRecord(t, e, "bad", func(rec map[string]any) {
+		rec["tmux"].(map[string]any)["socket"] = "../x"
+	})
+	const warned = "swarm: warning: worker 'bad' cannot be reached: invalid tmux socket name '../x' (no '/'); it is listed as stopped\n"
+
+	r := stRun(t, e, nil, wkTimeout, "ls", "--format", "names", "--status", "running")
+	wkExpect(t, "ls", r, 0, "good\n", warned)
+	r = stRun(t, e, nil, wkTimeout, "top", "--once")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "\ngood ") || !strings.Contains(r.Stdout, "\nbad ") {
+		t.Errorf("top --once:\n%s", r)
+	}
+
+	r = stRun(t, e, nil, wkTimeout, "kill", "--all")
+	if r.Code != 0 || r.Stdout != "killed good\n" ||
+		!strings.Contains(r.Stderr, "swarm: warning: cannot stop 'bad': invalid tmux socket name '../x' (no '/'); its record is damaged; stop the agent by hand, then swarm clean bad\n") {
+		t.Errorf("kill --all:\n%s", r)
+	}
+	if ws := wkWindows(e); len(ws) != 0 {
+		t.Errorf("windows left after kill --all: %q", ws)
+	}
+	r = stRun(t, e, nil, wkTimeout, "clean", "--all")
+	if r.Code != 0 || r.Stdout != "cleaned bad\ncleaned good\n" {
+		t.Errorf("clean --all:\n%s", r)
+	}
+	if ws := e.Workers(); len(ws) != 0 {
+		t.Errorf("records left after clean --all: %v", ws)
+	}
 }

@@ -62,7 +62,7 @@ func (m *Manager) Kill(name string, o KillOptions) error {
 func (m *Manager) stop(w *state.Worker) (Live, error) {
 	if w.Tmux != nil {
 		if err := Server(w).Check(); err != nil {
-			return Live{}, hint.Wrap(fmt.Errorf("cannot stop '%s': %w", w.Name, err),
+			return Live{}, hint.Wrap(&unreachableError{fmt.Errorf("cannot stop '%s': %w", w.Name, err)},
 				"its record is damaged; stop the agent by hand, then swarm clean %s", w.Name)
 		}
 	}
@@ -150,12 +150,26 @@ func (m *Manager) KillAll(o KillOptions) ([]string, error) {
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
+			// A damaged record is set aside, as ls sets it aside: the
+			// others are killed all the same.
+			var bad *unreachableError
+			if errors.As(err, &bad) {
+				m.warn(fmt.Sprintf("%v; %s", err, hint.Of(err)))
+				continue
+			}
 			return killed, err
 		}
 		killed = append(killed, l.Name)
 	}
 	return killed, nil
 }
+
+// unreachableError is a worker whose record names a tmux server no
+// client may connect to (tmux.Server.Check).
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string { return e.err.Error() }
+func (e *unreachableError) Unwrap() error { return e.err }
 
 // loopActive reports whether the worker has a ralph loop that has not
 // ended (it may be between iterations, or its monitor may be dead).
