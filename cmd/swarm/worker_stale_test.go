@@ -169,3 +169,193 @@ func TestBadSocketRecordIsSetAside(t *testing.T) {
 		t.Errorf("records left after clean --all: %v", ws)
 	}
 }
+
+// stWindowID is the tmux_window_id recorded for name.
+func stWindowID(t *testing.T, e *testenv.Env, name string) string {
+	t.Helper()
+	meta, _ := wkRecordOf(e, name)["metadata"].(map[string]any)
+	id, _ := meta["tmux_window_id"].(string)
+	if !strings.HasPrefix(id, "@") {
+		t.Fatalf("%s has no window id recorded: %v", name, wkRecordOf(e, name))
+	}
+	return id
+}
+
+// stPanePID is the pane pid of window id on the env's server ("" when
+// there is no such window).
+func stPanePID(e *testenv.Env, id string) string {
+	out, _ := e.Tmux("list-panes", "-a", "-F", "#{window_id} #{pane_pid}")
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == id {
+			return f[1]
+		}
+	}
+	return ""
+}
+
+// stUsersWindow plays the user's own work on a new tmux server on the
+// env's socket (the old one exited, or the machine rebooted): a session
+// "mywork" whose windows copy what is typed into them to typed, made
+// until one has the window id id. It returns that window's pane pid.
+func stUsersWindow(t *testing.T, e *testenv.Env, id, typed string) string {
+	t.Helper()
+	cat := "cat >> " + wkShellQuote(typed)
+	// The old server may still be closing down (kill-server returns
+	// before it is gone).
+	e.Eventually("the user's session on a new server", wkTimeout, func() bool {
+		_, err := e.Tmux("new-session", "-d", "-s", "mywork", cat)
+		return err == nil
+	})
+	for i := 0; i < 20 && stPanePID(e, id) == ""; i++ {
+		e.Tmux("new-window", "-d", "-t", "mywork:", cat)
+	}
+	pid := stPanePID(e, id)
+	if pid == "" {
+		t.Fatalf("no window %s on the new server", id)
+	}
+	return pid
+}
+
+// stNothingTyped checks that the user's window id got nothing but what
+// the test types into it itself now: a marker, which arrives after
+// anything typed before it.
+func stNothingTyped(t *testing.T, e *testenv.Env, id, typed string) {
+	t.Helper()
+	if out, err := e.Tmux("send-keys", "-t", id, "-l", "MARK", ";", "send-keys", "-t", id, "Enter"); err != nil {
+		t.Fatalf("typing the marker: %v %s", err, out)
+	}
+	var got string
+	e.Eventually("the marker in the user's window", wkTimeout, func() bool {
+		data, _ := os.ReadFile(typed)
+		got = string(data)
+		return strings.Contains(got, "MARK")
+	})
+	if got != "MARK\n" {
+		t.Errorf("the user's window got %q, want only the marker", got)
+	}
+}
+
+// Issue 16, item 1: a tmux server exits (here kill-server; the last
+// window closing or a reboot do the same) while a worker's record still
+// says running. The next server numbers windows from @0 again, and the
+// user's own window gets the id recorded for the worker. It is not the
+// worker's: ls and status say stopped, send and peek refuse, kill, kill
+// --all and clean leave it alone.
+func TestStaleWindowIdOfAnotherServerLifetime(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	e.MustRun("spawn", "--name", "w", "--tmux", "--", "sleep", "300")
+	id := stWindowID(t, e, "w")
+	if out, err := e.Tmux("kill-server"); err != nil {
+		t.Fatalf("kill-server: %v %s", err, out)
+	}
+	typed := filepath.Join(t.TempDir(), "typed")
+	pid := stUsersWindow(t, e, id, typed)
+
+	for _, l := range wkLsJSON(t, e) {
+		if l["name"] == "w" && l["status"] != "stopped" {
+			t.Errorf("ls shows w %v with the user's window %s", l["status"], id)
+		}
+	}
+	if r := e.Run("status", "w"); r.Code != 1 || !strings.Contains(r.Stdout, "stopped") {
+		t.Errorf("status w:\n%s", r)
+	}
+	if r := e.Run("send", "w", "hello"); r.Code == 0 || !strings.Contains(r.Stderr, "swarm: error: worker 'w' is not running") {
+		t.Errorf("send w went through:\n%s", r)
+	}
+	if r := e.Run("peek", "w"); r.Code == 0 {
+		t.Errorf("peek w showed a screen:\n%s", r)
+	}
+	if r := e.Run("kill", "--all"); r.Code != 0 || r.Stdout != "" {
+		t.Errorf("kill --all:\n%s", r)
+	}
+	if r := e.Run("kill", "w"); r.Code != 0 {
+		t.Errorf("kill w:\n%s", r)
+	}
+	if r := e.Run("clean", "w"); r.Code != 0 {
+		t.Errorf("clean w:\n%s", r)
+	}
+	if got := stPanePID(e, id); got != pid {
+		t.Fatalf("the user's window %s: pane pid %q, want %s (untouched)", id, got, pid)
+	}
+	stNothingTyped(t, e, id, typed)
+}
+
+// Issue 16, item 1, for a ralph loop: its tmux server exits while the
+// loop runs, and the user's own window on the next server gets the id
+// recorded for the loop's window. Neither a monitor resumed after a
+// reboot (which adopts a running iteration) nor the next iteration of a
+// live monitor (which respawns the loop's window) takes it for the
+// loop's, and kill leaves it alone: the loop makes itself a new window.
+func TestStaleWindowIdOfAnotherServerLifetimeRalph(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		// lose ends the loop's tmux server while iteration 1 runs, as
+		// the case has it; goOn makes the loop go on afterwards.
+		lose, goOn func(t *testing.T, e *testenv.Env)
+	}{
+		{"ralph resume after a reboot", func(t *testing.T, e *testenv.Env) {
+			mon := stMonitorPID(t, e, "r")
+			syscall.Kill(mon, syscall.SIGKILL)
+			e.Eventually("the monitor to die", wkTimeout, func() bool { return !wkAlive(mon) })
+			e.Tmux("kill-server")
+		}, func(t *testing.T, e *testenv.Env) {
+			e.MustRun("ralph", "resume", "r")
+		}},
+		{"the next iteration", func(t *testing.T, e *testenv.Env) {
+			// Paused, the monitor starts no iteration until resumed.
+			e.MustRun("ralph", "pause", "r")
+			e.Tmux("kill-server")
+			e.Eventually("iteration 1 to end", wkTimeout, func() bool {
+				active, _ := e.RalphState("r")["iteration_active"].(bool)
+				return !active
+			})
+		}, func(t *testing.T, e *testenv.Env) {
+			e.MustRun("ralph", "resume", "r")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := testenv.New(t)
+			e.WriteFile("PROMPT.md", "work")
+			rec := filepath.Join(t.TempDir(), "rec.jsonl")
+			r := e.Run("ralph", "spawn", "--name", "r", "--prompt-file", "PROMPT.md", "--max-iterations", "5",
+				"--no-worktree", "--restart-delay", "100ms", "--", e.Agent, "--record", rec, "--script", "print busy;wait")
+			if r.Code != 0 {
+				t.Fatalf("ralph spawn: %s", r)
+			}
+			wkWaitRecords(t, rec, 1)
+			id := stWindowID(t, e, "r")
+			tc.lose(t, e)
+			typed := filepath.Join(t.TempDir(), "typed")
+			pid := stUsersWindow(t, e, id, typed)
+
+			tc.goOn(t, e)
+			// The loop goes on in a window of its own.
+			if got := wkWaitRecords(t, rec, 2); got[1].Message != "work" {
+				t.Errorf("the agent got %+v", got)
+			}
+			if got := stPanePID(e, id); got != pid {
+				t.Errorf("the user's window %s: pane pid %q, want %s (untouched)\n%s", id, got, pid, e.RalphLog("r"))
+			}
+			if r := e.Run("kill", "r"); r.Code != 0 {
+				t.Errorf("kill r: %s", r)
+			}
+			if got := stPanePID(e, id); got != pid {
+				t.Fatalf("after kill r, the user's window %s: pane pid %q, want %s (untouched)", id, got, pid)
+			}
+			stNothingTyped(t, e, id, typed)
+		})
+	}
+}
+
+// stMonitorPID is the pid of loop name's monitor.
+func stMonitorPID(t *testing.T, e *testenv.Env, name string) int {
+	t.Helper()
+	pid, _ := e.RalphState(name)["monitor_pid"].(float64)
+	if pid <= 1 {
+		t.Fatalf("no monitor pid in %v", e.RalphState(name))
+	}
+	return int(pid)
+}

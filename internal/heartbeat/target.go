@@ -67,7 +67,7 @@ func (t *tmuxTarget) Look(screen bool) (Look, error) {
 		return Look{Gone: "the worker is not a tmux worker"}, nil
 	}
 	tc := tmux.NewFor(worker.Server(w))
-	win, ok, err := tc.Lookup(w.Tmux.Session, w.Tmux.Window)
+	win, ok, err := worker.FindWindow(tc, w)
 	if err != nil {
 		return Look{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/logcap"
@@ -316,20 +317,22 @@ func (e *Engine) launch(a *attempt, w *state.Worker) error {
 	}
 	a.window = win.WindowID
 	if !ok {
+		// The token goes into the record before the window is made, so
+		// a monitor that dies in between leaves a window the next one
+		// finds by it.
+		token := uuid.NewString()
+		e.noteWindow(w, "", token)
 		a.window, err = a.tc.NewWindow(tmux.WindowSpec{
 			Session: w.Tmux.Session, Name: w.Tmux.Window, Dir: a.st.WorkDir,
 			Command:     []string{"sh", "-c", "while :; do sleep 3600; done"},
 			FocusEvents: worker.Socket(w) != "",
 			Width:       worker.WindowWidth, Height: worker.WindowHeight,
+			Tag: token,
 		})
 		if err != nil {
 			return fmt.Errorf("failed to create tmux window: %w", err)
 		}
-		// Found by this id from now on: never a window of the same name.
-		if err := e.M.SetMetadata(e.Name, map[string]any{worker.WindowIDKey: a.window}, ""); err != nil {
-			e.say("cannot update the worker record: %v", err)
-		}
-		w.Metadata[worker.WindowIDKey] = a.window
+		e.noteWindow(w, a.window, token)
 	}
 	env := append(worker.WithCallerPath(w.Env), "SWARM_WORKER="+e.Name, fmt.Sprintf("SWARM_RALPH_ITERATION=%d", a.iter))
 	err = a.tc.Respawn(a.window, tmux.RespawnSpec{
@@ -345,6 +348,20 @@ func (e *Engine) launch(a *attempt, w *state.Worker) error {
 		e.update(func(s *state.Ralph) error { s.AgentPID, s.AgentStartTicks = t.PID, t.Ticks; return nil })
 	}
 	return nil
+}
+
+// noteWindow records the loop's window: its id ("" before it exists) and
+// the token it carries. It is found by both from now on (worker.WindowOf):
+// never a window of the same name, nor one of another tmux server's life
+// that has the same id.
+func (e *Engine) noteWindow(w *state.Worker, id, token string) {
+	kv := map[string]any{worker.WindowIDKey: id, worker.WindowTokenKey: token}
+	if err := e.M.SetMetadata(e.Name, kv, ""); err != nil {
+		e.say("cannot update the worker record: %v", err)
+	}
+	for k, v := range kv {
+		w.Metadata[k] = v
+	}
 }
 
 // prepareFiles empties the iteration's output and exit files, makes room

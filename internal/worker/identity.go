@@ -15,6 +15,15 @@ const (
 	// window is found by it, so a window of the same name left over by
 	// someone else is never taken for the worker's.
 	WindowIDKey = "tmux_window_id"
+	// WindowTokenKey is a random token made for each window swarm
+	// creates, and stored in the window itself (a window option,
+	// tmux.WindowSpec.Tag) by the tmux call that creates it. Window ids
+	// start again from @0 with every tmux server: a server that exited
+	// (its last window closed, kill-server, a reboot) is followed by one
+	// whose windows, the user's own among them, have the ids of the old
+	// one's. The token tells the worker's window from all of them
+	// (WindowOf).
+	WindowTokenKey = "tmux_window_token"
 	// SocketPathKey is the socket path of the tmux server the worker's
 	// window lives in (tmux.Server.Path): every later command reaches
 	// that server by it, from inside any tmux server or none. It lives
@@ -62,21 +71,43 @@ type Lister interface {
 	ListPanes() ([]tmux.Pane, error)
 }
 
-// WindowOf finds a worker's window among windows: by its recorded id, else
-// (a record written by swarm.py) by exact session and name.
+// WindowOf finds a worker's window among the windows of its server
+// (windowIs says which window is the worker's).
 func WindowOf(windows []tmux.Window, w *state.Worker) (tmux.Window, bool) {
 	if w.Tmux == nil {
 		return tmux.Window{}, false
 	}
-	if id, _ := w.Metadata[WindowIDKey].(string); id != "" {
-		for _, win := range windows {
-			if win.WindowID == id {
-				return win, true
-			}
+	for _, win := range windows {
+		if windowIs(win, w) {
+			return win, true
 		}
-		return tmux.Window{}, false
 	}
-	return tmux.FindWindow(windows, w.Tmux.Session, w.Tmux.Window)
+	return tmux.Window{}, false
+}
+
+// windowIs reports whether win is the worker's window. A window id alone
+// never is: ids are handed out again by the next tmux server.
+//
+//   - A record with a window token (WindowTokenKey): the window carrying
+//     that token, with the recorded id when one is recorded. Any other
+//     window, whatever its id or name, is not the worker's, which is then
+//     stopped: its window is gone.
+//   - A record of an older swarm (an id, no token): the window with that
+//     id and the exact session and window name recorded, which swarm
+//     gave it; the user's own windows do not have swarm's session name.
+//   - A record of swarm.py (neither): the window with the exact session
+//     and window name, as swarm.py finds it.
+func windowIs(win tmux.Window, w *state.Worker) bool {
+	id, _ := w.Metadata[WindowIDKey].(string)
+	token, _ := w.Metadata[WindowTokenKey].(string)
+	named := win.Session == w.Tmux.Session && win.WindowName == w.Tmux.Window
+	switch {
+	case token != "":
+		return win.Tag == token && (id == "" || win.WindowID == id)
+	case id != "":
+		return win.WindowID == id && named
+	}
+	return named
 }
 
 // FindWindow looks a worker's window up with one tmux listing.

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/worktree"
 )
 
@@ -99,19 +99,23 @@ func (m *Manager) undoStarted(w *state.Worker) {
 	}
 }
 
-// undoWindows stops and removes the crashed spawn's window: the one whose
-// id it recorded, else any carrying its token.
+// undoWindows stops and removes the crashed spawn's window: any carrying
+// its token, whether or not it lived to record the window's id (an id
+// alone may be another server's window by now: windowIs). A spawn of an
+// older swarm, without a token, by the id it recorded (and the names).
 func (m *Manager) undoWindows(w *state.Worker, token string) {
 	tc := m.tmux(w)
+	panes, _ := tc.ListPanes()
+	windows := tmux.Windows(panes)
 	var ids []string
-	if id, _ := w.Metadata[WindowIDKey].(string); id != "" {
-		ids = append(ids, id)
-	} else if token != "" {
-		panes, _ := tc.ListPanes()
-		for _, p := range panes {
-			if p.Tag == token && !slices.Contains(ids, p.WindowID) {
-				ids = append(ids, p.WindowID)
-			}
+	for _, win := range windows {
+		if token != "" && win.Tag == token {
+			ids = append(ids, win.WindowID)
+		}
+	}
+	if id, _ := w.Metadata[WindowIDKey].(string); token == "" && id != "" {
+		if win, ok := WindowOf(windows, w); ok {
+			ids = append(ids, win.WindowID)
 		}
 	}
 	for _, id := range ids {

@@ -55,10 +55,12 @@ func TestWorkersAreFoundOnTheirOwnServer(t *testing.T) {
 	if err := srvs["/s/b"].KillWindow(srvs["/s/b"].Window("b").ID); err != nil {
 		t.Fatal(err)
 	}
-	// legacy: a record without a path, its window on plain tmux's server.
+	// legacy: a record without a path (nor a window token), its window on
+	// plain tmux's server.
 	id, _ := srvs[""].NewWindow(tmux.WindowSpec{Session: m.Session, Name: "legacy", Command: []string{"sh"}})
 	err := m.Store.Update(func(r *state.Registry) error {
 		delete(r.Find("legacy").Metadata, SocketPathKey)
+		delete(r.Find("legacy").Metadata, WindowTokenKey)
 		r.Find("legacy").Metadata[WindowIDKey] = id
 		r.Find("bad").Metadata[SocketPathKey] = "relative/s"
 		return nil

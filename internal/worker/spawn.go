@@ -176,6 +176,9 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 	// crashed spawn's window is looked for there (a respawn's old path
 	// is replaced by spawnServer's).
 	delete(meta, SocketPathKey)
+	// A respawn's old window is not this spawn's.
+	delete(meta, WindowIDKey)
+	delete(meta, WindowTokenKey)
 	if o.Tmux {
 		rec.Tmux = &state.TmuxInfo{Session: p.session, Window: o.Name, Socket: state.NullString(p.server.Name)}
 		if p.server.Path != "" {
@@ -410,7 +413,10 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 			return fmt.Errorf("failed to create tmux window: %w", err)
 		}
 		rollback.add(func() { tc.KillWindow(id) })
+		// The window carries the spawn's token for its whole life: it
+		// is found by id and token (WindowOf).
 		rec.Metadata[WindowIDKey] = id
+		rec.Metadata[WindowTokenKey] = p.token
 	default:
 		env := append(append(os.Environ(), EnvList(p.env)...), SpawnTokenEnv+"="+p.token)
 		// An earlier run's end is not this one's.
@@ -609,7 +615,7 @@ func (m *Manager) readyScreen(w *state.Worker) (ready.Screen, error) {
 		}, nil
 	}
 	tc := m.tmux(w)
-	win, ok, err := tc.Lookup(w.Tmux.Session, w.Tmux.Window)
+	win, ok, err := FindWindow(tc, w)
 	if err != nil || !ok {
 		return nil, err
 	}
