@@ -25,7 +25,7 @@ func WithEnv(key, value string) []Target {
 		if st.start == 0 || st.dead() {
 			continue
 		}
-		t := Target{PID: st.pid, Ticks: st.start, Start: ticksTime(st.start)}
+		t := targetOf(st)
 		data, err := os.ReadFile("/proc/" + strconv.Itoa(st.pid) + "/environ")
 		if err != nil || !hasEntry(data, want) || !t.Exists() {
 			continue

@@ -51,6 +51,24 @@ var bootTime = sync.OnceValue(func() time.Time {
 	return time.Time{}
 })
 
+// bootIDPath holds the kernel's random id of the current boot.
+const bootIDPath = "/proc/sys/kernel/random/boot_id"
+
+// bootID is read once: it cannot change while this process runs.
+var bootID = sync.OnceValue(func() string {
+	data, err := os.ReadFile(bootIDPath)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+})
+
+// BootID is the id of the current boot ("" where the kernel has none to
+// read, as outside Linux). Start ticks count from boot: a pid and ticks
+// recorded in an earlier boot can name a new process in this one, so
+// identities are stored with it (Target.Boot).
+func BootID() string { return bootID() }
+
 // ticksTime converts a start time in clock ticks after boot to wall-clock
 // time. It is only as exact as btime (whole seconds) and as the clock has
 // stayed since boot, which is why identities compare ticks, not times.

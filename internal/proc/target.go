@@ -10,12 +10,18 @@ import (
 // stranger. The start time (clock ticks after boot, from /proc/PID/stat)
 // tells the two apart: it is compared exactly, never within a window.
 //
+// Ticks count from boot, so after a reboot the same pid and ticks can name
+// a new process: Boot, the boot id of the boot the process started in
+// (BootID), tells the boots apart. An empty Boot (a record written before
+// swarm stored it) compares the ticks alone.
+//
 // A Target is made by Identify (or Spawn, or SameAs), never by hand, except
 // in tests. The zero Ticks means "identity unknown" and matches no process
 // on Linux.
 type Target struct {
 	PID   int       `json:"pid"`
 	Ticks int64     `json:"start_ticks"`
+	Boot  string    `json:"boot_id,omitempty"`
 	Start time.Time `json:"-"` // Ticks as wall-clock time, for people and SameAs
 }
 
@@ -35,12 +41,20 @@ func Identify(pid int) (Target, bool) {
 	if !ok || st.start == 0 {
 		return Target{}, false
 	}
-	return Target{PID: pid, Ticks: st.start, Start: ticksTime(st.start)}, true
+	return targetOf(st), true
 }
 
-// matches reports whether st is the process t names.
+// targetOf is the identity of a process read from /proc now: in this boot.
+func targetOf(st stat) Target {
+	return Target{PID: st.pid, Ticks: st.start, Boot: BootID(), Start: ticksTime(st.start)}
+}
+
+// matches reports whether st (read now, in this boot) is the process t
+// names: same pid, same start ticks, and, when t knows its boot, this
+// boot.
 func (t Target) matches(st stat) bool {
-	return t.PID > 0 && st.pid == t.PID && t.Ticks != 0 && st.start == t.Ticks
+	return t.PID > 0 && st.pid == t.PID && t.Ticks != 0 && st.start == t.Ticks &&
+		(t.Boot == "" || t.Boot == BootID())
 }
 
 // Exists reports whether t's process still exists, running or a zombie:
@@ -69,8 +83,8 @@ func (t Target) Alive() bool {
 	return ok && t.matches(st) && !st.dead()
 }
 
-// SpawnSlack is how far a worker record's `started` may be from its
-// process's start time for SameAs to take the pid as the worker's.
+// SpawnSlack is how much later than a worker record's `started` its
+// process may have started for SameAs to take the pid as the worker's.
 //
 // `started` is stamped when spawn begins, before the worktree is created
 // and the process forked, so the process starts later by however long that
@@ -84,11 +98,21 @@ func (t Target) Alive() bool {
 // guess altogether.
 const SpawnSlack = 30 * time.Second
 
+// SpawnEarly is how much earlier than a record's `started` its process may
+// have started for SameAs to take it as the worker's. The window is not
+// symmetric: a process that existed before the spawn is not the one the
+// spawn started. It is small, not zero: a writer may stamp `started` just
+// after it forked the process (a loaded machine: a second or more), and
+// the start time read back is off by up to a second (btime is whole
+// seconds).
+const SpawnEarly = 3 * time.Second
+
 // SameAs returns pid's identity if its process (running or a zombie)
-// started within slack of approxStart: for records that stored a time
-// rather than the exact start ticks (worker records' `started`). A zero
-// approxStart matches nothing: without a time there is no telling a
-// reused pid from the worker. Where /proc is missing a live pid matches.
+// started at most SpawnEarly before approxStart, or at most slack after
+// it: for records that stored a time rather than the exact start ticks
+// (worker records' `started`). A zero approxStart matches nothing: without
+// a time there is no telling a reused pid from the worker. Where /proc is
+// missing a live pid matches.
 func SameAs(pid int, approxStart time.Time, slack time.Duration) (Target, bool) {
 	t, ok := Identify(pid)
 	if !ok {
@@ -101,7 +125,7 @@ func SameAs(pid int, approxStart time.Time, slack time.Duration) (Target, bool) 
 		return Target{}, false
 	}
 	d := t.Start.Sub(approxStart)
-	if d < -slack || d > slack {
+	if d < -SpawnEarly || d > slack {
 		return Target{}, false
 	}
 	return t, true

@@ -59,6 +59,53 @@ func TestSameAsAllowsSlackOnly(t *testing.T) {
 	}
 }
 
+// A process that started before a record's `started` (beyond SpawnEarly,
+// 3 s) existed before the spawn, so it is not the worker; the slack
+// applies after it only (issue 16, item 19).
+func TestSameAsRefusesAProcessOlderThanTheSpawn(t *testing.T) {
+	t.Parallel()
+	self := os.Getpid()
+	tg, _ := Identify(self)
+	for _, c := range []struct {
+		started time.Duration // the record's started, from the start
+		want    bool
+	}{
+		{4 * time.Second, false},
+		{10 * time.Second, false},
+		{29 * time.Second, false},
+		{2 * time.Second, true},
+		{-29 * time.Second, true},
+	} {
+		if _, ok := SameAs(self, tg.Start.Add(c.started), SpawnSlack); ok != c.want {
+			t.Errorf("a process started %v before the record: SameAs %v, want %v", c.started, ok, c.want)
+		}
+	}
+}
+
+// Start ticks count from boot: a pid and ticks recorded in another boot
+// name no process of this one, even when both are the same numbers
+// (issue 16, item 19). A record without a boot id compares the ticks.
+func TestTargetFromAnotherBootNeverMatches(t *testing.T) {
+	t.Parallel()
+	if BootID() == "" {
+		t.Skip("no boot id on this system")
+	}
+	tg, ok := Identify(os.Getpid())
+	if !ok || tg.Boot != BootID() {
+		t.Fatalf("Identify(self) = %+v, want boot %s", tg, BootID())
+	}
+	other := tg
+	other.Boot = "00000000-0000-0000-0000-000000000000"
+	if other.Alive() || other.Exists() {
+		t.Errorf("a target of another boot matches this process: %+v", other)
+	}
+	legacy := tg
+	legacy.Boot = ""
+	if !legacy.Alive() || !legacy.Exists() {
+		t.Errorf("a target without a boot id does not match by ticks: %+v", legacy)
+	}
+}
+
 // Spawn returns the exact identity, and with a log sink (here the test
 // binary running logcap.Pipe) a chatty worker's logs stay capped and keep
 // their last lines.

@@ -148,7 +148,7 @@ func OrphansOf(pgid int) []Target {
 			return nil
 		}
 		if (st.pgrp == pgid || st.session == pgid) && !st.dead() && st.start != 0 {
-			out = append(out, Target{PID: st.pid, Ticks: st.start, Start: ticksTime(st.start)})
+			out = append(out, targetOf(st))
 		}
 	}
 	return out

@@ -260,7 +260,7 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	}
 	a := e.newAttempt(st, w, st.CurrentIteration, st.LastIterationStart.Time, delivered)
 	a.off = st.OutputOffset
-	a.agentProc = proc.Target{PID: st.AgentPID, Ticks: st.AgentStartTicks}
+	a.agentProc = agentTarget(st)
 	win, ok, err := worker.FindWindow(a.tc, w)
 	if err != nil || !ok {
 		a.det = e.primedDetector(a)
@@ -285,6 +285,12 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	e.log("WARN", "monitor restarted before the prompt was delivered; restarting the agent of iteration %d", a.iter)
 	e.say("restarting the agent of iteration %d (the previous monitor died before delivering the prompt)", a.iter)
 	return a, e.launchAndDeliver(ctx, a, w), nil
+}
+
+// agentTarget is the identity of the iteration's agent as the state
+// recorded it.
+func agentTarget(st *state.Ralph) proc.Target {
+	return proc.Target{PID: st.AgentPID, Ticks: st.AgentStartTicks, Boot: st.AgentBootID}
 }
 
 // received reports, for an adopted iteration whose prompt was typed but
@@ -345,7 +351,10 @@ func (e *Engine) launch(a *attempt, w *state.Worker) error {
 	}
 	if t, ok := worker.PaneTarget(a.tc, a.window); ok {
 		a.agentProc = t
-		e.update(func(s *state.Ralph) error { s.AgentPID, s.AgentStartTicks = t.PID, t.Ticks; return nil })
+		e.update(func(s *state.Ralph) error {
+			s.AgentPID, s.AgentStartTicks, s.AgentBootID = t.PID, t.Ticks, t.Boot
+			return nil
+		})
 	}
 	return nil
 }
@@ -392,9 +401,11 @@ func (e *Engine) prepareFiles(a *attempt) error {
 //
 // Before the status, the wrapper prints endMarker (an escape sequence a
 // terminal ignores): the output log is complete once it holds the marker,
-// however late the log's writer (pipe-pane's sink) catches up.
+// however late the log's writer (pipe-pane's sink) catches up. The status
+// file is created 0600, as every file of the state root (the agent keeps
+// the pane's umask).
 func agentCommand(mode string, cmd []string, snapshot, status string) []string {
-	const record = `; c=$?; printf '\033]7777;swarm-end\007'; echo "$c" > "$s"; exit "$c"`
+	const record = `; c=$?; printf '\033]7777;swarm-end\007'; (umask 077; echo "$c" > "$s"); exit "$c"`
 	switch mode {
 	case ModeStdin:
 		return append([]string{"sh", "-c", `s=$1; f=$2; shift 2; "$@" < "$f"` + record, "swarm-agent", status, snapshot}, cmd...)

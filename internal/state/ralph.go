@@ -95,11 +95,14 @@ type Ralph struct {
 	Notify bool `json:"notify"`
 	// MaxLogSize caps each iteration's output log (0: logcap.DefaultMax).
 	MaxLogSize int64 `json:"max_log_size"`
-	// AgentPID and AgentStartTicks identify the current iteration's
-	// agent process (its pane's), so what it leaves behind after exiting
-	// can be stopped without ever signalling a stranger.
-	AgentPID        int   `json:"agent_pid"`
-	AgentStartTicks int64 `json:"agent_start_ticks"`
+	// AgentPID, AgentStartTicks and AgentBootID identify the current
+	// iteration's agent process (its pane's), so what it leaves behind
+	// after exiting can be stopped without ever signalling a stranger,
+	// not even after a reboot (start ticks count from boot; an empty
+	// boot id, from an older swarm, compares the ticks alone).
+	AgentPID        int    `json:"agent_pid"`
+	AgentStartTicks int64  `json:"agent_start_ticks"`
+	AgentBootID     string `json:"agent_boot_id"`
 
 	// Progress of the current iteration, so a new monitor can adopt a
 	// running agent after the old one died.

@@ -37,6 +37,10 @@ const (
 	// start time, how long it ran (a process worker's supervisor records
 	// its own end, which is preferred).
 	StoppedAtKey = "stopped_at"
+	// BootIDKey is the boot id of the boot the process worker started in
+	// (proc.BootID), beside its start ticks: ticks count from boot, so
+	// after a reboot the same pid and ticks may be someone else's.
+	BootIDKey = "boot_id"
 	// SpawnerKey identifies the process spawning the worker while the
 	// record is "starting": if it dies, the spawn crashed.
 	SpawnerKey = "swarm_spawner"
@@ -120,6 +124,14 @@ func FindWindow(tc Lister, w *state.Worker) (tmux.Window, bool, error) {
 	return win, ok, nil
 }
 
+// metaTarget is the identity of a process recorded as a pid, start ticks
+// and boot id (any of them absent in older records: a missing boot id
+// compares the ticks alone, proc.Target).
+func metaTarget(pid, ticks int64, boot any) proc.Target {
+	b, _ := boot.(string)
+	return proc.Target{PID: int(pid), Ticks: ticks, Boot: b}
+}
+
 // metaInt reads a number from metadata (JSON numbers load as float64).
 func metaInt(m map[string]any, key string) int64 {
 	switch v := m[key].(type) {
@@ -136,7 +148,7 @@ func metaInt(m map[string]any, key string) int64 {
 // spawner is this process's identity, recorded while a spawn is under way.
 func spawner() map[string]any {
 	t, _ := proc.Identify(os.Getpid())
-	return map[string]any{"pid": t.PID, "start_ticks": t.Ticks}
+	return map[string]any{"pid": t.PID, "start_ticks": t.Ticks, "boot_id": t.Boot}
 }
 
 // spawnerAlive reports whether the process spawning a "starting" worker
@@ -147,17 +159,18 @@ func spawnerAlive(w *state.Worker) bool {
 	if pid <= 0 {
 		return false
 	}
-	return proc.Target{PID: int(pid), Ticks: ticks}.Alive()
+	return metaTarget(pid, ticks, sp["boot_id"]).Alive()
 }
 
 // processTarget is a process worker's identity: exact when its start
-// ticks were recorded, else from its start time within proc.SpawnSlack.
+// ticks (and boot) were recorded, else (a record written by swarm.py) from
+// its start time: from just before `started` to proc.SpawnSlack after.
 func processTarget(w *state.Worker) (proc.Target, bool) {
 	if w.PID == nil {
 		return proc.Target{}, false
 	}
 	if ticks := metaInt(w.Metadata, StartTicksKey); ticks > 0 {
-		t := proc.Target{PID: *w.PID, Ticks: ticks}
+		t := metaTarget(int64(*w.PID), ticks, w.Metadata[BootIDKey])
 		return t, t.Exists()
 	}
 	return proc.SameAs(*w.PID, w.Started.Time, proc.SpawnSlack)

@@ -435,6 +435,11 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 		pid := t.PID
 		rec.PID = &pid
 		rec.Metadata[StartTicksKey] = t.Ticks
+		// A respawn's record holds its old process's boot: replace it.
+		delete(rec.Metadata, BootIDKey)
+		if t.Boot != "" {
+			rec.Metadata[BootIDKey] = t.Boot
+		}
 	}
 	return m.note(*rec)
 }
