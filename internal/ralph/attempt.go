@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/ready"
@@ -177,6 +178,9 @@ func (e *Engine) start(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	}
 	if st.Feedback != "" {
 		prompt = strings.TrimRight(prompt, "\n") + "\n\n" + string(st.Feedback)
+	}
+	if err := argPromptError(st.PromptMode, prompt); err != nil {
+		return e.newAttempt(st, w, st.CurrentIteration, time.Now(), ""), &Outcome{End: EndPromptError, Detail: err.Error(), Hint: hint.Of(err)}, nil
 	}
 	a := e.newAttempt(st, w, iter, time.Now(), prompt)
 	if err := e.claim(a); err != nil {

@@ -216,7 +216,7 @@ func decideHalt(o Outcome, d Decision) (Decision, bool) {
 	case EndInterrupted:
 		return stop(d, state.RalphStopped, ReasonInterrupted, ""), true
 	case EndPromptError:
-		d.Fatal = true
+		d.Fatal, d.Hint = true, o.Hint
 		return stop(d, state.RalphFailed, ReasonFailed, o.Detail), true
 	}
 	return d, false

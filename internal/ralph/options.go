@@ -104,6 +104,16 @@ func (o *Options) Validate() error {
 	default:
 		return fmt.Errorf("invalid --prompt-mode '%s' (use type, stdin or arg)", o.PromptMode)
 	}
+	if o.PromptMode == ModeArg {
+		// A prompt file already too long for one argument fails the
+		// first iteration: refuse it now (the loop re-checks every
+		// iteration, as the file may grow).
+		if prompt, err := readPrompt(o.PromptFile); err == nil {
+			if err := argPromptError(o.PromptMode, prompt); err != nil {
+				return err
+			}
+		}
+	}
 	if o.InactivityTimeout < time.Second {
 		return errors.New("--inactivity-timeout must be at least 1 second")
 	}

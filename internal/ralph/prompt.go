@@ -2,9 +2,30 @@ package ralph
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/hint"
 )
+
+// MaxArgPromptBytes is the longest prompt --prompt-mode arg can pass:
+// Linux takes at most 32 pages (MAX_ARG_STRLEN, 131072 bytes) in one
+// argument, its terminating NUL included. exec of a longer one fails
+// (E2BIG), which the agent's wrapper shell reports only as a command that
+// cannot be executed (exit 126).
+const MaxArgPromptBytes = 131072 - 1
+
+// argPromptError is the error of a prompt too long to pass as one
+// argument in mode (only --prompt-mode arg passes it so), or nil. The
+// wrapper passes it as "$(cat FILE)", which drops trailing newlines.
+func argPromptError(mode, prompt string) error {
+	n := len(strings.TrimRight(prompt, "\n"))
+	if mode != ModeArg || n <= MaxArgPromptBytes {
+		return nil
+	}
+	return hint.Errorf("use --prompt-mode stdin (or type), or shorten the prompt file",
+		"the prompt (%d bytes) is too long for --prompt-mode arg (one argument can be at most %d bytes on Linux)", n, MaxArgPromptBytes)
+}
 
 // PromptWarning says, for a loop about to be spawned, what is wrong with
 // how its prompt would reach the agent, or "" when nothing is: a prompt
