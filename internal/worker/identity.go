@@ -68,7 +68,7 @@ const SpawnTokenEnv = "SWARM_SPAWN_TOKEN"
 
 // spawnKeys are the metadata keys that live only while a record is
 // "starting".
-var spawnKeys = []string{SpawnerKey, replacingKey, worktreeMadeKey, branchMadeKey, spawnTokenKey, worktreePlanKey}
+var spawnKeys = []string{SpawnerKey, replacingKey, worktreeMadeKey, branchMadeKey, spawnTokenKey, worktreePlanKey, respawnerKey}
 
 // Lister lists a tmux server's panes.
 type Lister interface {

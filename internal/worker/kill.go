@@ -300,10 +300,13 @@ type RespawnOptions struct {
 // session, socket and worktree. The record is updated in place, so a
 // failed restart never loses it.
 func (m *Manager) Respawn(name string, o RespawnOptions) (*SpawnResult, error) {
-	w, err := m.Get(name)
+	// Claimed first (respawn.go): two respawns at once would each start
+	// a window, and only the last would be recorded.
+	w, release, err := m.claimRespawn(name)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	if w.IsRalph() {
 		return nil, fmt.Errorf("worker '%s' runs a ralph loop (use: swarm ralph resume %s, or swarm ralph spawn --replace)", name, name)
 	}

@@ -331,7 +331,13 @@ func resolveDir(dir string) (string, error) {
 func (m *Manager) reserve(rec state.Worker, replace bool, rollback *undo) error {
 	var previous *state.Worker
 	err := m.Store.Update(func(r *state.Registry) error {
-		if old := r.Find(rec.Name); old != nil {
+		old := r.Find(rec.Name)
+		if replace {
+			if err := checkClaim(old, &rec); err != nil {
+				return err
+			}
+		}
+		if old != nil {
 			if !replace {
 				return hint.Errorf(fmt.Sprintf("remove the old one first: swarm kill %s; swarm clean %s (or pick another --name)", rec.Name, rec.Name),
 					"worker '%s' already exists", rec.Name)
