@@ -56,6 +56,18 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 		warnNoNotifier(m)
 	}
 	rs := m.Store.Ralph(name)
+	// One spawn of a name at a time, from clearing the name to the new
+	// monitor being up: two --replace at once would each remove what the
+	// other made, and leave no loop (or two agents) behind.
+	release, err := rs.TryLockSpawn()
+	if errors.Is(err, state.ErrSpawnBusy) {
+		return nil, hint.Errorf(fmt.Sprintf("wait for it to finish, then look: swarm ralph status %s", name),
+			"another ralph spawn of '%s' is under way", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if err := clearName(m, rs, o); err != nil {
 		return nil, err
 	}

@@ -114,3 +114,57 @@ func TestConcurrentRespawnsOneWins(t *testing.T) {
 		t.Errorf("%d windows after kill --all, want 0", n)
 	}
 }
+
+// TestConcurrentRalphReplacesOneWins (issue 16, item 13): eight `ralph
+// spawn --replace` of one loop at once. One wins; the others fail at once
+// (another ralph spawn of the name is under way), and a loop remains with
+// exactly one live monitor, whose agent is the only one. The old loop's
+// agent ignores SIGTERM and SIGHUP, so the winner's replace takes the kill
+// grace (5 s): every other spawn meets it under way.
+func TestConcurrentRalphReplacesOneWins(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("stress run: seconds of real tmux and processes")
+	}
+	w := newWorld(t)
+	prompt := w.e.WriteFile("../PROMPT.md", "work")
+	spawn := func(agent ...string) []string {
+		return append([]string{"ralph", "spawn", "--name", "rl", "--prompt-file", prompt, "--no-worktree", "--replace",
+			"--max-iterations", "5", "--inactivity-timeout", "120", "--"}, agent...)
+	}
+	// The old agent ignores SIGTERM and SIGHUP (which tmux sends when it
+	// removes the window) and reads no terminal (it would end when the
+	// window goes): only the SIGKILL after the kill grace stops it.
+	w.must(spawn("sh", "-c", `trap "" HUP; exec "$0" "$@"`, w.e.Agent, "--input", "none", "--script", "ignore-term;print armed;quiet", w.marker)...)
+	w.e.Eventually("the old agent to be up", 20*time.Second, func() bool {
+		return strings.Contains(w.e.Screen("rl"), "armed")
+	})
+
+	results := w.together(times(8, spawn(w.e.Agent, "--script", "print new;quiet", w.marker)...)...)
+	oneWinner(t, results, regexp.MustCompile(`^swarm: error: another ralph spawn of 'rl' is under way\nhint: `))
+
+	w.e.Eventually("one monitor, recorded", 20*time.Second, func() bool {
+		ms := w.monitors("rl")
+		return len(ms) == 1 && ms[0].pid == w.ralphNum("rl", "monitor_pid")
+	})
+	if st := w.e.RalphState("rl"); st["status"] != "running" {
+		t.Errorf("loop state after the replaces: %v", st)
+	}
+	// (The loop's wrapper shell carries the agent's arguments too.)
+	w.e.Eventually("one agent, the new loop's", 20*time.Second, func() bool {
+		var as []procInfo
+		for _, p := range w.markedAgents(processes()) {
+			if p.exe == w.e.Agent {
+				as = append(as, p)
+			}
+		}
+		return len(as) == 1 && as[0].carries("print new;quiet")
+	})
+	if fs := w.check(checkOptions{}); len(fs) > 0 {
+		t.Errorf("after the replaces: %q", fs)
+	}
+
+	w.must("kill", "rl")
+	w.e.Eventually("no monitor after kill", 20*time.Second, func() bool { return len(w.monitors("rl")) == 0 })
+	w.e.Eventually("no agent after kill", 20*time.Second, func() bool { return len(w.markedAgents(processes())) == 0 })
+}
