@@ -1,14 +1,16 @@
 package worktree
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
 )
 
 // Timings of the repository lock.
@@ -23,6 +25,19 @@ const (
 
 // repoLockName is the lock file, in the repository's common git directory.
 const repoLockName = "swarm-worktree.lock"
+
+// held are the repository locks this process holds now. Every git command
+// inherits them (git passes them on to its own children), so a lock stays
+// held until the git that a swarm started under it has exited, even when
+// that swarm is SIGKILLed first: git goes on (until its output pipe
+// breaks) and may still be creating a branch or a worktree, and the
+// command that rolls the crashed spawn back must not look before it is
+// done. Starting a git and closing a lock take mu, so a child never gets a
+// descriptor being closed.
+var held struct {
+	mu    sync.Mutex
+	files []*os.File
+}
 
 // lockRepo serializes swarm's worktree changes (add, remove, prune) in one
 // repository. git fails a worktree command that runs while another is
@@ -39,15 +54,34 @@ func lockRepo(repo string) (func(), error) {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(repo, dir)
 	}
-	l := flock.New(filepath.Join(dir, repoLockName))
-	ctx, cancel := context.WithTimeout(context.Background(), repoLockWait)
-	defer cancel()
-	ok, err := l.TryLockContext(ctx, repoLockPoll)
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) || (err == nil && !ok):
-		return nil, fmt.Errorf("another worktree change in %s did not finish within %s (lock %s)", repo, repoLockWait, l.Path())
-	case err != nil:
-		return nil, fmt.Errorf("cannot lock %s: %w", l.Path(), err)
+	path := filepath.Join(dir, repoLockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cannot lock %s: %w", path, err)
 	}
-	return func() { l.Unlock() }, nil
+	deadline := time.Now().Add(repoLockWait)
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("cannot lock %s: %w", path, err)
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("another worktree change in %s did not finish within %s (lock %s)", repo, repoLockWait, path)
+		}
+		time.Sleep(repoLockPoll)
+	}
+	held.mu.Lock()
+	held.files = append(held.files, f)
+	held.mu.Unlock()
+	return func() {
+		held.mu.Lock()
+		defer held.mu.Unlock()
+		held.files = slices.DeleteFunc(held.files, func(g *os.File) bool { return g == f })
+		f.Close() // releases the lock once no git child holds it either
+	}, nil
 }

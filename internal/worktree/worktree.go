@@ -3,16 +3,15 @@
 // A worker's worktree lives at <repo-parent>/<repo>-worktrees/<name> on a
 // branch named after the worker. Every git command runs with -C against an
 // explicit directory, so removal works from any current directory, and
-// removal refuses to delete uncommitted work unless forced. Branches are
+// runs none of the programs the repository's configuration names (git.go).
+// Removal refuses to delete uncommitted work unless forced. Branches are
 // kept: they hold the work.
 package worktree
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -112,22 +111,6 @@ func status(path string) (changes int, ignored []string, err error) {
 		}
 	}
 	return changes, ignored, nil
-}
-
-func git(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	// Never prompt for credentials or an editor from a background command.
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return out.String(), errors.New(msg)
-	}
-	return out.String(), nil
 }
 
 // RepoRoot returns the top of the git work tree containing dir. It repairs
@@ -376,6 +359,6 @@ func TreeState(dir string) string {
 	if err != nil {
 		return ""
 	}
-	diff, _ := git(dir, "diff", "HEAD")
+	diff, _ := git(dir, "diff", "--no-ext-diff", "--no-textconv", "HEAD")
 	return status + "\x00" + diff
 }
