@@ -274,8 +274,9 @@ func TestCrashSpawnAfterEachStep(t *testing.T) {
 }
 
 // crashAt starts a spawn of c, holds the state lock from just after the
-// spawn reserved its record until made reports the next thing exists,
-// SIGKILLs the spawn there and releases the lock.
+// spawn reserved its record (and, with --worktree, recorded the branch it
+// is about to make) until made reports the next thing exists, SIGKILLs
+// the spawn there and releases the lock.
 func crashAt(t *testing.T, w *world, v crashVariant, made func(w *world, pid int) bool) {
 	t.Helper()
 	lock := flock.New(filepath.Join(w.e.Home, "state.lock"))
@@ -285,7 +286,13 @@ func crashAt(t *testing.T, w *world, v crashVariant, made func(w *world, pid int
 		}
 		cmd, _, _ := w.startWith(nil, w.spawnArgs("c", v)...)
 		deadline := time.Now().Add(20 * time.Second)
-		for !slices.ContainsFunc(w.e.Workers(), func(r map[string]any) bool { return r["name"] == "c" }) {
+		// A spawn that makes a branch records that (under the repository
+		// lock) before git runs: the hold starts after that write.
+		reserved := func(r map[string]any) bool {
+			meta, _ := r["metadata"].(map[string]any)
+			return r["name"] == "c" && (!slices.Contains(v.flags, "--worktree") || meta["swarm_branch_created"] != nil)
+		}
+		for !slices.ContainsFunc(w.e.Workers(), reserved) {
 			if time.Now().After(deadline) {
 				t.Fatal("spawn never reserved its record")
 			}

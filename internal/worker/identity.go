@@ -47,7 +47,10 @@ const (
 	// worktreeMadeKey marks a worktree this spawn created (undone if the
 	// spawn crashes), as opposed to an existing one it reuses.
 	worktreeMadeKey = "swarm_worktree_created"
-	branchMadeKey   = "swarm_branch_created"
+	// branchMadeKey is the commit a branch this spawn makes is made at,
+	// recorded before git makes it (undone if the spawn crashes, while
+	// the branch still points there).
+	branchMadeKey = "swarm_branch_created"
 	// replacingKey marks a respawn: its crashed spawn keeps the record
 	// (stopped) instead of removing it.
 	replacingKey = "swarm_replacing"

@@ -3,7 +3,6 @@ package worker
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/proc"
@@ -127,12 +126,16 @@ func (m *Manager) undoWindows(w *state.Worker, token string) {
 }
 
 // madeWorktree is the worktree a crashed spawn created: as recorded once
-// made, else as planned when the spawn died after git made it and before
-// recording it (the path did not exist before, and does now).
+// made, else as planned when the spawn died before recording it (git may
+// have made it, or be making it: Undo looks under the repository lock,
+// which that git holds until it exits). Its branch is the spawn's to
+// delete only if the spawn recorded making it (branchMadeKey, the commit
+// it was made at).
 func madeWorktree(w *state.Worker) (worktree.Info, bool) {
+	commit, _ := w.Metadata[branchMadeKey].(string)
 	if made, _ := w.Metadata[worktreeMadeKey].(bool); made && w.Worktree != nil {
 		info := WorktreeOf(w)
-		info.NewBranch, _ = w.Metadata[branchMadeKey].(bool)
+		info.NewBranch, info.BranchCommit = commit != "", commit
 		return info, true
 	}
 	plan, ok := w.Metadata[worktreePlanKey].(map[string]any)
@@ -143,14 +146,10 @@ func madeWorktree(w *state.Worker) (worktree.Info, bool) {
 	branch, _ := plan["branch"].(string)
 	base, _ := plan["base_repo"].(string)
 	pathExisted, _ := plan["path_existed"].(bool)
-	branchExisted, _ := plan["branch_existed"].(bool)
 	if path == "" || base == "" || pathExisted {
 		return worktree.Info{}, false
 	}
-	if _, err := os.Stat(path); err != nil {
-		return worktree.Info{}, false
-	}
-	return worktree.Info{Path: path, Branch: branch, BaseRepo: base, NewBranch: !branchExisted}, true
+	return worktree.Info{Path: path, Branch: branch, BaseRepo: base, NewBranch: commit != "", BranchCommit: commit}, true
 }
 
 // settled returns a worker's record once it is not being spawned: kill

@@ -128,13 +128,14 @@ type spawnPlan struct {
 }
 
 // worktreePlan is the worktree a spawn will create or reuse, recorded
-// before it is made (worktreePlanKey).
+// before it is made (worktreePlanKey). Whether the spawn makes the branch
+// is recorded later, when it is about to (branchMadeKey): only then, under
+// the repository lock, is that known for sure.
 type worktreePlan struct {
-	Path          string `json:"path"`
-	Branch        string `json:"branch"`
-	BaseRepo      string `json:"base_repo"`
-	PathExisted   bool   `json:"path_existed"`
-	BranchExisted bool   `json:"branch_existed"`
+	Path        string `json:"path"`
+	Branch      string `json:"branch"`
+	BaseRepo    string `json:"base_repo"`
+	PathExisted bool   `json:"path_existed"`
 }
 
 // Spawn starts a worker. Everything is validated before anything is
@@ -285,7 +286,7 @@ func spawnServer(o SpawnOptions) (tmux.Server, error) {
 }
 
 // planWorktree resolves the worktree's path and branch and notes whether
-// each exists already (what a rollback may remove).
+// the path exists already (a rollback removes only one it made).
 func planWorktree(o SpawnOptions, root string) (*worktreePlan, error) {
 	path := worktree.DefaultPath(root, o.Name)
 	if o.WorktreeDir != "" {
@@ -303,8 +304,7 @@ func planWorktree(o SpawnOptions, root string) (*worktreePlan, error) {
 		return nil, hint.Wrap(err, "give --branch a valid git branch name")
 	}
 	_, statErr := os.Stat(path)
-	return &worktreePlan{Path: path, Branch: branch, BaseRepo: root,
-		PathExisted: statErr == nil, BranchExisted: worktree.BranchExists(root, branch)}, nil
+	return &worktreePlan{Path: path, Branch: branch, BaseRepo: root, PathExisted: statErr == nil}, nil
 }
 
 // resolveDir makes dir (default: the current directory) absolute and
@@ -369,17 +369,23 @@ func (m *Manager) reserve(rec state.Worker, replace bool, rollback *undo) error 
 }
 
 // makeWorktree creates (or reuses) the worker's worktree and moves the
-// record into it.
+// record into it. A branch it makes is recorded, with the commit it is
+// made at, before git makes it: a spawn killed while git runs is rolled
+// back with its branch (and never with a branch that existed before).
 func (m *Manager) makeWorktree(p *spawnPlan, rec *state.Worker, rollback *undo) error {
 	wp := p.worktree
-	info, err := worktree.Create(wp.BaseRepo, wp.Path, wp.Branch, worktree.CreateOptions{Fresh: p.o.FreshBranch})
+	newBranch := func(commit string) error {
+		rec.Metadata[branchMadeKey] = commit
+		return m.note(*rec)
+	}
+	info, err := worktree.Create(wp.BaseRepo, wp.Path, wp.Branch,
+		worktree.CreateOptions{Fresh: p.o.FreshBranch, BeforeNewBranch: newBranch})
 	if err != nil {
 		return fmt.Errorf("failed to create worktree: %w", err)
 	}
 	if !wp.PathExisted { // we made it: undo removes it (it is clean), and its new branch
 		rollback.add(func() { worktree.Undo(info) })
 		rec.Metadata[worktreeMadeKey] = true
-		rec.Metadata[branchMadeKey] = info.NewBranch
 	}
 	rec.Worktree = &state.WorktreeInfo{Path: info.Path, Branch: info.Branch, BaseRepo: info.BaseRepo}
 	rec.Cwd = info.Path

@@ -22,8 +22,10 @@ type Info struct {
 	Branch   string
 	BaseRepo string
 	// NewBranch is set by Create when it made the branch (so undoing the
-	// creation may delete it).
-	NewBranch bool
+	// creation may delete it), BranchCommit to the commit it made it at:
+	// Undo deletes the branch only while it still points there.
+	NewBranch    bool
+	BranchCommit string
 	// Reused tells what Create found: an existing worktree or branch, at
 	// commit Commit, Behind commits behind the base repository's HEAD
 	// (and Ahead commits of its own). Fresh: Create moved it to HEAD.
@@ -71,6 +73,11 @@ type CreateOptions struct {
 	// Fresh moves an existing branch to the base repository's HEAD, when
 	// that loses nothing: no commits of its own, no uncommitted work.
 	Fresh bool
+	// BeforeNewBranch, if set, is called with the commit a new branch is
+	// to be made at, under the repository lock, before git runs: a caller
+	// that records it there can undo the branch after a crash (git may
+	// have made the branch when it died). An error stops Create.
+	BeforeNewBranch func(commit string) error
 }
 
 // ErrNotRepo is returned when a directory is not inside a git work tree.
@@ -156,7 +163,11 @@ func Create(repoRoot, path, branch string, o ...CreateOptions) (Info, error) {
 		return Info{}, err
 	}
 	defer unlock()
-	fresh := len(o) > 0 && o[0].Fresh
+	var opt CreateOptions
+	if len(o) > 0 {
+		opt = o[0]
+	}
+	fresh := opt.Fresh
 	info := Info{Path: path, Branch: branch, BaseRepo: repoRoot}
 	if existing, ok := findWorktree(repoRoot, path); ok {
 		if existing != branch {
@@ -185,13 +196,34 @@ func Create(repoRoot, path, branch string, o ...CreateOptions) (Info, error) {
 		}
 		_, err = git(repoRoot, "worktree", "add", path, branch)
 	} else {
-		_, err = git(repoRoot, "worktree", "add", "-b", branch, path, "HEAD")
-		info.NewBranch = err == nil
+		err = info.addWithNewBranch(opt.BeforeNewBranch)
 	}
 	if err != nil {
 		return Info{}, err
 	}
 	return info, nil
+}
+
+// addWithNewBranch makes the worktree on a new branch at the base
+// repository's HEAD, telling before first where it makes the branch. A
+// failed git worktree add may have made the branch: it is deleted again.
+func (i *Info) addWithNewBranch(before func(commit string) error) error {
+	head, err := git(i.BaseRepo, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return err
+	}
+	i.BranchCommit = strings.TrimSpace(head)
+	if before != nil {
+		if err := before(i.BranchCommit); err != nil {
+			return err
+		}
+	}
+	if _, err := git(i.BaseRepo, "worktree", "add", "-b", i.Branch, i.Path, i.BranchCommit); err != nil {
+		deleteBranch(i.BaseRepo, i.Branch, i.BranchCommit)
+		return err
+	}
+	i.NewBranch = true
+	return nil
 }
 
 // freshen moves the existing branch to the base repository's HEAD, in the
@@ -226,9 +258,6 @@ func branchExists(repo, branch string) bool {
 	_, err := git(repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
 	return err == nil
 }
-
-// BranchExists reports whether repo has the branch.
-func BranchExists(repo, branch string) bool { return branchExists(repo, branch) }
 
 // CheckBranch refuses a branch name git would not take (git check-ref-format
 // --branch), so that a name such as "--orphan" never reaches git as an
@@ -271,17 +300,42 @@ func canonical(p string) string {
 	return filepath.Clean(p)
 }
 
-// Undo removes a worktree Create just made, and its branch if Create made
-// that too: a failed spawn leaves nothing behind.
+// Undo removes a worktree Create just made (or began to make: a path that
+// does not exist is fine), and its branch if Create made that too: a
+// failed or crashed spawn leaves nothing behind.
 func Undo(info Info) error {
 	if err := Remove(info, false); err != nil {
 		return err
 	}
-	if info.NewBranch {
-		_, err := git(info.BaseRepo, "branch", "-D", info.Branch)
+	if !info.NewBranch {
+		return nil
+	}
+	unlock, err := lockRepo(info.BaseRepo)
+	if err != nil {
 		return err
 	}
-	return nil
+	defer unlock()
+	return deleteBranch(info.BaseRepo, info.Branch, info.BranchCommit)
+}
+
+// deleteBranch deletes a branch Create made at commit, unless it has moved
+// since (it holds work) or a worktree has it checked out (git branch -D
+// refuses that). A branch git never made is no error.
+func deleteBranch(repo, branch, commit string) error {
+	if !branchExists(repo, branch) {
+		return nil
+	}
+	if commit != "" {
+		out, err := git(repo, "rev-parse", "--verify", "refs/heads/"+branch)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(out) != commit {
+			return fmt.Errorf("branch %s has commits made since swarm created it; kept", branch)
+		}
+	}
+	_, err := git(repo, "branch", "-D", branch)
+	return err
 }
 
 // Changes returns how many entries git status --porcelain lists for the

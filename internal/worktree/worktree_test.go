@@ -192,3 +192,33 @@ func TestConcurrentCreatesAndRemoves(t *testing.T) {
 		t.Fatalf("worktrees left:\n%s", out)
 	}
 }
+
+// Undo deletes the branch Create made only while it points where Create
+// made it: commits made on it since are work, and keep it (issue 16,
+// item 15: the rollback removes a branch it created, and nothing else).
+func TestUndoDeletesOnlyItsUnmovedBranch(t *testing.T) {
+	repo := newRepo(t)
+	info, err := Create(repo, DefaultPath(repo, "w1"), "w1")
+	if err != nil || !info.NewBranch || info.BranchCommit == "" {
+		t.Fatalf("Create = %+v, %v", info, err)
+	}
+	run(t, info.Path, "git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "work")
+	if err := Undo(info); err == nil || !strings.Contains(err.Error(), "branch w1 has commits made since swarm created it") {
+		t.Errorf("Undo of a moved branch = %v", err)
+	}
+	if !branchExists(repo, "w1") {
+		t.Error("Undo deleted a branch with commits of its own")
+	}
+	// A branch Create was about to make and git never made: no error.
+	info2 := Info{Path: DefaultPath(repo, "w2"), Branch: "w2", BaseRepo: repo, NewBranch: true, BranchCommit: info.BranchCommit}
+	if err := Undo(info2); err != nil {
+		t.Errorf("Undo of a branch never made = %v", err)
+	}
+	info3, err := Create(repo, DefaultPath(repo, "w3"), "w3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Undo(info3); err != nil || branchExists(repo, "w3") {
+		t.Errorf("Undo of an unmoved new branch = %v, branch left: %v", err, branchExists(repo, "w3"))
+	}
+}
