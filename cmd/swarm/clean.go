@@ -1,12 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/worker"
+	"github.com/swarmtools/swarm/internal/worktree"
 )
 
 type cleanOptions struct {
@@ -68,13 +69,22 @@ func runClean(opts *cleanOptions) error {
 	return nil
 }
 
-// printKept says where a dirty worktree that clean kept is, and how to
-// remove it once its work is saved (the record is gone, so swarm cannot).
-func printKept(io *IO, name string, wt *state.WorktreeInfo) {
-	if wt == nil {
+// printKept says where a worktree that clean kept is, what work it holds,
+// and how to remove it once that work is saved (the record is gone, so
+// swarm cannot).
+func printKept(io *IO, name string, k *worker.KeptWorktree) {
+	if k == nil {
 		return
 	}
-	fmt.Fprintf(io.Out, "kept worktree of %s with uncommitted changes: %s\n", name, wt.Path)
-	fmt.Fprintf(io.Out, "  remove it (losing those changes) with: git -C %s worktree remove --force %s\n",
-		tmux.ShellQuote(wt.BaseRepo), tmux.ShellQuote(wt.Path))
+	var dirty *worktree.DirtyError
+	if !errors.As(k.Why, &dirty) {
+		fmt.Fprintf(io.Out, "kept worktree of %s, which could not be removed: %s\n", name, k.Path)
+	} else {
+		fmt.Fprintf(io.Out, "kept worktree of %s with %s: %s\n", name, dirty.Holds(), k.Path)
+		if dirty.Unsaved > 0 {
+			fmt.Fprintf(io.Out, "  keep its commits on a branch with: git -C %s branch NEW-BRANCH HEAD\n", tmux.ShellQuote(k.Path))
+		}
+	}
+	fmt.Fprintf(io.Out, "  remove it (losing that work) with: git -C %s worktree remove --force %s\n",
+		tmux.ShellQuote(k.BaseRepo), tmux.ShellQuote(k.Path))
 }

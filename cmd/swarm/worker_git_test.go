@@ -6,6 +6,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,4 +107,65 @@ func TestWorkerGitTrustRepoRunsHooks(t *testing.T) {
 		t.Errorf("with SWARM_GIT_TRUST_REPO=1 the post-checkout hook did not run (ran: %q)", data)
 	}
 	e.MustRun("kill", "w")
+}
+
+// TestWorkerKeepsCommitsOnNoBranch (issue 16, item 7): commits made on a
+// detached HEAD, which git status does not show, and a rebase under way
+// are work: kill --rm-worktree, clean and respawn --clean-first keep the
+// worktree and say why, unless --force-dirty.
+func TestWorkerKeepsCommitsOnNoBranch(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	e.InitRepo()
+	detachAndCommit := func(name string) (path, head string) {
+		path = wkWorktreePath(e, name)
+		e.Git(path, "checkout", "-q", "--detach")
+		e.Git(path, "commit", "-q", "--allow-empty", "-m", "work of "+name)
+		return path, strings.TrimSpace(e.Git(path, "rev-parse", "--short", "HEAD"))
+	}
+
+	wkSpawnProcess(t, e, "--name", "k", "--worktree", "--", "sleep", "300")
+	path, head := detachAndCommit("k")
+	why := "worktree has 1 commit(s) on no branch (HEAD detached at " + head + ")"
+	wkExpect(t, "kill --rm-worktree", e.Run("kill", "--rm-worktree", "k"), 0, "killed k\n",
+		"swarm: warning: cannot remove worktree for 'k': "+why+"\n")
+	wkExpect(t, "clean", e.Run("clean", "k"), 0,
+		"kept worktree of k with commits on no branch: "+path+"\n"+
+			"  keep its commits on a branch with: git -C "+wkShellQuote(path)+" branch NEW-BRANCH HEAD\n"+
+			"  remove it (losing that work) with: git -C "+wkShellQuote(e.Dir)+" worktree remove --force "+wkShellQuote(path)+"\n"+
+			"cleaned k\n",
+		"swarm: warning: cannot remove worktree for 'k': "+why+"\n")
+	if got := strings.TrimSpace(e.Git(path, "log", "-1", "--format=%s")); got != "work of k" {
+		t.Errorf("the commit on no branch is gone: HEAD is %q", got)
+	}
+
+	wkSpawnProcess(t, e, "--name", "r", "--worktree", "--", "sleep", "300")
+	path, head = detachAndCommit("r")
+	wkExpect(t, "respawn --clean-first", e.Run("respawn", "--clean-first", "r"), 1, "",
+		"swarm: error: cannot remove worktree for 'r': worktree has 1 commit(s) on no branch (HEAD detached at "+head+") (use --force-dirty to discard it)\n")
+	if !wkExists(path) {
+		t.Errorf("respawn --clean-first removed the worktree with a commit on no branch")
+	}
+	if r := e.Run("respawn", "--clean-first", "--force-dirty", "r"); r.Code != 0 || !strings.HasPrefix(r.Stdout, "respawned r (pid: ") {
+		t.Errorf("respawn --clean-first --force-dirty: %s", r)
+	}
+	e.MustRun("kill", "r")
+
+	// A rebase stopped at an "edit": nothing for git status, HEAD at a
+	// commit the branch holds, the rebase's state in the worktree.
+	wkSpawnProcess(t, e, "--name", "b", "--worktree", "--", "sleep", "300")
+	path = wkWorktreePath(e, "b")
+	e.Git(path, "commit", "-q", "--allow-empty", "-m", "b1")
+	rebase := exec.Command("git", "-c", "user.email=t@t", "-c", "user.name=t", "rebase", "-q", "-i", "HEAD~1")
+	rebase.Dir = path
+	rebase.Env = append(os.Environ(), "GIT_SEQUENCE_EDITOR=sed -i 1s/^pick/edit/")
+	if out, err := rebase.CombinedOutput(); err != nil {
+		t.Fatalf("rebase: %v\n%s", err, out)
+	}
+	wkExpect(t, "kill --rm-worktree during a rebase", e.Run("kill", "--rm-worktree", "b"), 0, "killed b\n",
+		"swarm: warning: cannot remove worktree for 'b': worktree has a rebase in progress\n")
+	wkExpect(t, "clean --force-dirty", e.Run("clean", "--force-dirty", "b"), 0, "cleaned b\n", "")
+	if wkExists(path) {
+		t.Errorf("clean --force-dirty kept %s", path)
+	}
 }

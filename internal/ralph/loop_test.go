@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/testenv"
+	"github.com/swarmtools/swarm/internal/tmux"
 )
 
 // loop is a ralph loop under test in its own env.
@@ -545,6 +546,48 @@ func TestReplaceLeavesOneMonitorAndKeepsDirtyWorktree(t *testing.T) {
 		t.Errorf("new loop: %v", l.state())
 	}
 	l.MustRun("kill", "rep")
+}
+
+// TestReplaceKeepsCommitsOnNoBranch (issue 16, item 7): ralph spawn
+// --replace of a loop whose worktree has a commit on no branch (a detached
+// HEAD, which git status does not show) keeps the worktree and the commit,
+// stops there with the reason and a hint (the new loop, on the worker's
+// branch, cannot run in it), and --force-dirty goes on.
+func TestReplaceKeepsCommitsOnNoBranch(t *testing.T) {
+	l := newLoop(t, "det")
+	l.InitRepo()
+	l.WriteFile("PROMPT.md", "work")
+	l.Git(l.Dir, "add", "PROMPT.md")
+	l.Git(l.Dir, "commit", "-qm", "prompt")
+	agent := l.agent("--script", "print busy;sleep 500ms;exit 0")
+	args := append([]string{"ralph", "spawn", "--name", "det", "--prompt-file", "PROMPT.md", "--restart-delay", "100ms", "--"}, agent...)
+	l.MustRun(args...)
+	l.Eventually("iteration 1", 10*time.Second, func() bool { return l.num("current_iteration") >= 1 })
+	first := l.monitorPID()
+	wt := filepath.Join(filepath.Dir(l.Dir), "work-worktrees", "det")
+	l.Git(wt, "checkout", "-q", "--detach")
+	l.Git(wt, "commit", "-q", "--allow-empty", "-m", "precious")
+	head := strings.TrimSpace(l.Git(wt, "rev-parse", "--short", "HEAD"))
+
+	replace := append([]string{"ralph", "spawn", "--name", "det", "--prompt-file", "PROMPT.md", "--replace", "--restart-delay", "100ms", "--"}, agent...)
+	r := l.Run(replace...)
+	want := "swarm: error: cannot remove worktree for 'det': worktree has 1 commit(s) on no branch (HEAD detached at " + head + ") (kept)\n" +
+		"hint: keep that work first (git -C " + tmux.ShellQuote(wt) + " branch NEW-BRANCH HEAD, or finish the rebase), or pass --force-dirty to discard it\n"
+	if r.Code != 1 || r.Stderr != want {
+		t.Fatalf("replace:\n%s\nwant exit 1 and stderr:\n%s", r, want)
+	}
+	if alive(first) {
+		t.Error("old monitor still alive after --replace")
+	}
+	if got := strings.TrimSpace(l.Git(wt, "log", "-1", "--format=%s")); got != "precious" {
+		t.Fatalf("--replace lost the commit on no branch: HEAD is %q", got)
+	}
+	r = l.Run(append(replace[:len(replace)-len(agent)-1], append([]string{"--force-dirty", "--"}, agent...)...)...)
+	if r.Code != 0 {
+		t.Fatalf("replace --force-dirty: %s", r)
+	}
+	l.Eventually("new loop running", 10*time.Second, func() bool { return l.num("current_iteration") >= 1 && l.monitorPID() != first })
+	l.MustRun("kill", "det")
 }
 
 // countMonitors counts live "swarm ralph run NAME" processes of bin.

@@ -186,6 +186,30 @@ func clearName(m *worker.Manager, rs *state.RalphStore, o SpawnOptions) error {
 	return nil
 }
 
+// removeOldWorktree removes the replaced worker's worktree. One that holds
+// uncommitted work is kept, with a warning, and the new loop runs in it.
+// One whose HEAD is on no branch (commits on no branch, a rebase under
+// way) cannot take the new loop, which runs on the worker's branch: the
+// replacement stops there (the old loop is stopped, its record kept)
+// unless forceDirty.
+func removeOldWorktree(m *worker.Manager, w *state.Worker, forceDirty bool) error {
+	err := worktree.Remove(worker.WorktreeOf(w), forceDirty)
+	var dirty *worktree.DirtyError
+	switch {
+	case err == nil:
+		return nil
+	case !errors.As(err, &dirty):
+		return fmt.Errorf("cannot remove worktree for '%s': %w", w.Name, err)
+	case dirty.Detached:
+		return hint.Errorf(fmt.Sprintf("keep that work first (git -C %s branch NEW-BRANCH HEAD, or finish the rebase), or pass --force-dirty to discard it", tmux.ShellQuote(w.Worktree.Path)),
+			"cannot remove worktree for '%s': %v (kept)", w.Name, err)
+	}
+	if m.Warn != nil {
+		m.Warn(fmt.Sprintf("cannot remove worktree for '%s': %v (kept; the new loop continues in it)", w.Name, err))
+	}
+	return nil
+}
+
 // waitFirstIteration returns once the monitor has started iteration 1 (or
 // the loop already ended), so that peek and attach work right after spawn.
 func waitFirstIteration(rs *state.RalphStore, timeout time.Duration) {
@@ -202,7 +226,8 @@ func waitFirstIteration(rs *state.RalphStore, timeout time.Duration) {
 // replace stops an existing loop of the same name and removes its worker,
 // state and (clean) worktree. The old monitor is waited for, so two
 // monitors never drive one worker. A worktree with uncommitted work is
-// kept, and the new loop runs in it, unless forceDirty.
+// kept, and the new loop runs in it, unless forceDirty (see
+// removeOldWorktree).
 func replace(m *worker.Manager, name string, forceDirty bool) error {
 	rs := m.Store.Ralph(name)
 	w, err := m.Get(name)
@@ -214,14 +239,8 @@ func replace(m *worker.Manager, name string, forceDirty bool) error {
 			return fmt.Errorf("the monitor of '%s' did not exit; try again, or kill it (pid in %s)", name, rs.StatePath())
 		}
 		if w.Worktree != nil {
-			if rerr := worktree.Remove(worker.WorktreeOf(w), forceDirty); rerr != nil {
-				var dirty *worktree.DirtyError
-				if !errors.As(rerr, &dirty) {
-					return fmt.Errorf("cannot remove worktree for '%s': %w", name, rerr)
-				}
-				if m.Warn != nil {
-					m.Warn(fmt.Sprintf("cannot remove worktree for '%s': %v (kept; the new loop continues in it)", name, rerr))
-				}
+			if err := removeOldWorktree(m, w, forceDirty); err != nil {
+				return err
 			}
 		}
 		if err := m.Remove(name); err != nil {

@@ -119,14 +119,21 @@ func PaneTarget(tc Poller, id string) (proc.Target, bool) {
 }
 
 // removeWorktree removes a worker's worktree, keeping it (with a warning)
-// when it holds uncommitted work and force is not set. It reports whether
-// the worktree is gone.
-func (m *Manager) removeWorktree(w *state.Worker, force bool) bool {
+// when it holds work and force is not set. It returns why it kept the
+// worktree (a *worktree.DirtyError: what work), nil once it is gone.
+func (m *Manager) removeWorktree(w *state.Worker, force bool) error {
 	if err := worktree.Remove(WorktreeOf(w), force); err != nil {
 		m.warn(fmt.Sprintf("cannot remove worktree for '%s': %v", w.Name, err))
-		return false
+		return err
 	}
-	return true
+	return nil
+}
+
+// KeptWorktree is a worktree clean kept, and why (a *worktree.DirtyError
+// when it holds work).
+type KeptWorktree struct {
+	*state.WorktreeInfo
+	Why error
 }
 
 // WorktreeOf is the worker's worktree as the worktree package sees it.
@@ -184,9 +191,9 @@ type CleanOptions struct {
 }
 
 // Clean removes a stopped worker's record, logs and (clean) worktree.
-// A dirty worktree is kept and returned. A worker whose ralph loop has
+// A worktree holding work is kept and returned. A worker whose ralph loop has
 // started and not ended is refused like a running one.
-func (m *Manager) Clean(name string, o CleanOptions) (kept *state.WorktreeInfo, err error) {
+func (m *Manager) Clean(name string, o CleanOptions) (kept *KeptWorktree, err error) {
 	if _, err := m.settled(name); err != nil {
 		return nil, err
 	}
@@ -216,8 +223,8 @@ func (m *Manager) Clean(name string, o CleanOptions) (kept *state.WorktreeInfo, 
 		return nil, err
 	}
 	if o.RmWorktree && l.Worktree != nil {
-		if !m.removeWorktree(&l.Worker, o.ForceDirty) {
-			kept = l.Worktree
+		if why := m.removeWorktree(&l.Worker, o.ForceDirty); why != nil {
+			kept = &KeptWorktree{WorktreeInfo: l.Worktree, Why: why}
 		}
 	}
 	os.Remove(m.stdoutLog(name))
@@ -264,12 +271,12 @@ func cleanHint(name string) string {
 }
 
 // CleanAll cleans every stopped worker; running ones are left alone.
-func (m *Manager) CleanAll(o CleanOptions) (cleaned []string, kept map[string]*state.WorktreeInfo, err error) {
+func (m *Manager) CleanAll(o CleanOptions) (cleaned []string, kept map[string]*KeptWorktree, err error) {
 	live, err := m.List()
 	if err != nil {
 		return nil, nil, err
 	}
-	kept = map[string]*state.WorktreeInfo{}
+	kept = map[string]*KeptWorktree{}
 	for _, l := range live {
 		if l.Running() || (m.Hooks != nil && m.Hooks.LoopHolds(l.Name) != "") {
 			continue

@@ -38,7 +38,7 @@ var safeConfig = []string{
 // file's content, so never run a filter driver (see repoFilters).
 var filterFree = map[string]bool{
 	"rev-parse": true, "rev-list": true, "config": true, "check-ref-format": true,
-	"branch": true, "update-ref": true, "worktree list": true, "worktree prune": true,
+	"branch": true, "update-ref": true, "symbolic-ref": true, "worktree list": true, "worktree prune": true,
 }
 
 // emptyEnv holds the empty value --config-env sets a filter's settings to.

@@ -83,7 +83,8 @@ type CreateOptions struct {
 // ErrNotRepo is returned when a directory is not inside a git work tree.
 var ErrNotRepo = errors.New("not in a git repository")
 
-// DirtyError reports uncommitted changes that block a removal.
+// DirtyError reports work in a worktree that removing it would lose, which
+// blocks a removal.
 type DirtyError struct {
 	Path    string
 	Changes int
@@ -92,13 +93,32 @@ type DirtyError struct {
 	// names one.
 	Ignored      int
 	FirstIgnored string
+	// Detached is set when the worktree's HEAD is on no branch. Unsaved
+	// then counts the commits reachable from it and from no branch, tag
+	// or remote-tracking branch, which git status does not show and no
+	// ref keeps once the worktree is gone; Head is that HEAD (short).
+	Detached bool
+	Unsaved  int
+	Head     string
+	// Rebase is set while a rebase (or git am) is under way in it.
+	Rebase bool
 }
 
 func (e *DirtyError) Error() string {
-	if e.Changes == 0 && e.Ignored > 0 {
+	var parts []string
+	if e.Changes > 0 {
+		parts = append(parts, fmt.Sprintf("%d uncommitted change(s)", e.Changes))
+	}
+	if e.Unsaved > 0 {
+		parts = append(parts, fmt.Sprintf("%d commit(s) on no branch (HEAD detached at %s)", e.Unsaved, e.Head))
+	}
+	if e.Rebase {
+		parts = append(parts, "a rebase in progress")
+	}
+	if len(parts) == 0 && e.Ignored > 0 {
 		return fmt.Sprintf("worktree has %d git-ignored file(s) that removing it would delete (e.g. %s)", e.Ignored, e.FirstIgnored)
 	}
-	return fmt.Sprintf("worktree has %d uncommitted change(s)", e.Changes)
+	return "worktree has " + strings.Join(parts, ", ")
 }
 
 // status runs git status --porcelain --ignored once in a worktree and
@@ -355,9 +375,10 @@ func Changes(path string) (int, error) {
 }
 
 // Remove deletes the worktree, running git against its base repository so
-// it works from any directory. Uncommitted work blocks removal with a
-// *DirtyError unless force is set. The branch is kept. A worktree whose
-// directory is already gone is pruned.
+// it works from any directory. Work it holds (uncommitted changes,
+// git-ignored files, commits on no branch, a rebase under way) blocks
+// removal with a *DirtyError unless force is set. The branch is kept. A
+// worktree whose directory is already gone is pruned.
 func Remove(info Info, force bool) error {
 	unlock, lockErr := lockRepo(info.BaseRepo)
 	if _, err := os.Stat(info.Path); errors.Is(err, os.ErrNotExist) {
@@ -373,16 +394,8 @@ func Remove(info Info, force bool) error {
 	}
 	defer unlock()
 	if !force {
-		n, ign, err := status(info.Path)
-		if err != nil {
-			return fmt.Errorf("cannot check %s for uncommitted changes: %w", info.Path, err)
-		}
-		if n > 0 || len(ign) > 0 {
-			d := &DirtyError{Path: info.Path, Changes: n, Ignored: len(ign)}
-			if len(ign) > 0 {
-				d.FirstIgnored = ign[0]
-			}
-			return d
+		if err := checkClean(info.Path); err != nil {
+			return err
 		}
 	}
 	args := []string{"worktree", "remove", info.Path}

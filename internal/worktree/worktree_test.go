@@ -222,3 +222,72 @@ func TestUndoDeletesOnlyItsUnmovedBranch(t *testing.T) {
 		t.Errorf("Undo of an unmoved new branch = %v, branch left: %v", err, branchExists(repo, "w3"))
 	}
 }
+
+// Commits on a detached HEAD that no branch holds, and a rebase under way,
+// are work git status does not show: they block a removal like
+// uncommitted changes (issue 16, item 7).
+func TestRemoveKeepsCommitsOnNoBranch(t *testing.T) {
+	commit := func(dir, msg string) {
+		run(t, dir, "git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", msg)
+	}
+	repo := newRepo(t)
+
+	// Detached at a commit a branch holds: nothing to lose.
+	info, err := Create(repo, DefaultPath(repo, "w0"), "w0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, info.Path, "git", "checkout", "-q", "--detach")
+	if err := Remove(info, false); err != nil {
+		t.Errorf("Remove of a detached worktree with nothing of its own = %v", err)
+	}
+
+	// Two commits on a detached HEAD.
+	info, err = Create(repo, DefaultPath(repo, "w1"), "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, info.Path, "git", "checkout", "-q", "--detach")
+	commit(info.Path, "one")
+	commit(info.Path, "two")
+	head := strings.TrimSpace(run(t, info.Path, "git", "rev-parse", "--short", "HEAD"))
+	var dirty *DirtyError
+	err = Remove(info, false)
+	if !errors.As(err, &dirty) || dirty.Unsaved != 2 || !dirty.Detached || dirty.Holds() != "commits on no branch" ||
+		err.Error() != "worktree has 2 commit(s) on no branch (HEAD detached at "+head+")" {
+		t.Fatalf("Remove with commits on no branch = %v (%+v)", err, dirty)
+	}
+	// With a change besides, both are named.
+	os.WriteFile(filepath.Join(info.Path, "work.txt"), []byte("x"), 0o644)
+	if err := Remove(info, false); err == nil || err.Error() != "worktree has 1 uncommitted change(s), 2 commit(s) on no branch (HEAD detached at "+head+")" {
+		t.Errorf("Remove with both = %v", err)
+	}
+	os.Remove(filepath.Join(info.Path, "work.txt"))
+	// A tag saves them.
+	run(t, info.Path, "git", "tag", "saved")
+	if err := Remove(info, false); err != nil {
+		t.Errorf("Remove once a tag holds the commits = %v", err)
+	}
+
+	// A rebase stopped at an "edit": HEAD detached at a commit the
+	// branch holds, nothing for git status, the rebase's state in the
+	// worktree's git directory.
+	info, err = Create(repo, DefaultPath(repo, "w2"), "w2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(info.Path, "three")
+	cmd := exec.Command("git", "-c", "user.email=t@t", "-c", "user.name=t", "rebase", "-q", "-i", "HEAD~1")
+	cmd.Dir = info.Path
+	cmd.Env = append(os.Environ(), "GIT_SEQUENCE_EDITOR=sed -i 1s/^pick/edit/")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("rebase: %v\n%s", err, out)
+	}
+	err = Remove(info, false)
+	if !errors.As(err, &dirty) || !dirty.Rebase || dirty.Unsaved != 0 || err.Error() != "worktree has a rebase in progress" {
+		t.Fatalf("Remove during a rebase = %v (%+v)", err, dirty)
+	}
+	if err := Remove(info, true); err != nil {
+		t.Errorf("forced removal: %v", err)
+	}
+}
