@@ -63,27 +63,81 @@ docker network inspect "$network" >/dev/null 2>&1 ||
     die "network '$network' does not exist; run: sudo $kit_dir/setup-sandbox-network.sh"
 
 mounts=()
+ro() { mounts+=(-v "$1:$1:ro"); }
+rw() { mounts+=(-v "$1:$1"); }
 # The project is mounted at its own path, so the absolute paths in a git
 # worktree's .git file (and in the agent's per-project history) still work.
-mounts+=(-v "$work_dir:$work_dir")
-# A git worktree keeps its metadata in the main repository's .git directory,
-# outside the worktree: mount that too, or git fails inside the container.
-if common="$(git -C "$work_dir" rev-parse --git-common-dir 2>/dev/null)"; then
+rw "$work_dir"
+
+# git on the host (swarm's, yours) reads the repository's git metadata: its
+# config can name programs (core.fsmonitor, hooks, filter drivers) and its
+# pointers (a worktree's .git file, commondir) can name another git
+# directory. So the agent gets write access only to what a commit needs:
+# objects, refs and reflogs, and its worktree's own HEAD, index and rebase
+# state; everything else it sees read-only.
+hostgit() { git -c core.fsmonitor= -c core.hooksPath=/dev/null -C "$work_dir" "$@"; }
+
+# config.worktree is read when extensions.worktreeConfig is on: one is made
+# (empty) if missing, so that the agent cannot make it.
+worktree_config() {
+    local f="$1/config.worktree"
+    if [[ -e "$f" || "$(hostgit config --bool extensions.worktreeConfig 2>/dev/null)" == true ]]; then
+        [[ -e "$f" ]] || : >"$f"
+        ro "$f"
+    fi
+}
+
+if top="$(hostgit rev-parse --show-toplevel 2>/dev/null)" &&
+    gitdir="$(hostgit rev-parse --absolute-git-dir 2>/dev/null)" &&
+    common="$(hostgit rev-parse --git-common-dir 2>/dev/null)"; then
     common="$(cd "$work_dir" && cd "$common" && pwd -P)"
-    case "$common/" in
-        "$work_dir"/*) ;;
-        *) mounts+=(-v "$common:$common") ;;
-    esac
+    gitdir="$(cd "$gitdir" && pwd -P)"
+    if [[ "$gitdir" != "$common" ]]; then
+        # A linked worktree (swarm's --worktree): its metadata lives in
+        # the main repository's .git, outside the project.
+        ro "$common"
+        mkdir -p "$common/logs" # a commit writes the branch's reflog there
+        for d in objects refs logs; do rw "$common/$d"; done
+        rw "$gitdir"
+        for f in commondir gitdir; do
+            if [[ -e "$gitdir/$f" ]]; then ro "$gitdir/$f"; fi
+        done
+        worktree_config "$gitdir"
+        ro "$top/.git"
+    else
+        # The main checkout: a commit writes HEAD and the index at the
+        # top of .git, so .git stays writable (and is a mount point, which
+        # cannot be renamed or replaced); what git runs or follows is
+        # read-only. The directories are made first so that the agent
+        # cannot make them.
+        rw "$common"
+        for d in hooks info worktrees modules; do
+            mkdir -p "$common/$d"
+            ro "$common/$d"
+        done
+        ro "$common/config"
+        worktree_config "$common"
+    fi
 fi
-# Agent settings (read-only) and session history, only when they exist:
-# docker would otherwise create them on the host as root-owned directories.
+
+# Agent settings (read-only) and this project's session history, only when
+# they exist: docker would otherwise create them on the host as root-owned
+# directories. Other projects' histories stay out of the container.
 container_home=/home/agent
 settings="$HOME/.claude/settings.json"
 if [[ -e "$settings" ]]; then
     mounts+=(-v "$(readlink -f "$settings"):$container_home/.claude/settings.json:ro")
 fi
+# Claude Code keeps a project's history in ~/.claude/projects/<its path
+# with every character but A-Z, a-z and 0-9 turned into "-">.
+project_slug() {
+    local LC_ALL=C
+    printf '%s' "${1//[^A-Za-z0-9]/-}"
+}
 if [[ -d "$HOME/.claude/projects" ]]; then
-    mounts+=(-v "$HOME/.claude/projects:$container_home/.claude/projects")
+    history="$HOME/.claude/projects/$(project_slug "$work_dir")"
+    (umask 077 && mkdir -p "$history")
+    mounts+=(-v "$history:$container_home/.claude/projects/$(basename "$history")")
 fi
 
 # Git over HTTPS with a token; no SSH keys enter the container.
@@ -107,11 +161,24 @@ fi
 # Secrets go to docker by name (-e NAME), never as NAME=value on its command
 # line, where any user could read them in the process list. Empty ones are
 # left out: an empty API key is not the same as none.
-env_args=(-e DISABLE_AUTOUPDATER=1)
+# git in a worktree cannot write the repository's top-level files (gc.pid,
+# packed-refs): no automatic gc or maintenance in the container.
+env_args=(-e DISABLE_AUTOUPDATER=1
+    -e GIT_CONFIG_COUNT=2 -e GIT_CONFIG_KEY_0=gc.auto -e GIT_CONFIG_VALUE_0=0
+    -e GIT_CONFIG_KEY_1=maintenance.auto -e GIT_CONFIG_VALUE_1=false)
 for name in GH_TOKEN ANTHROPIC_API_KEY CLAUDE_CODE_OAUTH_TOKEN; do
     if [[ -n "${!name:-}" ]]; then
         export "${name?}"
         env_args+=(-e "$name")
+    fi
+done
+
+# The repository's git config is read-only in the container: commits there
+# carry your identity from the host's git config.
+for key in name email; do
+    if value="$(hostgit config "user.$key" 2>/dev/null)" && [[ -n "$value" ]]; then
+        upper="$(tr '[:lower:]' '[:upper:]' <<<"$key")"
+        env_args+=(-e "GIT_AUTHOR_$upper=$value" -e "GIT_COMMITTER_$upper=$value")
     fi
 done
 
