@@ -23,8 +23,9 @@ func newCmdKill(f *factory, runF func(*killOptions) error) *cobra.Command {
 		Short: "Stop a worker (and its ralph loop, for good)",
 		Long: `Stop a worker: SIGTERM to its whole process group, SIGKILL after 5 s, then its
 tmux window is removed. A ralph loop on the worker stops for good. The record
-stays (stopped) until swarm clean. A worktree with uncommitted changes is kept
-unless --force-dirty.`,
+stays (stopped) until swarm clean. With --rm-worktree, a worktree that holds
+work (uncommitted changes, git-ignored files, commits on no branch, a rebase
+in progress) is kept unless --force-dirty.`,
 		Example: `  swarm kill fixer
   swarm kill fixer --rm-worktree
   swarm kill --all`,
