@@ -3,6 +3,7 @@ package worktree
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -147,4 +148,25 @@ func TestGitKeepsUserFiltersAndTrustOptIn(t *testing.T) {
 	if got := ranPrograms(marker); !strings.Contains(got, "hook-post-checkout") {
 		t.Errorf("with %s=1 the repository's post-checkout hook did not run (ran: %q)", TrustRepoEnv, got)
 	}
+}
+
+// TestOnlyGitGoRunsGit keeps every git command swarm runs going through
+// runGit (and so through safeArgs): no other non-test source starts git.
+func TestOnlyGitGoRunsGit(t *testing.T) {
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	starts := regexp.MustCompile(`exec\.Command(Context)?\(\s*(ctx,\s*)?"git"`)
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		if rel == filepath.Join("internal", "worktree", "git.go") || strings.HasPrefix(rel, filepath.Join("internal", "testenv")+"/") {
+			return nil
+		}
+		data, _ := os.ReadFile(path)
+		if starts.Match(data) {
+			t.Errorf("%s starts git itself: run it through internal/worktree (git.go)", rel)
+		}
+		return nil
+	})
 }
