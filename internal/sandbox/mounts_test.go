@@ -166,6 +166,26 @@ func TestSandboxMountsOfAMainCheckout(t *testing.T) {
 	}
 	mounts, _ := kitRun(t, repo, home)
 	checkMounts(t, mounts, want)
+
+	// A checkout whose .git is a file naming its git directory elsewhere
+	// (git init --separate-git-dir): that file is read-only too.
+	base := filepath.Dir(repo)
+	sep, sepGit := filepath.Join(base, "sep"), filepath.Join(base, "sep.git")
+	os.Mkdir(sep, 0o755)
+	gitIn(t, sep, "init", "-q", "--separate-git-dir", sepGit)
+	mounts, _ = kitRun(t, sep, home)
+	want = []mount{
+		{sep, sep, false},
+		{sepGit, sepGit, false},
+		{sepGit + "/config", sepGit + "/config", true},
+		{sep + "/.git", sep + "/.git", true},
+		{filepath.Join(home, ".claude", "settings.json"), "/home/agent/.claude/settings.json", true},
+		{filepath.Join(home, ".claude", "projects", slug(sep)), "/home/agent/.claude/projects/" + slug(sep), false},
+	}
+	for _, d := range []string{"hooks", "info", "worktrees", "modules"} {
+		want = append(want, mount{sepGit + "/" + d, sepGit + "/" + d, true})
+	}
+	checkMounts(t, mounts, want)
 }
 
 // TestSandboxMountsHoldInANamespace replays sandbox.sh's mounts with bind

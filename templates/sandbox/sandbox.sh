@@ -117,6 +117,8 @@ if top="$(hostgit rev-parse --show-toplevel 2>/dev/null)" &&
         done
         ro "$common/config"
         worktree_config "$common"
+        # A .git file (git init --separate-git-dir) names the git directory.
+        if [[ -f "$top/.git" ]]; then ro "$top/.git"; fi
     fi
 fi
 
