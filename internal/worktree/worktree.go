@@ -230,7 +230,7 @@ func Create(repoRoot, path, branch string, o ...CreateOptions) (Info, error) {
 func (i *Info) addWithNewBranch(before func(commit string) error) error {
 	head, err := git(i.BaseRepo, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
-		return err
+		return fmt.Errorf("%s has no commit at HEAD to start branch %s from (commit something first)", i.BaseRepo, i.Branch)
 	}
 	i.BranchCommit = strings.TrimSpace(head)
 	if before != nil {

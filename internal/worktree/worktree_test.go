@@ -291,3 +291,19 @@ func TestRemoveKeepsCommitsOnNoBranch(t *testing.T) {
 		t.Errorf("forced removal: %v", err)
 	}
 }
+
+// A repository without a commit has nothing to branch from: Create says
+// so, and makes nothing.
+func TestCreateInAnEmptyRepository(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(base, "empty")
+	os.Mkdir(repo, 0o755)
+	run(t, repo, "git", "init", "-q", "-b", "main")
+	_, err := Create(repo, DefaultPath(repo, "w1"), "w1")
+	if err == nil || !strings.Contains(err.Error(), "has no commit at HEAD to start branch w1 from") {
+		t.Fatalf("Create in an empty repository = %v", err)
+	}
+	if _, err := os.Stat(DefaultPath(repo, "w1")); err == nil || branchExists(repo, "w1") {
+		t.Error("Create made something")
+	}
+}
