@@ -351,3 +351,64 @@ func TestWorkerAttach(t *testing.T) {
 
 	wkExpect(t, "attach unknown", e.Run("attach", "nope"), 1, "", "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n")
 }
+
+// TestSendIntoCopyModePane: a pane left in copy mode (scrolled back in
+// attach, the mouse wheel) still gets what swarm sends: a multi-line text
+// as one message, keys such as Ctrl-C acting on the agent. In copy mode
+// tmux gives keys to the mode and pastes unbracketed, so without leaving
+// it a three-line text arrived as three submissions.
+func TestSendIntoCopyModePane(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		modeKeys string // the user's mode-keys: vi's Escape does not leave copy mode
+		send     []string
+	}{
+		{"send, vi mode keys", "vi", []string{"send", "w", "l1\nl2\nl3"}},
+		{"send --raw", "emacs", []string{"send", "w", "--raw", "l1\nl2\nl3"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := testenv.New(t)
+			rec := filepath.Join(t.TempDir(), "rec.jsonl")
+			wkSpawnTTYAgent(t, e, "w", "--record", rec, "--script", "wait;quiet")
+			wkEnterCopyMode(t, e, "w", c.modeKeys)
+			wkExpect(t, "send", e.Run(c.send...), 0, "sent to w\n", "")
+			recs := wkWaitRecords(t, rec, 1)
+			if recs[0].Message != "l1\nl2\nl3" {
+				t.Errorf("message = %q, want the three lines as one message", recs[0].Message)
+			}
+			// A second message proves no stray line went as one.
+			wkEnterCopyMode(t, e, "w", c.modeKeys)
+			wkExpect(t, "send again", e.Run("send", "w", "--raw", "end"), 0, "sent to w\n", "")
+			recs = wkWaitRecords(t, rec, 2)
+			if len(recs) != 2 || recs[1].Message != "end" {
+				t.Errorf("records %+v, want the three lines then end", recs)
+			}
+		})
+	}
+	t.Run("interrupt", func(t *testing.T) {
+		t.Parallel()
+		e := testenv.New(t)
+		rc := filepath.Join(t.TempDir(), "rc")
+		args := append([]string{"spawn", "--name", "i", "--tmux", "--ready-wait", "--ready-timeout", "15", "--"}, wkRCWrapper(e.Agent, rc)...)
+		wkExpect(t, "spawn i", e.Run(args...), 0, wkSpawnedTmux(e, "i"), "")
+		wkEnterCopyMode(t, e, "i", "emacs")
+		wkExpect(t, "interrupt i", e.Run("interrupt", "i"), 0, "interrupted i\n", "")
+		wkWaitFile(t, rc, "130\n")
+	})
+}
+
+// wkEnterCopyMode sets the server's mode-keys and puts the worker's pane
+// in copy mode, as a user scrolling back would.
+func wkEnterCopyMode(t *testing.T, e *testenv.Env, name, modeKeys string) {
+	t.Helper()
+	id := e.WindowID(name)
+	if out, err := e.Tmux("set-option", "-g", "mode-keys", modeKeys, ";", "copy-mode", "-t", id); err != nil {
+		t.Fatalf("copy-mode: %v: %s", err, out)
+	}
+	if out, _ := e.Tmux("display-message", "-p", "-t", id, "#{pane_in_mode}"); strings.TrimSpace(out) != "1" {
+		t.Fatalf("pane not in copy mode: %q", out)
+	}
+}

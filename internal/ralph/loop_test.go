@@ -633,3 +633,31 @@ func (l *loop) dump() {
 	mon, _ := os.ReadFile(filepath.Join(l.Home, "ralph", l.name, "monitor.log"))
 	l.T.Logf("state: %v\nlog:\n%s\nmonitor.log:\n%s", l.state(), l.RalphLog(l.name), mon)
 }
+
+// TestPromptDeliveredWholeIntoCopyModePane: a user who scrolled back in
+// the loop's window (copy mode) while the agent was starting does not
+// break the delivery: the three-line prompt still arrives as one message.
+// In copy mode tmux pasted unbracketed, and the agent took the first line
+// alone as the whole prompt.
+func TestPromptDeliveredWholeIntoCopyModePane(t *testing.T) {
+	l := newLoop(t, "cm")
+	l.WriteFile("PROMPT.md", "first line\nsecond line\nthird line")
+	waiting, goFile := filepath.Join(l.Dir, "..", "waiting"), filepath.Join(l.Dir, "..", "go")
+	// The agent starts only once the pane is in copy mode.
+	gate := `touch "$0"; while [ ! -e "$1" ]; do sleep 0.05; done; shift; exec "$@"`
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "1"},
+		append([]string{"sh", "-c", gate, waiting, goFile}, l.agent("--script", "exit 0")...)...)
+	l.Eventually("the agent's gate", 15*time.Second, func() bool { _, err := os.Stat(waiting); return err == nil })
+	id := l.WindowID(l.name)
+	if out, err := l.Tmux("copy-mode", "-t", id); err != nil {
+		t.Fatalf("copy-mode: %v: %s", err, out)
+	}
+	if out, _ := l.Tmux("display-message", "-p", "-t", id, "#{pane_in_mode}"); strings.TrimSpace(out) != "1" {
+		t.Fatalf("pane not in copy mode: %q", out)
+	}
+	os.WriteFile(goFile, nil, 0o644)
+	l.waitEnded(30 * time.Second)
+	if msgs := l.messages(); len(msgs) != 1 || msgs[0] != "first line\nsecond line\nthird line" {
+		t.Fatalf("messages %q, want the three-line prompt as one\n%s", msgs, l.RalphLog(l.name))
+	}
+}

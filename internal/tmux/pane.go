@@ -72,9 +72,21 @@ func (c *Client) Poll(target string) (PaneStatus, string, error) {
 	return s, screen, nil
 }
 
-// SendKeys sends tmux key names (Enter, Escape, C-u, C-c ...) to target.
+// leaveModes takes the pane out of copy mode (or any other mode: a
+// user scrolled back in attach, or turned the mouse wheel) and does
+// nothing when it is in none. In a mode, keys go to the mode (Enter copies
+// a selection, C-c leaves the mode) instead of the program, and a paste
+// is unbracketed: tmux looks at the mode's screen, which never asked for
+// bracketed paste, so the program sees a multi-line text as lines typed
+// one by one. Every delivery chains this first, in the same tmux process.
+func leaveModes(target string) []string {
+	return []string{"copy-mode", "-q", "-t", target}
+}
+
+// SendKeys sends tmux key names (Enter, Escape, C-u, C-c ...) to target,
+// out of any mode first (leaveModes).
 func (c *Client) SendKeys(target string, keys ...string) error {
-	_, err := c.Run(nil, append([]string{"send-keys", "-t", target}, keys...)...)
+	_, err := c.RunChain(nil, leaveModes(target), append([]string{"send-keys", "-t", target}, keys...))
 	return err
 }
 
@@ -92,7 +104,7 @@ const pasteOnly = "\n\t"
 
 // TypeText types text literally (send-keys -l --, so text starting with "-"
 // or looking like a key name is typed as written), optionally followed by
-// Enter in the same invocation. The text is sanitised first
+// Enter in the same invocation, out of any mode first (leaveModes). The text is sanitised first
 // (SanitizePaste), so no control character in it acts as a key. Text with
 // a newline or a tab, or long text, is delivered as one bracketed paste
 // instead, so the program receives it as one message.
@@ -108,14 +120,14 @@ func (c *Client) TypeText(target, text string, enter bool) error {
 		}
 		return nil
 	}
-	var cmds [][]string
+	cmds := [][]string{leaveModes(target)}
 	if text != "" {
 		cmds = append(cmds, []string{"send-keys", "-t", target, "-l", "--", text})
 	}
 	if enter {
 		cmds = append(cmds, []string{"send-keys", "-t", target, "Enter"})
 	}
-	if len(cmds) == 0 {
+	if len(cmds) == 1 {
 		return nil
 	}
 	_, err := c.RunChain(nil, cmds...)
@@ -124,7 +136,8 @@ func (c *Client) TypeText(target, text string, enter bool) error {
 
 // Paste loads text into a uniquely named buffer and pastes it as a bracketed
 // paste (the program sees one paste, not lines typed one by one), deleting
-// the buffer afterwards. One tmux process. The text is sanitised first
+// the buffer afterwards, out of any mode first (leaveModes). One tmux
+// process. The text is sanitised first
 // (SanitizePaste), so it cannot end the paste early; nothing is pasted
 // when nothing is left.
 func (c *Client) Paste(target, text string) error {
@@ -134,6 +147,7 @@ func (c *Client) Paste(target, text string) error {
 	}
 	buf := "swarm-" + uuid.NewString()
 	_, err := c.RunChain(strings.NewReader(text),
+		leaveModes(target),
 		[]string{"load-buffer", "-b", buf, "-"},
 		[]string{"paste-buffer", "-p", "-d", "-b", buf, "-t", target},
 	)
