@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/termtext"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -130,7 +131,10 @@ func printWorkerTable(w io.Writer, shown []worker.Live) error {
 		if code, ok := exitOf(l); ok {
 			status = fmt.Sprintf("%s(%d)", l.Status, code)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, status, where, age(l.Started), wt, tags)
+		// Tags and paths are the user's, the rest the state file's: no
+		// cell may hold a control character (a newline forges a row).
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, termtext.Line(status), termtext.Line(where),
+			age(l.Started), termtext.Line(wt), termtext.Line(tags))
 	}
 	return flush()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/termtext"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -294,10 +295,10 @@ func runRalphWait(opts *ralphWaitOptions) error {
 		fmt.Fprintf(opts.IO.Out, "%s: still running (timeout)\n", opts.Name)
 		return exitCode(exitTimeout)
 	}
-	fmt.Fprintf(opts.IO.Out, "%s: %s\n", opts.Name, endSummary(res.State))
+	fmt.Fprintf(opts.IO.Out, "%s: %s\n", opts.Name, termtext.Line(endSummary(res.State)))
 	if res.State.ExitHint != "" {
 		// The fix for a loop a human must unblock (docs/completion.md).
-		fmt.Fprintf(opts.IO.Err, "hint: %s\n", res.State.ExitHint)
+		fmt.Fprintf(opts.IO.Err, "hint: %s\n", termtext.Line(string(res.State.ExitHint)))
 	}
 	if res.Code != exitOK {
 		return exitCode(res.Code)
@@ -306,7 +307,8 @@ func runRalphWait(opts *ralphWaitOptions) error {
 }
 
 // endSummary says how a loop ended: "complete after 2 iterations",
-// "blocked after 3 iterations: reason".
+// "blocked after 3 iterations: reason" (the agent's words: print it
+// through termtext.Line).
 func endSummary(st *state.Ralph) string {
 	s := fmt.Sprintf("%s after %d iterations", st.ExitReason, st.CurrentIteration)
 	if st.ExitReason == "" {

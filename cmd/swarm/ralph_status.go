@@ -94,9 +94,11 @@ func flatten(info *ralph.Info) map[string]any {
 }
 
 // printStatus prints ralph status's text: swarm.py's lines first, in its
-// order and wording, then the lines swarm adds.
+// order and wording, then the lines swarm adds. Many lines quote the
+// agent (its BLOCKED reason, its last output, a check's output) or the
+// state file, so each is made one line of printable text (termtext.Line).
 func printStatus(w io.Writer, info *ralph.Info) {
-	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	p := func(format string, args ...any) { fmt.Fprintln(w, termtext.Line(fmt.Sprintf(format, args...))) }
 	printSwarmPyStatus(p, info)
 	printMore(p, info)
 }
@@ -311,7 +313,7 @@ func printLoopTable(w io.Writer, shown []*ralph.Info) error {
 			change = seconds(i.QuietFor) + " ago"
 		}
 		if st.ExitReason != "" {
-			reason = string(st.ExitReason)
+			reason = termtext.Line(string(st.ExitReason))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\n", st.WorkerName, i.ListStatus(), i.WorkerStatus,
 			st.CurrentIteration, st.MaxIterations, st.ConsecutiveFailures, st.TotalFailures,

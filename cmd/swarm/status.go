@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/termtext"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -56,7 +57,7 @@ func runStatus(opts *statusOptions) error {
 	if code, ok := exitOf(*l); ok {
 		parts = append(parts, fmt.Sprintf("exit %d", code))
 	}
-	fmt.Fprintf(opts.IO.Out, "%s: %s (%s)\n", opts.Name, l.Status, strings.Join(parts, ", "))
+	fmt.Fprintf(opts.IO.Out, "%s: %s\n", opts.Name, termtext.Line(fmt.Sprintf("%s (%s)", l.Status, strings.Join(parts, ", "))))
 	if !l.Running() {
 		return exitCode(exitFail)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/acarl005/stripansi"
+	"github.com/swarmtools/swarm/internal/ready"
 )
 
 // FuzzJudge: a screen is whatever an agent (or a program under it) printed,
@@ -30,7 +30,7 @@ func FuzzJudge(f *testing.F) {
 			if v.Turns < 0 {
 				t.Fatalf("%s: negative turn count %d", name, v.Turns)
 			}
-			if v.Line != "" && utf8.ValidString(screen) && !strings.Contains(stripansi.Strip(screen), firstLine(v.Line)) {
+			if v.Line != "" && utf8.ValidString(screen) && !strings.Contains(ready.StripANSI(screen), firstLine(v.Line)) {
 				t.Fatalf("%s: deciding line %q is not on the screen", name, v.Line)
 			}
 			p.Ready(screen)

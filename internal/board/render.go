@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/termtext"
 )
 
 // Columns are the board's column headers, in order.
@@ -20,7 +21,11 @@ const columnGap = 2
 // none fills a cell without a value.
 const none = "-"
 
-// Cells returns the row's column texts, in the order of Columns.
+// Cells returns the row's column texts, in the order of Columns. Tags
+// are the user's and reasons and statuses come from state files, so every
+// cell is made one line of printable text (termtext.Line): an escape
+// sequence in one must not clear or redraw the board, nor a newline forge
+// a row.
 func (r Row) Cells() []string {
 	iter, fails := none, none
 	if r.IsLoop() {
@@ -31,9 +36,13 @@ func (r Row) Cells() []string {
 	if len(r.Tags) > 0 {
 		tags = strings.Join(r.Tags, ",")
 	}
-	return []string{r.Name, r.Kind, orNone(r.Status), iter,
+	cells := []string{r.Name, r.Kind, orNone(r.Status), iter,
 		dur(r.Elapsed, r.HasElapsed), dur(r.ETA, r.HasETA), dur(r.Quiet, r.HasQuiet),
 		orNone(r.Monitor), fails, orNone(r.Reason), tags}
+	for i, c := range cells {
+		cells[i] = termtext.Line(c)
+	}
+	return cells
 }
 
 func orNone(s string) string {

@@ -182,7 +182,8 @@ func addLoop(r *Row, in *ralph.Info) {
 
 // detail is the line under an ended loop's row that says what the agent
 // asks: "blocked: REASON", "question: QUESTION" (ralph status's words).
-// The agent wrote the text, so it is made plain and one line.
+// The agent wrote the text, so it is made one line of printable text
+// (termtext.Line, as every cell is), its runs of spaces squeezed.
 func detail(st *state.Ralph) string {
 	if st.Active() || st.ExitDetail == "" {
 		return ""
@@ -196,8 +197,7 @@ func detail(st *state.Ralph) string {
 	default:
 		return ""
 	}
-	text := string(termtext.Plain([]byte(st.ExitDetail)))
-	return label + strings.Join(strings.Fields(text), " ")
+	return label + strings.Join(strings.Fields(termtext.Line(string(st.ExitDetail))), " ")
 }
 
 // asks reports whether a loop ended asking a human: BLOCKED or DECIDE.

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/termtext"
 )
 
 // Screen lines around the rows: the title and the column header above,
@@ -142,6 +143,7 @@ func (m *Model) listView() []string {
 	n := m.listLines()
 	for i := m.offset; i < len(m.shown) && len(lines) < linesAbove+n; i++ {
 		lines = append(lines, m.rowLine(i, m.table[i+1]))
+		// Detail is made printable where it is built (detail).
 		if d := m.shown[i].Detail; d != "" && len(lines) < linesAbove+n {
 			lines = append(lines, m.styles.byGroup[m.shown[i].Group].Render(m.clip(detailIndent+d)))
 		}
@@ -233,7 +235,7 @@ func (m *Model) detailView() []string {
 	var body []string
 	switch {
 	case m.detErr != nil:
-		body = []string{m.styles.errText.Render(m.clip("error: " + m.detErr.Error()))}
+		body = []string{m.styles.errText.Render(m.clip(termtext.Line("error: " + m.detErr.Error())))}
 	case m.detail == "":
 		body = []string{"(nothing yet)"}
 	default:
@@ -242,8 +244,10 @@ func (m *Model) detailView() []string {
 	if len(body) > n {
 		body = body[len(body)-n:]
 	}
+	// A screen, a loop's events and its output quote the agent: each
+	// line is made printable, as the table's cells are.
 	for _, l := range body {
-		lines = append(lines, m.clip(l))
+		lines = append(lines, m.clip(termtext.Line(l)))
 	}
 	for len(lines) < 1+n {
 		lines = append(lines, "")
@@ -258,9 +262,9 @@ func (m *Model) statusLine() string {
 	case m.confirm != "":
 		return m.clip(fmt.Sprintf("kill %s? (y/n)", m.confirm))
 	case m.err != nil:
-		return m.styles.errText.Render(m.clip("error: cannot refresh: " + m.err.Error()))
+		return m.styles.errText.Render(m.clip(termtext.Line("error: cannot refresh: " + m.err.Error())))
 	case m.statusErr:
-		return m.styles.errText.Render(m.clip(m.status))
+		return m.styles.errText.Render(m.clip(termtext.Line(m.status)))
 	}
-	return m.clip(m.status)
+	return m.clip(termtext.Line(m.status))
 }

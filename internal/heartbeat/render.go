@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/termtext"
 )
 
 // Rendering of list and status: pure functions from state to text, so the
@@ -34,7 +35,11 @@ func RenderList(states []State, now time.Time, format string) (string, error) {
 		return "No heartbeats found\n", nil
 	}
 	var b strings.Builder
-	row := func(cols ...any) { fmt.Fprintf(&b, "%-15s %-10s %-12s %-12s %-10s %-6v\n", cols...) }
+	// A state file's texts (a status, an expiry that is not a time) are
+	// made printable (termtext.Line): no escape sequence or forged row.
+	row := func(cols ...any) {
+		fmt.Fprintln(&b, termtext.Line(fmt.Sprintf("%-15s %-10s %-12s %-12s %-10s %-6v", cols...)))
+	}
 	row("WORKER", "INTERVAL", "NEXT BEAT", "EXPIRES", "STATUS", "BEATS")
 	for i := range states {
 		s := &states[i]
@@ -89,7 +94,9 @@ func RenderStatus(st *State, mon Monitor, now time.Time, format string) (string,
 		return "", fmt.Errorf("invalid format '%s' (use text or json)", format)
 	}
 	var b strings.Builder
-	line := func(k, v string) { fmt.Fprintf(&b, "%s: %s\n", k, v) }
+	// The message is the user's and the rest the state file's: each line
+	// is made printable (termtext.Line).
+	line := func(k, v string) { fmt.Fprintf(&b, "%s: %s\n", k, termtext.Line(v)) }
 	line("Worker", st.WorkerName)
 	line("Status", st.Status)
 	line("Monitor", monitorText(st, mon))

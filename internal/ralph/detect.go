@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/swarmtools/swarm/internal/ready"
+	"github.com/swarmtools/swarm/internal/termtext"
 )
 
 // SignalKind is a completion signal found in an agent's output.
@@ -172,7 +173,7 @@ func (d *Detector) scan(final bool) {
 			switch d.judge(m[0], m[1], final) {
 			case real:
 				d.seen[key] = true
-				d.add(Signal{Kind: SignalDonePattern, Detail: d.text[m[0]:m[1]]})
+				d.add(Signal{Kind: SignalDonePattern, Detail: termtext.Line(d.text[m[0]:m[1]])})
 			case echo:
 				d.seen[key] = true
 			}
@@ -277,6 +278,9 @@ func (d *Detector) judge(a, b int, final bool) verdict {
 }
 
 func (d *Detector) addTag(content string) {
+	// The reason or question goes to the state, the log, hooks and every
+	// terminal that shows them: printable text only.
+	content = termtext.Line(content)
 	c := strings.Join(strings.Fields(content), " ")
 	squeezed := strings.Join(strings.Fields(content), "")
 	switch {

@@ -140,6 +140,9 @@ func checkSpawn(o *SpawnOptions) error {
 	if o.Loop.SameSession && o.Loop.PromptMode != ModeType {
 		return errors.New("--same-session needs --prompt-mode type (the continuation is typed into the agent)")
 	}
+	if err := worker.CheckTags(o.Worker.Tags); err != nil {
+		return err
+	}
 	_, err := worker.ParseEnv(o.Worker.Env)
 	return err
 }

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acarl005/stripansi"
 	"github.com/swarmtools/swarm/internal/prefilter"
+	"github.com/swarmtools/swarm/internal/termtext"
 )
 
 // readyPatterns match a line of a ready agent (ANSI stripped).
@@ -64,14 +64,11 @@ var stuckPatterns = []struct {
 	{StuckMenu, regexp.MustCompile(`(?im)^[\s│┃|]*[❯›]\s*\d+\.\s+\S|enter to confirm\s*[·•∙]\s*esc to cancel`)},
 }
 
-// StripANSI removes ANSI escape sequences (stripansi.Strip), without
-// running its pattern over the usual capture that holds none.
-func StripANSI(s string) string {
-	if strings.IndexByte(s, 0x1b) < 0 && !strings.Contains(s, "\u009b") {
-		return s
-	}
-	return stripansi.Strip(s)
-}
+// StripANSI removes escape sequences as a terminal parses them
+// (termtext.Strip): a screen or an output that hides a sequence from a
+// pattern cannot fool what is matched on it. The usual capture holds
+// none and is returned as it is.
+func StripANSI(s string) string { return termtext.Strip(s) }
 
 // Lines strips ANSI sequences and splits a capture into lines without the
 // trailing blank lines of an unfilled screen.

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/swarmtools/swarm/internal/agent"
@@ -17,6 +18,7 @@ import (
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/ready"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/termtext"
 	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/worktree"
 )
@@ -92,6 +94,26 @@ func ParseEnv(env []string) (map[string]string, error) {
 		out[k] = v
 	}
 	return out, nil
+}
+
+// MaxTagLen bounds a tag, in characters: tags are labels shown in a
+// column of ls and swarm top.
+const MaxTagLen = 64
+
+// CheckTags refuses a tag that could not be shown as it is: empty, longer
+// than MaxTagLen, or holding a character that is not printable (a control
+// character, a tab or newline, an escape sequence, an invisible format
+// character). ls, top and the board print tags, and such a tag would
+// drive the terminal or forge a row. The tag is quoted in the error, so
+// the message itself shows it harmlessly.
+func CheckTags(tags []string) error {
+	for _, t := range tags {
+		if t == "" || utf8.RuneCountInString(t) > MaxTagLen || termtext.Line(t) != t {
+			return hint.Errorf(fmt.Sprintf("a tag is printable text of at most %d characters (no control characters, tabs or newlines)", MaxTagLen),
+				"invalid tag %q", t)
+		}
+	}
+	return nil
 }
 
 // EnvList renders an env map as sorted KEY=VAL entries.
@@ -241,6 +263,11 @@ func (m *Manager) plan(o SpawnOptions) (*spawnPlan, error) {
 	env, err := ParseEnv(o.Env)
 	if err != nil {
 		return nil, err
+	}
+	if !o.Replace { // a respawn keeps the record's tags, whatever made them
+		if err := CheckTags(o.Tags); err != nil {
+			return nil, err
+		}
 	}
 	cwd, err := resolveDir(o.Cwd)
 	if err != nil {
