@@ -66,12 +66,13 @@ func (f *factory) Manager() (*worker.Manager, error) {
 
 // newManager is the worker manager every command uses: on root, warnings
 // sent to warn, the worker hooks, output logs capped by swarm's own log
-// pipe, and process workers supervised by swarm's own supervisor (their
-// exit codes).
+// pipe, process workers supervised by swarm's own supervisor (their exit
+// codes), and tmux windows' environments passed through swarm _exec.
 func newManager(root string, warn func(string)) *worker.Manager {
 	m := worker.New(root, warn)
 	m.Hooks = newWorkerHooks(root, m)
 	m.LogSink = logSink
 	m.Supervisor = supervisor
+	m.ExecVia = execVia
 	return m
 }

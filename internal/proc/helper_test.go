@@ -2,6 +2,7 @@ package proc
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -64,6 +65,16 @@ func runHelper(mode string) {
 		if err := logcap.Pipe(os.Stdin, os.Args[len(os.Args)-1], max); err != nil {
 			os.Exit(1)
 		}
+	case "exec":
+		// Become sh printing K and the pid, with K and PATH from the
+		// entries after "--" (PATH is where sh is found).
+		args := os.Args[len(os.Args)-2:]
+		err := Exec([]string{"sh", "-c", `echo "K=$K pid=$$"`}, args)
+		var ee *ExecError
+		if errors.As(err, &ee) {
+			fmt.Println("exec failed:", ee.Code, ee.Err)
+		}
+		os.Exit(3)
 	case "chatty":
 		fmt.Print(strings.Repeat("o", 10000) + "END-OUT\n")
 		fmt.Fprint(os.Stderr, strings.Repeat("e", 10000)+"END-ERR\n")

@@ -345,11 +345,17 @@ func (e *Engine) launch(a *attempt, w *state.Worker) error {
 		e.noteWindow(w, a.window, token)
 	}
 	env := append(worker.WithCallerPath(w.Env), "SWARM_WORKER="+e.Name, fmt.Sprintf("SWARM_RALPH_ITERATION=%d", a.iter))
-	err = a.tc.Respawn(a.window, tmux.RespawnSpec{
-		Dir: a.st.WorkDir, Env: env,
-		Command: agentCommand(a.st.PromptMode, w.Cmd, e.RS.PromptSnapshotPath(), a.exit),
-		PipeTo:  a.out, PipeVia: e.logSink(a.st), RemainOnExit: true,
-	})
+	// The env reaches the agent through a one-time file, not tmux's argv.
+	command, tmuxEnv, undo, err := e.M.LaunchOnce(env, agentCommand(a.st.PromptMode, w.Cmd, e.RS.PromptSnapshotPath(), a.exit))
+	if err == nil {
+		err = a.tc.Respawn(a.window, tmux.RespawnSpec{
+			Dir: a.st.WorkDir, Env: tmuxEnv, Command: command,
+			PipeTo: a.out, PipeVia: e.logSink(a.st), RemainOnExit: true,
+		})
+		if err != nil {
+			undo()
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("cannot start the agent: %w", err)
 	}

@@ -131,6 +131,30 @@ func TestNewWindowNoStrayWindowAndExactTargets(t *testing.T) {
 	}
 }
 
+// With a Launch, every try to make the window gets a command of its own,
+// and a failed try's is undone: on a server not yet running, new-window
+// fails, and new-session makes the window with the second command.
+func TestNewWindowLaunchesEveryTry(t *testing.T) {
+	c := server(t)
+	var launched, undone []int
+	launch := func() ([]string, func(), error) {
+		n := len(launched) + 1
+		launched = append(launched, n)
+		return []string{"sh", "-c", fmt.Sprintf("echo try %d; exec sleep 300", n)}, func() { undone = append(undone, n) }, nil
+	}
+	id, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Launch: launch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(launched) != 2 || len(undone) != 1 || undone[0] != 1 {
+		t.Fatalf("launched %v, undone %v; want two tries, the first undone", launched, undone)
+	}
+	testenv.Eventually(t, "the second try's command", 10*time.Second, func() bool {
+		s, _ := c.Capture(id, CaptureOptions{})
+		return strings.Contains(s, "try 2")
+	})
+}
+
 func TestTypeTextAndPaste(t *testing.T) {
 	c := server(t)
 	out := filepath.Join(t.TempDir(), "out")

@@ -17,9 +17,19 @@ type WindowSpec struct {
 	Dir     string
 	// Env entries (K=V) are set for the window's command itself (-e), not
 	// only inherited from a server that may be older than the caller.
+	// They are on tmux's argv, and new-session puts them in the session's
+	// environment, which every later window of it inherits: secrets go
+	// through Launch instead.
 	Env []string
 	// Command is run directly (argv form, no shell parsing).
 	Command []string
+	// Launch, when set, gives the command instead of Command, once for
+	// every try to make the window, with a function that undoes what it
+	// prepared, called when that try fails. A command that takes a
+	// one-time resource (an env file its wrapper reads and removes) needs
+	// a fresh one each try: a failed try's window may have started and
+	// taken its own before it was removed.
+	Launch func() (command []string, undo func(), err error)
 	// Width and Height size a session this call creates (0: tmux default),
 	// and become its default-size: the size of its windows while no
 	// client is attached (an attached client resizes them to its own).
@@ -107,7 +117,7 @@ func (s WindowSpec) commands() (newWindow, newSession [][]string) {
 // session both end up with a window in it. The command is executed
 // directly, never parsed by a shell (directCommand).
 func (c *Client) NewWindow(spec WindowSpec) (string, error) {
-	if len(spec.Command) == 0 {
+	if len(spec.Command) == 0 && spec.Launch == nil {
 		return "", fmt.Errorf("no command")
 	}
 	if err := CheckSessionName(spec.Session); err != nil {
@@ -123,8 +133,7 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 	var lastWindow, lastSession error
 	deadline := time.Now().Add(newWindowRetry)
 	for attempt := 0; time.Now().Before(deadline); attempt++ {
-		newWindow, newSession := spec.commands()
-		id, err := c.runCreate(newWindow)
+		id, err := c.tryCreate(spec, false)
 		if err == nil {
 			return id, nil
 		}
@@ -132,7 +141,7 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 			return "", err
 		}
 		lastWindow = err
-		id, err = c.runCreate(newSession)
+		id, err = c.tryCreate(spec, true)
 		if err == nil {
 			return id, nil
 		}
@@ -143,6 +152,29 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 		time.Sleep(time.Duration(5+rand.IntN(20+min(attempt, 20)*5)) * time.Millisecond)
 	}
 	return "", fmt.Errorf("cannot create window in session %s: new-window: %w; new-session: %w", spec.Session, lastWindow, lastSession)
+}
+
+// tryCreate makes one try at creating the window: into the existing
+// session (new-window), or with the session (new-session). With a Launch,
+// the try has a command of its own, undone if the try fails.
+func (c *Client) tryCreate(spec WindowSpec, session bool) (id string, err error) {
+	if spec.Launch != nil {
+		command, undo, lerr := spec.Launch()
+		if lerr != nil {
+			return "", lerr
+		}
+		defer func() {
+			if err != nil {
+				undo()
+			}
+		}()
+		spec.Command = command
+	}
+	newWindow, newSession := spec.commands()
+	if session {
+		return c.runCreate(newSession)
+	}
+	return c.runCreate(newWindow)
 }
 
 // newWindowRetry bounds NewWindow's retries on transient errors.

@@ -97,6 +97,11 @@ type Manager struct {
 	// the command's path and argv are appended (see proc.StartSpec).
 	// Without it a process worker's exit status is not known.
 	Supervisor func(exitFile string) []string
+	// ExecVia, when set, is the argv prefix of the wrapper that starts a
+	// tmux window's command with the environment in envFile, which it
+	// reads and removes (swarm _exec FILE --; see WindowLaunch). Without
+	// it the environment is given to tmux (-e).
+	ExecVia func(envFile string) []string
 }
 
 // New returns a manager for the state root.

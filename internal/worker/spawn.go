@@ -439,10 +439,11 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 		rec.Status = state.StatusStopped
 	case o.Tmux:
 		tc := m.TmuxFor(p.server)
+		launch, tmuxEnv := m.WindowLaunch(WithCallerPath(p.env), o.Command)
 		id, err := tc.NewWindow(tmux.WindowSpec{
 			Session: p.session, Name: o.Name, Dir: rec.Cwd, Tag: p.token,
 			Width: WindowWidth, Height: WindowHeight,
-			Env: WithCallerPath(p.env), Command: o.Command,
+			Env: tmuxEnv, Command: o.Command, Launch: launch,
 			// The pane stays when the command exits: its exit status
 			// and last screen remain readable, and the session (and
 			// the server) outlive the last worker, as with swarm.py.

@@ -166,6 +166,13 @@ func (s *Server) NewWindow(spec tmux.WindowSpec) (string, error) {
 	if s.FailNewWindow != nil {
 		return "", s.FailNewWindow
 	}
+	if spec.Launch != nil {
+		command, _, err := spec.Launch()
+		if err != nil {
+			return "", err
+		}
+		spec.Command = command
+	}
 	s.mu.Lock()
 	s.gone = false
 	s.next++
