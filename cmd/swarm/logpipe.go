@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/logcap"
+	"github.com/swarmtools/swarm/internal/proc"
 )
 
 // logPipeCommand is the hidden command that caps an agent's or a process
@@ -40,12 +41,27 @@ func newCmdLogPipe(f *factory, runF func(*logPipeOptions) error) *cobra.Command 
 			if runF != nil {
 				return runF(opts)
 			}
-			if err := logcap.Pipe(opts.IO.In, opts.Path, opts.Max); err != nil {
-				return &exitError{code: exitFail, err: err}
-			}
-			return nil
+			return runLogPipe(opts)
 		},
 	}
 	cmd.Flags().Int64Var(&opts.Max, "max", logcap.DefaultMax, "the most bytes the file keeps (head and tail)")
 	return cmd
+}
+
+// runLogPipe copies the input into the capped log. Reading a pipe, it
+// first makes sure the writer (a worker, tmux) never finds the pipe
+// without a reader: it ignores stop signals and keeps a standby that
+// takes its place if it dies (proc.GuardSink).
+func runLogPipe(opts *logPipeOptions) error {
+	done := make(chan struct{})
+	defer close(done)
+	if in, ok := opts.IO.In.(*os.File); ok {
+		if self := logSink(opts.Max); self != nil && !proc.GuardSink(in, append(self, opts.Path), done) {
+			return nil // a standby that took over after the end
+		}
+	}
+	if err := logcap.Pipe(opts.IO.In, opts.Path, opts.Max); err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
+	return nil
 }

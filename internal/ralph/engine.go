@@ -27,6 +27,7 @@ type Tmux interface {
 	KillWindow(target string) error
 	Respawn(target string, spec tmux.RespawnSpec) error
 	Poll(target string) (tmux.PaneStatus, string, error)
+	PipeTo(target, path string, via []string) error
 	Paste(target, text string) error
 	worker.Keyboard
 }

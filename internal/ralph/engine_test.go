@@ -574,3 +574,24 @@ func TestDrainKnowsTheMarkerAPollRead(t *testing.T) {
 		t.Fatal("the end marker split across two reads was not noticed")
 	}
 }
+
+// TestEngineRestartsADeadOutputPipe: tmux stops piping the agent's output
+// when the log writer dies; the loop says so (WARN), pipes again, and a
+// COMPLETE printed afterwards ends the loop.
+func TestEngineRestartsADeadOutputPipe(t *testing.T) {
+	agent := &tmuxtest.Agent{OnMessage: func(p *tmuxtest.Pane, run int, msg string) {
+		p.StopPipe()
+		go func() {
+			for p.PipePath() == "" {
+				time.Sleep(time.Millisecond)
+			}
+			p.Print("done <promise>COMPLETE</promise>\n")
+		}()
+	}}
+	l := newFakeLoop(t, agent, Options{MaxIterations: 3})
+	l.expectEnd(0, ReasonComplete, 1)
+	data, _ := os.ReadFile(l.e.RS.LogPath())
+	if n := l.events("WARN"); n != 1 || !strings.Contains(string(data), "iteration 1: the agent's output stopped reaching its log") {
+		t.Errorf("%d WARN lines:\n%s", n, data)
+	}
+}

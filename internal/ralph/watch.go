@@ -53,6 +53,7 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 			continue
 		}
 		a.pollErrors = 0
+		e.keepPiping(a, ps)
 		e.readOutput(a)
 		e.noteScreen(a, screen)
 		checks := []func() (Outcome, bool){

@@ -44,9 +44,12 @@ type PaneStatus struct {
 	CursorY int
 	Height  int
 	Width   int
+	// Piped: the pane's output is being piped (pipe-pane). tmux stops
+	// piping when the program it pipes to dies.
+	Piped bool
 }
 
-const statusFormat = livenessFormat + "\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}"
+const statusFormat = livenessFormat + "\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}\t#{pane_pipe}"
 
 // Poll returns the pane's liveness and its visible screen in one tmux
 // process (display-message and capture-pane chained).
@@ -60,7 +63,7 @@ func (c *Client) Poll(target string) (PaneStatus, string, error) {
 	}
 	first, screen, _ := strings.Cut(out, "\n")
 	f := strings.Split(first, "\t")
-	if len(f) != 8 {
+	if len(f) != 9 {
 		return PaneStatus{}, "", fmt.Errorf("unexpected tmux output %q", first)
 	}
 	var s PaneStatus
@@ -69,6 +72,7 @@ func (c *Client) Poll(target string) (PaneStatus, string, error) {
 	s.CursorY, _ = strconv.Atoi(f[5])
 	s.Height, _ = strconv.Atoi(f[6])
 	s.Width, _ = strconv.Atoi(f[7])
+	s.Piped = f[8] == "1"
 	return s, screen, nil
 }
 

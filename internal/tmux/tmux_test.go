@@ -383,3 +383,37 @@ func TestStoppedTmuxServerCallsHaveADeadline(t *testing.T) {
 		t.Errorf("after SIGCONT: %v", err)
 	}
 }
+
+// Poll says whether the pane is piped; PipeTo pipes it (appending), and
+// again replaces the pipe: never two, never none.
+func TestPipeToAndPolledPipe(t *testing.T) {
+	c := server(t)
+	out := filepath.Join(t.TempDir(), "out")
+	id, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sh", "-c", `i=0; while :; do i=$((i+1)); echo "line $i"; sleep 0.05; done`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps, _, err := c.Poll(id); err != nil || ps.Piped {
+		t.Fatalf("piped before PipeTo: %+v %v", ps, err)
+	}
+	for range 2 {
+		if err := c.PipeTo(id, out, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ps, _, err := c.Poll(id); err != nil || !ps.Piped {
+		t.Fatalf("not piped after PipeTo: %+v %v", ps, err)
+	}
+	testenv.Eventually(t, "output in the file", 10*time.Second, func() bool {
+		data, _ := os.ReadFile(out)
+		return strings.Count(string(data), "line ") >= 3
+	})
+	data, _ := os.ReadFile(out)
+	seen := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(strings.ReplaceAll(string(data), "\r", "")), "\n") {
+		if seen[l] {
+			t.Fatalf("%q twice: two pipes\n%s", l, data)
+		}
+		seen[l] = true
+	}
+}

@@ -244,6 +244,16 @@ func (c *Client) Respawn(target string, spec RespawnSpec) error {
 	return err
 }
 
+// PipeTo pipes the pane's output to path (through via, as
+// RespawnSpec.PipeVia), appending, in place of any pipe it has (tmux
+// closes that one first: never two). It restarts piping that stopped
+// because the program it piped to died. (Not -o: with a pipe open, -o
+// closes it and opens none.)
+func (c *Client) PipeTo(target, path string, via []string) error {
+	_, err := c.Run(nil, "pipe-pane", "-t", target, pipeCommand(via, path))
+	return err
+}
+
 // KillWindow removes a window by id or exact target. What matters is that
 // the window is gone: a window already gone, or a server that exits while
 // answering (the last window of the last session) or answers oddly

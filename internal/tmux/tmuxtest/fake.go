@@ -213,6 +213,34 @@ func (s *Server) Respawn(target string, spec tmux.RespawnSpec) error {
 	return nil
 }
 
+// PipeTo pipes the pane's output to path, in place of any pipe.
+func (s *Server) PipeTo(target, path string, via []string) error {
+	s.count("PipeTo")
+	p, err := s.lookup(target)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.pipe = path
+	p.mu.Unlock()
+	return nil
+}
+
+// PipePath is where the pane's output is piped ("": nowhere).
+func (p *Pane) PipePath() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pipe
+}
+
+// StopPipe stops piping the pane's output, as tmux does when the program
+// it pipes to dies.
+func (p *Pane) StopPipe() {
+	p.mu.Lock()
+	p.pipe = ""
+	p.mu.Unlock()
+}
+
 // Poll returns the pane's state and screen.
 func (s *Server) Poll(target string) (tmux.PaneStatus, string, error) {
 	s.count("Poll")
@@ -222,7 +250,7 @@ func (s *Server) Poll(target string) (tmux.PaneStatus, string, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := tmux.PaneStatus{Liveness: p.liveness(), Height: 24, Width: 80}
+	st := tmux.PaneStatus{Liveness: p.liveness(), Height: 24, Width: 80, Piped: p.pipe != ""}
 	return st, p.screen, nil
 }
 

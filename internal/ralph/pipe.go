@@ -1,0 +1,22 @@
+package ralph
+
+import (
+	"github.com/swarmtools/swarm/internal/tmux"
+)
+
+// keepPiping restarts the piping of the agent's output into the
+// iteration's log when tmux stopped it: the program it piped to (swarm
+// _logpipe and its standby) died, and tmux does not pipe again by itself.
+// Without the log, no completion signal would be seen. The output in
+// between is lost, so it is said (WARN). A dead pane has nothing more to
+// pipe.
+func (e *Engine) keepPiping(a *attempt, ps tmux.PaneStatus) {
+	if ps.Dead || ps.Piped {
+		return
+	}
+	e.log("WARN", "iteration %d: the agent's output stopped reaching its log (the log writer died); piping again, output in between is lost", a.iter)
+	e.say("iteration %d: output log writer died; restarted (output in between lost)", a.iter)
+	if err := a.tc.PipeTo(a.window, a.out, e.logSink(a.st)); err != nil {
+		e.say("cannot pipe the agent's output again: %v", err)
+	}
+}
