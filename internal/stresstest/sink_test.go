@@ -37,13 +37,14 @@ func sinks(path string) (active, standby []procInfo) {
 }
 
 // waitSink waits for exactly one live sink of path other than the pids
-// in gone, and returns it.
+// in gone, with its standby (so it has passed its start, where it makes
+// itself immune to the stop signals), and returns it.
 func waitSink(t *testing.T, path string, gone ...int) procInfo {
 	t.Helper()
 	var got procInfo
 	testenv.Eventually(t, "a sink for "+filepath.Base(path), 20*time.Second, func() bool {
-		active, _ := sinks(path)
-		if len(active) != 1 || slices.Contains(gone, active[0].pid) {
+		active, standby := sinks(path)
+		if len(active) != 1 || len(standby) != 1 || slices.Contains(gone, active[0].pid) {
 			return false
 		}
 		got = active[0]
