@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -23,11 +25,27 @@ func (s *Store) ConfigPath() string { return filepath.Join(s.Root, "config.json"
 
 // Config reads config.json; a missing file is an empty config. A file that
 // is not one JSON object of Config's keys is an error: a misspelt key
-// would otherwise be a setting silently not applied.
+// would otherwise be a setting silently not applied. The file holds a
+// command swarm runs as the user, so it is read only when the user owns
+// it and nobody else can write it, even in a shared root the user trusts
+// (TrustSharedRoot): a teammate's config.json would run their hook as
+// every user of the root. Such a file is an error (ErrUnsafe).
 func (s *Store) Config() (Config, error) {
 	var c Config
-	data, ok, err := readIfExists(s.ConfigPath())
-	if err != nil || !ok {
+	if err := CheckRoot(s.Root); err != nil {
+		return c, err
+	}
+	path := s.ConfigPath()
+	f, err := openChecked("config file", path, os.O_RDONLY, 0, true)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	defer f.Close()
+	data, err := readBounded("state file", f, MaxFileSize)
+	if err != nil {
 		return c, err
 	}
 	return c, decodeConfig(data, &c)

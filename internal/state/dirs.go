@@ -3,7 +3,6 @@ package state
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +10,9 @@ import (
 )
 
 // makeDir creates dir and its missing parents 0700. The mode of a directory
-// that already exists is left alone: it is the user's choice, and SWARM_HOME
-// may name a directory swarm does not own (SWARM_HOME=/tmp once made every
-// write chmod the host's /tmp to 0700, through the symlink if it was one).
+// that already exists is left alone: SWARM_HOME=/tmp once made every write
+// chmod the host's /tmp to 0700, through the symlink if it was one. Such a
+// directory is refused instead (checkDirs), before anything is made in it.
 // Created directories are never wider than 0700, since the umask can only
 // take bits away; so nothing here ever needs a chmod.
 func makeDir(dir string) error {
@@ -21,8 +20,8 @@ func makeDir(dir string) error {
 }
 
 // notices remembers what the stores of one Store (one command, or one
-// monitor) have already told the user: which directories were checked and
-// which read-only warnings were given. A command reads the same file
+// monitor) have already told the user: which read-only warnings were
+// given. A command reads the same file
 // several times and must not repeat a warning each time.
 type notices struct {
 	mu   sync.Mutex
@@ -83,26 +82,6 @@ func (n *notices) warnOnce(warn func(string), data []byte, msg string) {
 	sum := sha256.Sum256(data)
 	if n.first("warn\x00" + msg + "\x00" + hex.EncodeToString(sum[:])) {
 		warn(msg)
-	}
-}
-
-// checkDirs warns, once per directory, when the state root or a directory
-// between it and dir can be written by group or others: they could replace
-// swarm's files there. Symlinks are followed (a symlinked SWARM_HOME works
-// and the directory it points to is what is checked); a directory that does
-// not exist yet is checked once it does.
-func (n *notices) checkDirs(warn func(string), root, dir string) {
-	if warn == nil {
-		return
-	}
-	for _, d := range dirChain(root, dir) {
-		fi, err := os.Stat(d)
-		if err != nil || !fi.IsDir() {
-			continue
-		}
-		if fi.Mode().Perm()&othersWrite != 0 && n.first("dir\x00"+d) {
-			warn(fmt.Sprintf("state directory %s is writable by others (chmod 700 %s)", d, d))
-		}
 	}
 }
 

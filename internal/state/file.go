@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
 )
 
 // LockTimeout bounds how long a command waits for another swarm process to
@@ -52,11 +51,14 @@ func withLockFor(lockPath string, timeout time.Duration, fn func() error) error 
 	if err := makeDir(filepath.Dir(lockPath)); err != nil {
 		return err
 	}
-	fl := flock.New(lockPath, flock.SetPermissions(filePerm))
+	fl := NewLock(lockPath, true)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	ok, err := fl.TryLockContext(ctx, lockRetry)
-	if err != nil && ctx.Err() == nil {
+	ok, err := TryLock(ctx, fl, lockRetry)
+	if errors.Is(err, ErrUnsafe) {
+		return err
+	}
+	if err != nil {
 		return fmt.Errorf("cannot lock %s: %w", lockPath, err)
 	}
 	if !ok {
@@ -244,7 +246,7 @@ func backupHolds(name string, data []byte) (taken, same bool) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) {
 		return true, false
 	}
-	old, err := os.ReadFile(name)
+	old, err := ReadFile(name, int64(len(data)))
 	return true, err == nil && bytes.Equal(old, data)
 }
 
@@ -271,7 +273,7 @@ func tempCopy(path string, data []byte) (string, error) {
 // anything, a symlink included, is there already. A failed write removes
 // the file again.
 func createExcl(name string, data []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+	f, err := OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
 	if err != nil {
 		return err
 	}
@@ -289,7 +291,7 @@ func createExcl(name string, data []byte) error {
 // only a caller holding the file's lock may ask for that, since the cut
 // would also remove lines appended meanwhile by others.
 func appendLines(path string, undo bool, lines ...[]byte) error {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, filePerm)
+	f, err := OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, filePerm)
 	if err != nil {
 		return err
 	}
@@ -313,9 +315,11 @@ func appendLines(path string, undo bool, lines ...[]byte) error {
 	return nil
 }
 
-// readIfExists returns the content of path, or nil if there is no file.
+// readIfExists returns the content of path, or nil if there is no file:
+// read through ReadFile, so bounded by MaxFileSize, never through a
+// symbolic link and never from a FIFO or a device.
 func readIfExists(path string) ([]byte, bool, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, MaxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/hint"
 )
 
 // tree returns every file under root with its content, mode and mtime, to
@@ -134,56 +136,129 @@ func TestNewStateDirsArePrivate(t *testing.T) {
 	}
 }
 
-// An existing directory keeps its mode; one writable by others gets one
-// warning per command, naming it.
-func TestExistingStateDirKeepsItsModeAndWarnsOnce(t *testing.T) {
-	s, warnings := newStore(t)
-	ralphDir := filepath.Join(s.Root, "ralph")
-	if err := os.Mkdir(ralphDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(s.Root, 0o777)
-	os.Chmod(ralphDir, 0o770)
-	for i := 0; i < 2; i++ {
-		if err := s.Update(addWorker(fmt.Sprintf("w%d", i))); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Load(); err != nil {
-			t.Fatal(err)
-		}
-		rs := s.Ralph("loop")
-		if err := rs.Create(loopState()); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := rs.Update(func(*Ralph) error { return nil }); err != nil {
-			t.Fatal(err)
-		}
-		if err := rs.Log("PAUSE", "x"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if p := perm(t, s.Root); p != 0o777 {
-		t.Errorf("root mode %v, want 0777 left alone", p)
-	}
-	if p := perm(t, ralphDir); p != 0o770 {
-		t.Errorf("ralph dir mode %v, want 0770 left alone", p)
-	}
-	want := []string{
-		fmt.Sprintf("state directory %s is writable by others (chmod 700 %s)", s.Root, s.Root),
-		fmt.Sprintf("state directory %s is writable by others (chmod 700 %s)", ralphDir, ralphDir),
-	}
-	if strings.Join(*warnings, "\n") != strings.Join(want, "\n") {
-		t.Errorf("warnings = %q\nwant %q", *warnings, want)
-	}
-	// The next command warns again.
-	var again []string
-	NewStore(s.Root, func(m string) { again = append(again, m) }).Load()
-	if len(again) != 1 || again[0] != want[0] {
-		t.Errorf("second command's warnings = %q", again)
+// A state root or a directory in it that group or others can write is
+// refused (issue 16, item 2): every operation fails naming it, its mode is
+// left alone and nothing is written in it. The opt-in lets it be used.
+func TestStateDirWritableByOthersIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode func(root, ralphDir string)
+		bad  func(root, ralphDir string) string
+	}{
+		{"root", func(root, _ string) { os.Chmod(root, 0o777) },
+			func(root, _ string) string { return "state root " + root + " is writable by others (mode 0777)" }},
+		{"group", func(root, _ string) { os.Chmod(root, 0o770) },
+			func(root, _ string) string { return "state root " + root + " is writable by others (mode 0770)" }},
+		{"subdirectory", func(_, ralphDir string) { os.Chmod(ralphDir, 0o772) },
+			func(_, ralphDir string) string {
+				return "state directory " + ralphDir + " is writable by others (mode 0772)"
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, warnings := newStore(t)
+			if err := s.Update(addWorker("w0")); err != nil {
+				t.Fatal(err)
+			}
+			rs := s.Ralph("loop")
+			if err := rs.Create(loopState()); err != nil {
+				t.Fatal(err)
+			}
+			ralphDir := filepath.Dir(rs.Dir)
+			tc.mode(s.Root, ralphDir)
+			before := tree(t, s.Root)
+			want := tc.bad(s.Root, ralphDir)
+			ops := map[string]func() error{
+				"ralph load":   func() error { _, err := rs.Load(); return err },
+				"ralph update": func() error { _, err := rs.Update(func(*Ralph) error { return nil }); return err },
+				"ralph create": func() error { return s.Ralph("other").Create(loopState()) },
+				"ralph log":    func() error { return rs.Log("PAUSE", "x") },
+			}
+			if tc.name != "subdirectory" {
+				ops["load"] = func() error { _, err := s.Load(); return err }
+				ops["update"] = func() error { return s.Update(addWorker("w1")) }
+				ops["config"] = func() error { _, err := s.Config(); return err }
+				ops["heartbeat"] = func() error {
+					_, err := s.Heartbeats().Update("w0", func(*Heartbeat) (*Heartbeat, error) { return &Heartbeat{WorkerName: "w0"}, nil })
+					return err
+				}
+			}
+			for name, op := range ops {
+				err := op()
+				if !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), want) {
+					t.Errorf("%s: err = %v, want %q", name, err, want)
+				}
+				if h := hint.Of(err); !strings.Contains(h, "chmod 700") || !strings.Contains(h, TrustSharedRootEnv+"=1") {
+					t.Errorf("%s: hint = %q", name, h)
+				}
+			}
+			sameTree(t, "a refused operation", before, tree(t, s.Root))
+			if len(*warnings) != 0 {
+				t.Errorf("warnings = %q", *warnings)
+			}
+			// Opted in, the same root works, and its mode is still left alone.
+			t.Setenv(TrustSharedRootEnv, "1")
+			if err := s.Update(addWorker("w1")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rs.Update(func(*Ralph) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if p := perm(t, s.Root); p&othersWrite == 0 && tc.name != "subdirectory" {
+				t.Errorf("root mode %v was changed", p)
+			}
+		})
 	}
 }
 
-// A symlinked SWARM_HOME works, and neither it nor its target is chmodded.
+// A state root another user owns is refused, with nothing created in it;
+// so is a directory or file of another user's in a root of one's own.
+// chown needs root (CI runs as root).
+func TestStateRootOfAnotherUserIsRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to chown a directory to another user (uid 65534)")
+	}
+	const nobody = 65534
+	s, _ := newStore(t)
+	if err := os.Chown(s.Root, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("state root %s is owned by another user (uid %d)", s.Root, nobody)
+	err := s.Update(addWorker("w"))
+	if !errors.Is(err, ErrUnsafe) || err.Error() != want {
+		t.Fatalf("update: err = %v, want %q", err, want)
+	}
+	if _, err := s.Load(); err == nil || err.Error() != want {
+		t.Errorf("load: err = %v", err)
+	}
+	if err := s.Ralph("loop").Create(loopState()); err == nil || err.Error() != want {
+		t.Errorf("ralph create: err = %v", err)
+	}
+	if entries, _ := os.ReadDir(s.Root); len(entries) != 0 {
+		t.Errorf("refused root got %d entries", len(entries))
+	}
+
+	mine, _ := newStore(t)
+	if err := mine.Update(addWorker("w")); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(mine.Root, "state.json")
+	os.Chown(state, nobody, nobody)
+	if _, err := mine.Load(); !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), "state file "+state+" is owned by another user") {
+		t.Errorf("load of another user's state.json: err = %v", err)
+	}
+	os.Chown(state, 0, 0)
+	rs := mine.Ralph("loop")
+	if err := rs.Create(loopState()); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(rs.Dir, nobody, nobody)
+	if _, err := rs.Load(); !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), "state directory "+rs.Dir+" is owned by another user") {
+		t.Errorf("load from another user's loop directory: err = %v", err)
+	}
+}
+
+// A symlinked SWARM_HOME works, and neither it nor its target is chmodded;
+// a target others can write is refused like any such root.
 func TestSymlinkedStateRootIsUsedNotChmodded(t *testing.T) {
 	target := t.TempDir()
 	os.Chmod(target, 0o755)
@@ -213,14 +288,11 @@ func TestSymlinkedStateRootIsUsedNotChmodded(t *testing.T) {
 	}
 	os.Chmod(target, 0o777)
 	s2 := NewStore(link, func(m string) { warnings = append(warnings, m) })
-	if err := s2.Update(addWorker("w2")); err != nil {
-		t.Fatal(err)
+	if err := s2.Update(addWorker("w2")); err == nil || !strings.Contains(err.Error(), link+" is writable by others") {
+		t.Errorf("update under a target others can write: err = %v", err)
 	}
 	if p := perm(t, target); p != 0o777 {
 		t.Errorf("target mode %v, want 0777 left alone", p)
-	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], link+" is writable by others") {
-		t.Errorf("warnings = %q", warnings)
 	}
 }
 

@@ -150,6 +150,9 @@ func (s *HeartbeatStore) WithControlLock(name string, fn func() error) error {
 	if err := ValidateName(name); err != nil {
 		return err
 	}
+	if err := MakeDir(s.Root, s.Dir()); err != nil {
+		return err
+	}
 	return withLockFor(s.controlPath(name), heartbeatControlTimeout, fn)
 }
 
@@ -170,6 +173,9 @@ func decodeHeartbeat(data []byte) (*Heartbeat, error) {
 // file's content, which a corrupt file's backup needs.
 func (s *HeartbeatStore) read(name string) (*Heartbeat, []byte, error) {
 	if err := ValidateName(name); err != nil {
+		return nil, nil, err
+	}
+	if err := checkDirs(s.Root, s.Dir()); err != nil {
 		return nil, nil, err
 	}
 	data, ok, err := readIfExists(s.Path(name))
@@ -195,6 +201,9 @@ func (s *HeartbeatStore) Load(name string) (*Heartbeat, error) {
 // earlier backup of other content) and removed, with a warning, and fn
 // sees nil.
 func (s *HeartbeatStore) Update(name string, fn func(cur *Heartbeat) (*Heartbeat, error)) (*Heartbeat, error) {
+	if err := MakeDir(s.Root, s.Dir()); err != nil {
+		return nil, err
+	}
 	var out *Heartbeat
 	err := withLock(s.rmwPath(), func() error {
 		cur, data, err := s.read(name)
@@ -268,6 +277,9 @@ func EncodeJSON(v any) ([]byte, error) {
 // List returns every heartbeat, sorted by worker name. Files that are not
 // heartbeats (corrupt ones too) are left out, as swarm.py does.
 func (s *HeartbeatStore) List() ([]Heartbeat, error) {
+	if err := checkDirs(s.Root, s.Dir()); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(s.Dir())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil

@@ -298,7 +298,9 @@ func (r *RalphStore) Load() (*Ralph, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	r.shared().checkDirs(r.Warn, r.root, r.Dir)
+	if err := checkDirs(r.root, r.Dir); err != nil {
+		return nil, err
+	}
 	l, err := r.readState()
 	if err != nil {
 		return nil, err
@@ -547,13 +549,19 @@ func (r *RalphStore) write(st *Ralph) error {
 	return nil
 }
 
-// prepare makes the loop's directory and checks who can write it.
-func (r *RalphStore) prepare() error {
-	if err := makeDir(r.Dir); err != nil {
-		return err
+// MakeDir makes dir, a directory of the loop's (its output directory),
+// refusing one that is not the user's alone (state.MakeDir).
+func (r *RalphStore) MakeDir(dir string) error {
+	if r.err != nil {
+		return r.err
 	}
-	r.shared().checkDirs(r.Warn, r.root, r.Dir)
-	return nil
+	return MakeDir(r.root, dir)
+}
+
+// prepare makes the loop's directory, refusing one that is not the user's
+// alone (MakeDir).
+func (r *RalphStore) prepare() error {
+	return MakeDir(r.root, r.Dir)
 }
 
 // shared returns the notices shared with the Store; a RalphStore made

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 )
 
@@ -56,7 +55,7 @@ func (r *RalphStore) LoadDelivered() (string, error) {
 		}
 		want = l.st.PromptSHA256
 	}
-	data, err := os.ReadFile(r.DeliveredPromptPath())
+	data, err := ReadFile(r.DeliveredPromptPath(), MaxFileSize)
 	if err != nil {
 		return "", fmt.Errorf("no delivered prompt for '%s': %w", r.Name, err)
 	}

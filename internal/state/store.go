@@ -56,7 +56,9 @@ func (s *Store) shared() *notices {
 // per content for the life of the store, so a monitor reading it every tick
 // does not look through the backups each time.
 func (s *Store) Load() (*Registry, error) {
-	s.shared().checkDirs(s.Warn, s.Root, s.Root)
+	if err := CheckRoot(s.Root); err != nil {
+		return nil, err
+	}
 	data, _, err := readIfExists(s.statePath())
 	if err != nil {
 		return nil, err
@@ -83,10 +85,9 @@ func (s *Store) Load() (*Registry, error) {
 // (state.json.rejected), only when the write happens: a failed update
 // changes nothing.
 func (s *Store) Update(fn func(*Registry) error) error {
-	if err := makeDir(s.Root); err != nil {
+	if err := MakeDir(s.Root, s.Root); err != nil {
 		return err
 	}
-	s.shared().checkDirs(s.Warn, s.Root, s.Root)
 	return withLock(s.lockPath(), func() error {
 		data, _, err := readIfExists(s.statePath())
 		if err != nil {
