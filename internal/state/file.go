@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
 )
 
 // LockTimeout bounds how long a command waits for another swarm process to
