@@ -44,11 +44,16 @@ func newFactory(streams *IO, root string) *factory {
 	return &factory{IO: streams, root: root}
 }
 
-// Root returns the absolute state root.
+// Root returns the absolute state root. A root another user owns or can
+// write is refused here, before any command reads or writes it, unless
+// the user opted in (state.CheckRoot).
 func (f *factory) Root() (string, error) {
 	f.once.Do(func() {
 		if f.root == "" {
 			f.root, f.rootErr = state.Root()
+		}
+		if f.rootErr == nil {
+			f.rootErr = state.CheckRoot(f.root)
 		}
 	})
 	return f.root, f.rootErr

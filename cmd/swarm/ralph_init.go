@@ -57,11 +57,10 @@ func runRalphInit(opts *ralphInitOptions) error {
 	if exists && !opts.Force {
 		return fail(exitFail, "%s already exists (use --force to overwrite)", promptFile)
 	}
-	if err := state.WriteFileAtomic(promptFile, []byte(text)); err != nil {
+	// A prompt is project text, readable like the rest of the project.
+	if err := state.WriteFileAtomicPerm(promptFile, []byte(text), 0o644); err != nil {
 		return fail(exitFail, "cannot write %s: %w", promptFile, err)
 	}
-	// WriteFileAtomic makes state files private; a prompt is project text.
-	os.Chmod(promptFile, 0o644)
 	if exists {
 		fmt.Fprintf(opts.IO.Out, "created %s (overwritten)\n", promptFile)
 	} else {

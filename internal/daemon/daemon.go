@@ -25,6 +25,7 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/swarmtools/swarm/internal/proc"
+	"github.com/swarmtools/swarm/internal/state"
 )
 
 // Timings.
@@ -54,6 +55,9 @@ const (
 	filePerm = 0o600
 )
 
+// maxPIDFile bounds the read of a lock file: it holds a pid and a newline.
+const maxPIDFile = 64
+
 // ErrHeld is returned by Lock when another process holds the lock.
 var ErrHeld = errors.New("another process holds the lock")
 
@@ -71,18 +75,20 @@ func Lock(lockPath string) (*Held, error) {
 	if err := os.MkdirAll(filepath.Dir(lockPath), dirPerm); err != nil {
 		return nil, err
 	}
-	fl := flock.New(lockPath, flock.SetPermissions(filePerm))
+	// Opened as every file of the state root is: never through a
+	// symbolic link, only a regular file of the user's (state.NewLock).
+	fl := state.NewLock(lockPath, true)
 	ctx, cancel := context.WithTimeout(context.Background(), lockRetry)
 	defer cancel()
-	ok, err := fl.TryLockContext(ctx, lockRetryDelay)
-	if err != nil && ctx.Err() == nil {
+	ok, err := state.TryLock(ctx, fl, lockRetryDelay)
+	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, ErrHeld
 	}
 	// In place, never by rename (see the package comment).
-	if err := os.WriteFile(lockPath, []byte(strconv.Itoa(os.Getpid())+"\n"), filePerm); err != nil {
+	if err := state.WriteFile(lockPath, []byte(strconv.Itoa(os.Getpid())+"\n")); err != nil {
 		fl.Unlock()
 		return nil, err
 	}
@@ -95,7 +101,7 @@ func (h *Held) Release() error {
 	if h == nil || h.fl == nil {
 		return nil
 	}
-	os.WriteFile(h.path, nil, filePerm)
+	state.WriteFile(h.path, nil)
 	err := h.fl.Unlock()
 	h.fl = nil
 	return err
@@ -107,7 +113,7 @@ func Alive(lockPath string) bool {
 	if _, err := os.Stat(lockPath); err != nil {
 		return false
 	}
-	fl := flock.New(lockPath, flock.SetPermissions(filePerm))
+	fl := state.NewLock(lockPath, false)
 	ok, err := fl.TryLock()
 	if err != nil {
 		// Cannot probe (permissions, a vanished directory): report not
@@ -151,7 +157,7 @@ func HolderTarget(lockPath string) (proc.Target, bool) {
 }
 
 func lockPID(lockPath string) int {
-	data, err := os.ReadFile(lockPath)
+	data, err := state.ReadFile(lockPath, maxPIDFile)
 	if err != nil {
 		return 0
 	}

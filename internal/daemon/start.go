@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/state"
 )
 
 // Spec describes a daemon to start.
@@ -62,7 +64,7 @@ func Start(s Spec) (int, error) {
 			return 0, err
 		}
 	}
-	logf, err := os.OpenFile(s.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, filePerm)
+	logf, err := state.OpenFile(s.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, filePerm)
 	if err != nil {
 		return 0, err
 	}

@@ -25,20 +25,28 @@ const (
 	Present                // the section exists and force was not set
 )
 
+// MaxFileBytes bounds the instructions file init reads: a file larger is
+// not agent instructions (and a device behind it would never end).
+const MaxFileBytes = 1 << 20
+
 // DefaultFile picks the instructions file in dir: AGENTS.md if present,
-// else CLAUDE.md if present, else AGENTS.md.
+// else CLAUDE.md if present, else AGENTS.md. A symbolic link counts as
+// present (and is then refused by Plan), dangling or not.
 func DefaultFile(dir string) string {
 	for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 			return filepath.Join(dir, name)
 		}
 	}
 	return filepath.Join(dir, "AGENTS.md")
 }
 
-// Plan computes the new content of path without writing it.
+// Plan computes the new content of path without writing it. Only a
+// regular file of at most MaxFileBytes is read, never through a symbolic
+// link: a CLAUDE.md linked to ~/.ssh/id_ed25519 would otherwise have the
+// key copied into the project, readable by all.
 func Plan(path, section string, force bool) (Outcome, string, error) {
-	data, err := os.ReadFile(path)
+	data, err := state.ReadRegular(path, MaxFileBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return Created, section, nil
 	}
@@ -72,11 +80,10 @@ func Apply(path, section string, force bool) (Outcome, error) {
 	if err != nil || outcome == Present {
 		return outcome, err
 	}
-	if err := state.WriteFileAtomic(path, []byte(content)); err != nil {
+	// Instructions files are meant to be shared, unlike swarm's state.
+	if err := state.WriteFileAtomicPerm(path, []byte(content), 0o644); err != nil {
 		return outcome, err
 	}
-	// Instructions files are meant to be shared, unlike swarm's state.
-	os.Chmod(path, 0o644)
 	return outcome, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"os"
+
+	"github.com/swarmtools/swarm/internal/state"
 )
 
 // Reader follows a capped log while it is written, by offset in the
@@ -131,7 +133,7 @@ func Size(path string, max int64) (int64, error) {
 }
 
 func open(path string, max int64) (*os.File, layout, error) {
-	f, err := os.Open(path)
+	f, err := state.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, layout{}, err
 	}
@@ -169,7 +171,7 @@ func ReadCapped(path string, max int64) (Capped, error) {
 	if err != nil {
 		return Capped{}, err
 	}
-	f, err := os.Open(path)
+	f, err := state.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return Capped{}, err
 	}

@@ -21,6 +21,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/swarmtools/swarm/internal/state"
 )
 
 // Writer appends to a log file, capping it. It must be the file's only
@@ -49,7 +51,10 @@ func Open(path string, max int64) (*Writer, error) {
 		return nil, err
 	}
 	os.Remove(tmpPath(path))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// Never through a symbolic link, and only a regular file of the
+	// user's: a link planted at a log would have its output appended to
+	// (or its target cut) wherever it points.
+	f, err := state.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +123,7 @@ func (w *Writer) cut(pending []byte) (err error) {
 	marker := Marker(next.dropped, l.head, w.max)
 	next.marker = int64(len(marker))
 
-	tmp, err := os.OpenFile(tmpPath(w.path), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	tmp, err := state.OpenFile(tmpPath(w.path), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}

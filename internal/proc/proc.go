@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/state"
 )
 
 // StartSpec describes a detached process worker.
@@ -112,13 +114,18 @@ func openLog(path string, sink []string, devnull *os.File) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
+	// Logs live in the state root: never opened through a symbolic link,
+	// only a regular file of the user's (state.OpenFile).
 	if len(sink) == 0 {
-		return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		return state.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	}
-	// The log exists when the spawn returns, whenever the sink starts.
-	if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
-		f.Close()
+	// The log exists when the spawn returns, whenever the sink starts;
+	// one that cannot be used fails the spawn now, not the sink later.
+	f, err := state.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
 	}
+	f.Close()
 	bin, err := exec.LookPath(sink[0])
 	if err != nil {
 		return nil, fmt.Errorf("log sink: %w", err)

@@ -385,17 +385,24 @@ func (e *Engine) noteWindow(w *state.Worker, id, token string) {
 
 // prepareFiles empties the iteration's output and exit files, makes room
 // for them within the transcript budget, and writes the prompt snapshot
-// the stdin and arg modes read.
+// the stdin and arg modes read. Both files are made afresh by swarm (0600,
+// never through a symbolic link: state.OpenFile): the wrapper shell writes
+// the exit status into the file swarm made, and the sink appends to the
+// output it emptied.
 func (e *Engine) prepareFiles(a *attempt) error {
-	if err := os.MkdirAll(filepath.Dir(a.out), 0o700); err != nil {
+	if err := e.RS.MakeDir(filepath.Dir(a.out)); err != nil {
 		return err
 	}
 	// Every iteration's output is kept (ralph logs --iteration), within
 	// the loop's budget: the oldest go first.
 	trimTranscripts(e.RS, TranscriptBudget-logMax(a.st), a.iter)
-	os.Remove(a.exit)
-	if err := os.WriteFile(a.out, nil, 0o600); err != nil {
-		return err
+	for _, p := range []string{a.out, a.exit} {
+		os.Remove(p)
+		f, err := state.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		f.Close()
 	}
 	if a.st.PromptMode != ModeType {
 		return state.WriteFileAtomic(e.RS.PromptSnapshotPath(), []byte(a.prompt))
@@ -427,13 +434,16 @@ func agentCommand(mode string, cmd []string, snapshot, status string) []string {
 
 // readExit returns the recorded exit status of the attempt's agent.
 func (a *attempt) readExit() (int, bool) {
-	data, err := os.ReadFile(a.exit)
+	data, err := state.ReadFile(a.exit, maxExitFile)
 	if err != nil {
 		return 0, false
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	return n, err == nil
 }
+
+// maxExitFile bounds the read of an exit file: a number and a newline.
+const maxExitFile = 64
 
 // MaxPromptBytes bounds a prompt file: a prompt is typed into an agent's
 // input box and kept beside the loop state every iteration, and a larger

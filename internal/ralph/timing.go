@@ -88,6 +88,11 @@ const (
 	// checkKillGrace is a timed-out check's time between SIGTERM and
 	// SIGKILL.
 	checkKillGrace = 2 * time.Second
+	// checkDrainWait is how long a check's output pipe may stay open once
+	// the check has ended and its process group is stopped: only a
+	// process that left the group (setsid) still holds it, and the loop
+	// does not wait for that one.
+	checkDrainWait = 2 * time.Second
 	// DefaultCheckTimeout and DefaultReadyTimeout (docs/completion.md, docs/ralph.md).
 	DefaultCheckTimeout = 120 * time.Second
 	DefaultReadyTimeout = 120 * time.Second

@@ -2,15 +2,15 @@ package ralph
 
 import (
 	"errors"
-
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
-
 	"syscall"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/ready"
@@ -78,24 +78,34 @@ type checkResult struct {
 	output string
 }
 
-// runCheck runs one check with sh -c in dir. Its output goes to a file,
-// not a pipe: a check that leaves a background process behind must not
-// hold the loop up waiting for the pipe to close. When the check ends, or
-// outlives timeout, whatever it started in its process group is stopped.
+// runCheck runs one check with sh -c in dir. Its output goes through a
+// pipe into a capped buffer (logcap.Buffer: head and tail, checkOutputMax
+// bytes), so a check printing without end costs neither disk nor memory.
+// The loop waits for the check, not for the pipe: once the check has
+// ended, or outlived timeout, whatever it started in its process group is
+// stopped, and a process that left the group and still holds the pipe is
+// given checkDrainWait.
 func runCheck(command, dir string, timeout time.Duration) checkResult {
-	out, err := os.CreateTemp("", "swarm-check-*.log")
+	buf, err := logcap.NewBuffer(checkOutputMax)
 	if err != nil {
 		return checkResult{status: "could not start: " + err.Error()}
 	}
-	defer os.Remove(out.Name())
-	defer out.Close()
-	cmd := exec.Command("sh", "-c", command)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	r, w, err := os.Pipe()
+	if err != nil {
 		return checkResult{status: "could not start: " + err.Error()}
 	}
+	cmd := exec.Command("sh", "-c", command)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = w, w
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	w.Close() // the check has its own copy
+	if err != nil {
+		r.Close()
+		return checkResult{status: "could not start: " + err.Error()}
+	}
+	copied := make(chan struct{})
+	go func() { io.Copy(buf, r); close(copied) }()
 	// The check's identity, read before anything can reap it: only its
 	// own process group is ever signalled.
 	t, _ := proc.Identify(cmd.Process.Pid)
@@ -104,8 +114,13 @@ func runCheck(command, dir string, timeout time.Duration) checkResult {
 	// Read bounded, and as plain text: the agent can influence what a
 	// check prints, and it goes into the next prompt.
 	output := func() string {
-		c, _ := logcap.ReadCapped(out.Name(), checkOutputMax)
-		return plainText(string(c.Bytes(checkOutputMax)))
+		select {
+		case <-copied:
+		case <-time.After(checkDrainWait):
+		}
+		r.Close() // ends the copy if a stray process still holds the pipe
+		<-copied
+		return plainText(string(buf.Capped().Bytes(checkOutputMax)))
 	}
 	select {
 	case err := <-done:
@@ -194,6 +209,11 @@ func (e *Engine) globalHook() string {
 		return h
 	}
 	cfg, err := e.M.Store.Config()
+	if errors.Is(err, state.ErrUnsafe) {
+		// Another user's hook would run as this one: never.
+		e.say("global on-exit hook not run: %v (%s)", err, hint.Of(err))
+		return ""
+	}
 	if err != nil {
 		e.say("cannot read %s: %v", e.M.Store.ConfigPath(), err)
 		return ""
@@ -219,8 +239,14 @@ func (e *Engine) notify(st *state.Ralph, code int) {
 	e.runHook(Notifier, "", "/", nil, bin, title, body)
 }
 
+// hookOutputMax bounds what a hook prints into the loop's output (the
+// monitor's log): a hook's output is a line or two of notification, and
+// one printing without end must not fill the disk with the monitor log.
+const hookOutputMax = 64 << 10
+
 // runHook runs a shell command (or, with argv, a program) in dir with env,
-// bounded by onExitTimeout; its output goes to the loop's output.
+// bounded by onExitTimeout; its output goes to the loop's output, at most
+// hookOutputMax bytes of it.
 func (e *Engine) runHook(what, command, dir string, env []string, argv ...string) {
 	cmd := exec.Command("sh", "-c", command)
 	if len(argv) > 0 {
@@ -231,7 +257,8 @@ func (e *Engine) runHook(what, command, dir string, env []string, argv ...string
 		cmd.Dir = "/"
 	}
 	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = e.Out, e.Out
+	out := logcap.Limit(e.Out, hookOutputMax, what)
+	cmd.Stdout, cmd.Stderr = out, out
 	// A hook that starts a background process must not hold the monitor.
 	cmd.WaitDelay = onExitWaitDelay
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/swarmtools/swarm/internal/state"
 	kit "github.com/swarmtools/swarm/templates/sandbox"
 )
 
@@ -125,6 +126,11 @@ func Write(dir string, o Options) ([]Action, error) {
 	return actions, nil
 }
 
+// maxKitFile bounds the read of an existing kit file that --force may
+// replace: the kit's own files are a few KB, and the old content is held
+// in memory to restore it if the run fails.
+const maxKitFile = 1 << 20
+
 // failHook lets tests make the write of a file fail (root, which runs CI,
 // can write anywhere, so a read-only directory is no way to do it).
 var failHook func(name string) error
@@ -166,7 +172,9 @@ func writeOne(dir string, f File, o Options) (Action, func(), error) {
 		a.Result = Kept
 		return a, nil, nil
 	}
-	old, err := os.ReadFile(a.Path)
+	// Read as it was found: a regular file, not through a link put there
+	// since, and bounded (it is kept in memory to undo a failed run).
+	old, err := state.ReadRegular(a.Path, maxKitFile)
 	if err != nil {
 		return a, nil, err
 	}

@@ -95,6 +95,14 @@ var writeAll = func(f *os.File, data []byte) error {
 // 0700; an existing one keeps its mode (callers write project files such as
 // PROMPT.md with it, in the user's directories).
 func WriteFileAtomic(path string, data []byte) error {
+	return WriteFileAtomicPerm(path, data, filePerm)
+}
+
+// WriteFileAtomicPerm is WriteFileAtomic writing the file with mode perm,
+// for project files others should read (PROMPT.md, AGENTS.md). The mode
+// is set on the temp file, before the rename: a chmod of the path after it
+// would follow a symbolic link put there meanwhile.
+func WriteFileAtomicPerm(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := makeDir(dir); err != nil {
 		return err
@@ -113,7 +121,7 @@ func WriteFileAtomic(path string, data []byte) error {
 	}()
 	// fchmod on our own descriptor: no path, so no symlink to follow. It
 	// undoes a umask that would leave the owner without read access.
-	if err := tmp.Chmod(filePerm); err != nil {
+	if err := tmp.Chmod(perm); err != nil {
 		return err
 	}
 	if err := writeAll(tmp, data); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
 )
 
@@ -125,7 +126,7 @@ func lastNonBlank(rows []string) int {
 }
 
 func (m *Manager) followFile(ctx context.Context, path string, pid int, w io.Writer, interval time.Duration) error {
-	f, err := os.Open(path)
+	f, err := state.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}

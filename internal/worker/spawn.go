@@ -458,6 +458,9 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 		rec.Metadata[WindowIDKey] = id
 		rec.Metadata[WindowTokenKey] = p.token
 	default:
+		if err := state.MakeDir(m.Store.Root, m.Store.LogsDir()); err != nil {
+			return err
+		}
 		env := append(append(os.Environ(), EnvList(p.env)...), SpawnTokenEnv+"="+p.token)
 		// An earlier run's end is not this one's.
 		if err := m.Store.RemoveProcessExit(o.Name); err != nil {

@@ -5,13 +5,15 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/swarmtools/swarm/internal/state"
 )
 
 func sortStrings(s []string) { sort.Strings(s) }
 
 // tailFile returns the last n lines of a file (reading at most 64 KiB).
 func tailFile(path string, n int) (string, error) {
-	f, err := os.Open(path)
+	f, err := state.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return "", err
 	}

@@ -11,9 +11,13 @@ package worktree
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/swarmtools/swarm/internal/hint"
 )
 
 // Info is where a worktree is and what it belongs to.
@@ -183,6 +187,9 @@ func Create(repoRoot, path, branch string, o ...CreateOptions) (Info, error) {
 		return Info{}, err
 	}
 	defer unlock()
+	if err := ensureParent(filepath.Dir(path)); err != nil {
+		return Info{}, err
+	}
 	var opt CreateOptions
 	if len(o) > 0 {
 		opt = o[0]
@@ -202,9 +209,6 @@ func Create(repoRoot, path, branch string, o ...CreateOptions) (Info, error) {
 	}
 	if _, err := os.Stat(path); err == nil {
 		return Info{}, fmt.Errorf("%s already exists", path)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return Info{}, err
 	}
 	if branchExists(repoRoot, branch) {
 		info.Reused = "branch"
@@ -243,6 +247,49 @@ func (i *Info) addWithNewBranch(before func(commit string) error) error {
 		return err
 	}
 	i.NewBranch = true
+	return nil
+}
+
+// ensureParent makes dir, the directory worktrees are put in, 0755 (made
+// by the user, whatever the umask), or checks the one that is there: it
+// must be the user's and not writable by group or others. Another user
+// can make <repo>-worktrees first in a world-writable directory (/tmp)
+// and then swap the worktrees in it; a sticky /tmp above it is fine, the
+// directory itself must be the user's. A symbolic link is judged by what
+// it points to, and must be the user's own link.
+func ensureParent(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	made := os.Mkdir(dir, 0o755)
+	if made != nil && !errors.Is(made, fs.ErrExist) {
+		return made
+	}
+	link, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("worktree directory %s is not a directory", dir)
+	}
+	if made == nil {
+		// Just made here: the umask may have left it group-writable.
+		return os.Chmod(dir, 0o755)
+	}
+	for _, f := range []fs.FileInfo{link, fi} {
+		if st, ok := f.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+			return hint.Errorf("remove it (another user may have made it to swap the worktrees in it), or put the worktree elsewhere with --worktree-dir",
+				"worktree directory %s is owned by another user (uid %d)", dir, st.Uid)
+		}
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return hint.Errorf(fmt.Sprintf("chmod go-w %s, or put the worktree elsewhere with --worktree-dir", dir),
+			"worktree directory %s is writable by others (mode %04o)", dir, perm)
+	}
 	return nil
 }
 
