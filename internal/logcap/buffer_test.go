@@ -58,3 +58,37 @@ func TestLimit(t *testing.T) {
 		t.Errorf("out = %q, want %q", out.String(), want)
 	}
 }
+
+// The log sink (swarm _logpipe, the target of pipe-pane and of process
+// workers' output) never writes through a symbolic link planted at its
+// log: the output is drained and dropped, the link's target untouched
+// (issue 16, item 2).
+func TestPipeNeverFollowsASymlink(t *testing.T) {
+	t.Parallel()
+	for _, exists := range []bool{false, true} {
+		dir := t.TempDir()
+		victim := filepath.Join(dir, "victim")
+		if exists {
+			os.WriteFile(victim, []byte("precious\n"), 0o600)
+		}
+		log := filepath.Join(dir, "out.log")
+		os.Symlink(victim, log)
+		r := &countingReader{r: bytes.NewReader(stream(10_000))}
+		if err := Pipe(r, log, testMax); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+			t.Errorf("err = %v", err)
+		}
+		if r.n != 10_000 {
+			t.Errorf("drained %d bytes", r.n)
+		}
+		data, err := os.ReadFile(victim)
+		if exists && string(data) != "precious\n" || !exists && err == nil {
+			t.Errorf("target holds %q (%v)", data, err)
+		}
+		if _, err := Open(log, testMax); err == nil {
+			t.Errorf("Open through the link worked")
+		}
+		if _, err := ReadCapped(log, testMax); err == nil && exists {
+			t.Errorf("ReadCapped read through the link")
+		}
+	}
+}

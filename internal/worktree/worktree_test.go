@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -305,5 +306,70 @@ func TestCreateInAnEmptyRepository(t *testing.T) {
 	}
 	if _, err := os.Stat(DefaultPath(repo, "w1")); err == nil || branchExists(repo, "w1") {
 		t.Error("Create made something")
+	}
+}
+
+// A worktree directory another user made (<repo>-worktrees in a
+// world-writable directory), or one group or others can write, is refused
+// (issue 16, item 10): the worktrees in it could be swapped. Nothing is
+// made in it. One swarm makes itself is 0755 whatever the umask.
+func TestWorktreeParentOfAnotherUserIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, parent string)
+		want  string
+	}{
+		{"another user's", func(t *testing.T, parent string) {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root to chown the directory to another user (uid 65534)")
+			}
+			os.Mkdir(parent, 0o755)
+			os.Chown(parent, 65534, 65534)
+		}, "is owned by another user (uid 65534)"},
+		{"world-writable", func(t *testing.T, parent string) {
+			os.Mkdir(parent, 0o755)
+			os.Chmod(parent, 0o777)
+		}, "is writable by others (mode 0777)"},
+		{"group-writable", func(t *testing.T, parent string) {
+			os.Mkdir(parent, 0o755)
+			os.Chmod(parent, 0o775)
+		}, "is writable by others (mode 0775)"},
+		{"another user's link", func(t *testing.T, parent string) {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root to make a link of another user's (uid 65534)")
+			}
+			target := t.TempDir()
+			os.Symlink(target, parent)
+			os.Lchown(parent, 65534, 65534)
+		}, "is owned by another user (uid 65534)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := newRepo(t)
+			parent := filepath.Join(filepath.Dir(repo), "proj-worktrees")
+			tc.setup(t, parent)
+			_, err := Create(repo, DefaultPath(repo, "w1"), "w1")
+			if err == nil || err.Error() != "worktree directory "+parent+" "+tc.want {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+				t.Errorf("made %d entries in it", len(entries))
+			}
+			if strings.Contains(run(t, repo, "git", "branch"), "w1") {
+				t.Errorf("the branch was made")
+			}
+		})
+	}
+	old := syscall.Umask(0o002)
+	defer syscall.Umask(old)
+	repo := newRepo(t)
+	path := DefaultPath(repo, "w1")
+	if _, err := Create(repo, path, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("made the worktree directory with mode %v, %v", fi.Mode().Perm(), err)
+	}
+	if _, err := Create(repo, DefaultPath(repo, "w2"), "w2"); err != nil {
+		t.Errorf("second worktree in it: %v", err)
 	}
 }
