@@ -20,8 +20,9 @@ func TestCheckOutputIsCappedWhileWritten(t *testing.T) {
 	dir := t.TempDir()
 	sizeFile := filepath.Join(dir, "size")
 	// The check measures what its own output holds once it has printed
-	// 3 MB: a file's size, or nothing for a pipe.
-	check := `yes 'flood line' | head -c 3000000; echo FINAL-LINE; stat -L -c %s /proc/$$/fd/1 > ` + sizeFile + `; exit 1`
+	// 3 MB: a file's size, or nothing for a pipe (fd 3 is its output,
+	// while stat's own goes to sizeFile).
+	check := `yes 'flood line' | head -c 3000000; echo FINAL-LINE; stat -L -c %s /proc/self/fd/3 3>&1 > ` + sizeFile + `; exit 1`
 	res := runCheck(check, dir, time.Minute)
 	if res.ok || res.status != "exit 1" {
 		t.Fatalf("check result %+v", res.status)
