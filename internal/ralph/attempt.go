@@ -397,8 +397,12 @@ func (e *Engine) prepareFiles(a *attempt) error {
 	// the loop's budget: the oldest go first.
 	trimTranscripts(e.RS, TranscriptBudget-logMax(a.st), a.iter)
 	for _, p := range []string{a.out, a.exit} {
+		// A new file, not whatever was there (a link planted at it, a
+		// hard link to someone's file); truncated rather than made with
+		// O_EXCL, since the sink of an earlier try of this iteration
+		// may have put a file back meanwhile.
 		os.Remove(p)
-		f, err := state.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := state.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			return err
 		}
