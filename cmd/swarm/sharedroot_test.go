@@ -23,6 +23,12 @@ import (
 // set, a cap on its address space (ulimit -v): a swarm that reads a FIFO
 // or /dev/zero as a state file must show up as a failed test, not as a
 // hung suite or a machine out of memory.
+// boundedKB is the address space the bounded runs get: far above what
+// swarm needs (a Go program reserves a few hundred MiB of address space
+// at start, more under load; 1 GiB was seen to fail at start), far below
+// what reading /dev/zero whole would take.
+const boundedKB = 4 << 20
+
 func srRunBounded(t *testing.T, e *testenv.Env, dir string, memLimitKB int, args ...string) (testenv.Result, time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -165,7 +171,7 @@ func TestStateJSONToDevZeroIsRefused(t *testing.T) {
 	}
 	// Before testenv's cleanup, which reads state.json.
 	t.Cleanup(func() { os.Remove(state) })
-	r, _ := srRunBounded(t, e, e.Dir, 1<<20, "ls")
+	r, _ := srRunBounded(t, e, e.Dir, boundedKB, "ls")
 	if r.Code != 1 || !strings.HasPrefix(r.Stderr, "swarm: error: state file "+state+" is a symbolic link\n") {
 		t.Errorf("ls: %s", r)
 	}
@@ -216,7 +222,7 @@ func TestInitThroughSymlinkIsRefused(t *testing.T) {
 			if err := os.Symlink(tc.target, link); err != nil {
 				t.Fatal(err)
 			}
-			r, _ := srRunBounded(t, e, dir, 1<<20, tc.args...)
+			r, _ := srRunBounded(t, e, dir, boundedKB, tc.args...)
 			shown := link
 			if len(tc.args) > 1 && tc.args[len(tc.args)-2] == "--file" {
 				shown = tc.file // as the user named it

@@ -227,7 +227,7 @@ limit   loop     waiting  1/10  1h 0m    -       -      4242     0/0    -       
 held    loop     paused   1/10  1h 0m    -       -      4242     0/0    -         team-b
 build   loop     running  3/10  3m 20s   7m 30s  12s    4242     1/2    -         team-a,ci
 web     tmux     running  -     5m 0s    -       -      -        -      -         team-a
-batch   process  stopped  -     -        -       -      -        -      -         -
+batch   process  stopped  -     -        -       -      -        -      exit 3    -
 crash   tmux     stopped  -     -        -       -      -        -      exit 2    -
 done    loop     stopped  4/10  1h 0m    -       -      -        0/0    complete  -
 `

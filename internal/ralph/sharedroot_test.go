@@ -71,8 +71,11 @@ func TestLoopOutputDirSymlinkIsRefused(t *testing.T) {
 }
 
 // config.json's on_exit hook is not run from a file another user owns
-// (issue 16, item 2: it ran as the victim, root): the loop's own --on-exit
-// still runs, and the monitor log says why the global one did not.
+// (issue 16, item 2: it ran as the victim, root). A loop spawn refuses
+// such a file before making anything (it is checked like a bad one); one
+// that became another user's after the spawn is skipped at the loop's
+// end: the loop's own --on-exit still runs, and the monitor log says why
+// the global one did not.
 func TestForeignConfigHookIsNotRun(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to chown config.json to another user (uid 65534)")
@@ -89,14 +92,25 @@ func TestForeignConfigHookIsNotRun(t *testing.T) {
 	if err := os.Chown(config, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
-	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "1", "--on-exit", "touch " + own}, l.agent("--script", "exit 0")...)
-	l.waitEnded(30 * time.Second)
-	monitorLog := filepath.Join(l.Home, "ralph", "fh", "monitor.log")
-	want := "global on-exit hook not run: config file " + config + " is owned by another user (uid 65534)"
-	l.Eventually("the monitor to say the hook was not run", 10*time.Second, func() bool {
-		data, _ := os.ReadFile(monitorLog)
-		return strings.Contains(string(data), want)
-	})
+	foreign := "config file " + config + " is owned by another user (uid 65534)"
+	args := []string{"spawn", "--name", "fh", "--ralph", "--prompt-file", "PROMPT.md", "--max-iterations", "1", "--on-exit", "touch " + own, "--"}
+	r := l.Run(append(args, l.agent("--script", "exit 0")...)...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, foreign) || l.Run("ls", "--format", "names").Stdout != "" {
+		t.Fatalf("spawn with another user's config.json: %s", r)
+	}
+	// Made another user's after the spawn (the monitor reads it at the end).
+	if err := os.Chown(config, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "1", "--on-exit", "touch " + own, "--no-run"}, l.agent("--script", "exit 0")...)
+	if err := os.Chown(config, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	// In the foreground the loop's own lines go to the command's output.
+	run := l.Run("ralph", "run", "fh")
+	if out := run.Stdout + run.Stderr; !strings.Contains(out, "global on-exit hook not run: "+foreign) {
+		t.Errorf("the loop did not say the hook was not run: %s", run)
+	}
 	if _, err := os.Stat(own); err != nil {
 		t.Errorf("the loop's own --on-exit did not run: %v", err)
 	}
