@@ -88,6 +88,10 @@ func ResumeLoop(m *worker.Manager, name string) error {
 	if err := notResumable(name, st, time.Now()); err != nil {
 		return err
 	}
+	// A lock held by no live monitor (a dead monitor's descriptor in a
+	// child it was forking) must not pass for a running monitor: the loop
+	// would be left with none.
+	settleMonitorLock(rs)
 	// Set running and look for a live monitor in one locked step: a
 	// monitor on its way out makes the same check under the same lock
 	// (Engine.stayForResume), so it either carries on or is seen gone.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -410,6 +411,42 @@ func TestMonitorSIGKILLThenResumeRecovers(t *testing.T) {
 			t.Errorf("iteration %d started %d times", i, n)
 		}
 	}
+}
+
+// A monitor SIGKILLed while it was forking leaves a child holding a copy
+// of its lock's descriptor until that child's exec: for a moment the lock
+// is held by no monitor. A resume then must not take that for a running
+// monitor (it did, and left the loop with none): it waits for the lock
+// and starts one.
+func TestResumeWaitsOutALockHeldByNoMonitor(t *testing.T) {
+	l := newLoop(t, "stale")
+	l.WriteFile("PROMPT.md", "work")
+	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "1", "--no-run"}, l.agent("--script", "quiet")...)
+	lock := filepath.Join(l.Home, "ralph", "stale", "monitor.lock")
+	// The pid of a process that is gone, as a dead monitor leaves it.
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, []byte(strconv.Itoa(gone.Process.Pid)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	holder := exec.Command("flock", "-x", lock, "sleep", "1.5")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Wait()
+	l.Eventually("the lock to be held", 5*time.Second, func() bool {
+		return strings.Contains(l.Run("ralph", "status", "stale").Stdout, "Monitor: running")
+	})
+	if r := l.Run("ralph", "resume", "stale"); r.Code != 0 || r.Stderr != "" {
+		t.Fatalf("resume: %s", r)
+	}
+	holder.Wait()
+	l.Eventually("a monitor after the lock was let go", 10*time.Second, func() bool {
+		return alive(l.monitorPID()) && strings.Contains(l.Run("ralph", "status", "stale").Stdout, "Monitor: running")
+	})
+	l.Run("kill", "stale")
 }
 
 func TestPromptFileDeletedMidLoopFails(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/daemon"
+	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
 )
 
@@ -49,6 +50,48 @@ func StartMonitor(root, name string) (int, error) {
 		}
 		return 0, fmt.Errorf("no ralph state for '%s'", name)
 	}
+	pid, err := startMonitor(root, name, rs)
+	if !errors.Is(err, errStaleLock) {
+		return pid, err
+	}
+	switch holder, free := settleMonitorLock(rs); {
+	case holder > 0:
+		return holder, nil
+	case free:
+		return startMonitor(root, name, rs)
+	}
+	return 0, fmt.Errorf("the monitor lock of '%s' is held by no monitor (%s)", name, rs.MonitorLockPath())
+}
+
+// settleMonitorLock waits, while the loop's monitor lock is held but not
+// (yet) by a live monitor that wrote its pid in it, until it is: another
+// monitor took it a moment ago; or until it is free: it was a copy of a
+// dead monitor's descriptor, in a child the monitor was forking when it
+// died (held until that child's exec). It returns the live holder's pid,
+// or whether the lock is free; neither after monitorStartWait.
+func settleMonitorLock(rs *state.RalphStore) (holder int, free bool) {
+	proc.WaitUntil(monitorStartWait, lockLook, func() bool {
+		if !MonitorAlive(rs) {
+			free = true
+			return true
+		}
+		if t, ok := daemon.HolderTarget(rs.MonitorLockPath()); ok && t.Exists() {
+			holder = t.PID
+			return true
+		}
+		return false
+	})
+	return holder, free
+}
+
+// lockLook paces the looks at a monitor lock held by no live monitor.
+const lockLook = 20 * time.Millisecond
+
+// errStaleLock: the monitor exited at start because the lock was held,
+// but not by a live monitor.
+var errStaleLock = errors.New("monitor lock held by no monitor")
+
+func startMonitor(root, name string, rs *state.RalphStore) (int, error) {
 	pid, err := daemon.Start(daemon.Spec{
 		What:     "ralph monitor",
 		Args:     []string{"ralph", "run", name},
@@ -70,15 +113,15 @@ func StartMonitor(root, name string) (int, error) {
 	// A loop can end at once (a done file already there, the cap already
 	// reached): that monitor did its job. Or another command started a
 	// monitor at the same moment (two resumes): the loop has one, which is
-	// what was asked for.
+	// what was asked for, if a live monitor holds the lock.
 	if st, lerr := rs.Load(); lerr == nil && !st.Active() {
 		return 0, nil
 	}
 	if MonitorAlive(rs) {
-		if st, lerr := rs.Load(); lerr == nil {
-			return st.MonitorPID, nil
+		if t, ok := daemon.HolderTarget(rs.MonitorLockPath()); ok && t.Exists() {
+			return t.PID, nil
 		}
-		return 0, nil
+		return 0, errStaleLock
 	}
 	return 0, fmt.Errorf("the ralph monitor exited at start (see %s)", rs.MonitorLogPath())
 }

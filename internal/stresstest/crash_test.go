@@ -3,6 +3,7 @@ package stresstest
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -401,9 +402,10 @@ func TestCrashRalphMonitor(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 		w.e.Eventually("monitor gone", 10*time.Second, func() bool { return len(w.monitors("loop")) == 0 })
-		w.must("ralph", "resume", "loop")
+		r := w.must("ralph", "resume", "loop")
 		if n := len(w.monitors("loop")); n != 1 {
-			t.Fatalf("after resume (%s): %d monitors", what, n)
+			mlog, _ := os.ReadFile(filepath.Join(w.e.Home, "ralph", "loop", "monitor.log"))
+			t.Fatalf("after resume (%s): %d monitors; resume said %s\nmonitor.log:\n%s", what, n, r, mlog)
 		}
 	}
 	crash("iteration 1 running with its prompt delivered", func() bool {
