@@ -740,3 +740,33 @@ func TestWorkerProcessExitCode(t *testing.T) {
 		}
 	}
 }
+
+// A tmux worker whose command exited says how long it ran and its exit
+// code, from the record its window's shell writes (tmux 3.3 keeps a dead
+// pane's status and time only now and then), not an uptime that keeps
+// growing.
+func TestWorkerTmuxStoppedSaysHowLongItRan(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	// k keeps the server up after d's command exits.
+	e.MustRun("spawn", "--name", "k", "--tmux", "--", e.Agent, "--input", "none", "--script", "quiet")
+	e.MustRun("spawn", "--name", "d", "--tmux", "--", e.Agent, "--input", "none", "--script", "print bye;sleep 1200ms;exit 3")
+	// 1.2 s, between times kept to the second.
+	ran := regexp.MustCompile(`^d: stopped \(tmux window [^,]+:d, ran [12]s, exit 3\)\n$`)
+	var line string
+	defer func() {
+		if t.Failed() {
+			t.Logf("last status: %q", line)
+		}
+	}()
+	e.Eventually("status to say how long d ran", wkTimeout, func() bool {
+		r := e.Run("status", "d")
+		line = r.Stdout
+		return r.Code == 1 && ran.MatchString(line)
+	})
+	seen := time.Now()
+	e.Eventually("two seconds to pass", wkTimeout, func() bool { return time.Since(seen) > 2100*time.Millisecond })
+	if r := e.Run("status", "d"); r.Stdout != line {
+		t.Errorf("status of a stopped worker changed with time: %q, then %q", line, r.Stdout)
+	}
+}

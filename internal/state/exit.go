@@ -6,7 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 )
 
 // ProcessExit is how a process worker's command ended, as the supervisor
@@ -73,6 +76,72 @@ func readProcessExit(path string) (e ProcessExit, ok bool) {
 // RemoveProcessExit removes worker name's exit record, if any.
 func (s *Store) RemoveProcessExit(name string) error {
 	err := os.Remove(s.ExitPath(name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// WindowExit is how a tmux worker's command ended, as the shell the
+// window runs it under recorded it (WindowExitPath): tmux 3.3 keeps a dead
+// pane's status and time only now and then. Token is the window's
+// (the worker's tmux_window_token), so an earlier window's end is never
+// this one's; Ended is when the record was written.
+type WindowExit struct {
+	Token    string
+	ExitCode int
+	Ended    time.Time
+}
+
+// WindowExitPath is where the window of tmux worker name records how its
+// command ended.
+func (s *Store) WindowExitPath(name string) string {
+	return filepath.Join(s.LogsDir(), name+".window-exit")
+}
+
+// PrepareWindowExit makes worker name's window exit record empty (0600,
+// never through a link) before its window starts: the window's shell
+// writes into it, and an earlier window's end is gone.
+func (s *Store) PrepareWindowExit(name string) (string, error) {
+	if err := MakeDir(s.Root, s.LogsDir()); err != nil {
+		return "", err
+	}
+	path := s.WindowExitPath(name)
+	f, err := OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, filePerm)
+	if err != nil {
+		return "", err
+	}
+	return path, f.Close()
+}
+
+// WindowExit reads worker name's window exit record ("TOKEN CODE"); ok is
+// false when there is none (the command runs, or ended unrecorded).
+func (s *Store) WindowExit(name string) (e WindowExit, ok bool) {
+	path := s.WindowExitPath(name)
+	f, err := OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return e, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return e, false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxExitFile))
+	if err != nil {
+		return e, false
+	}
+	token, code, found := strings.Cut(strings.TrimSpace(string(data)), " ")
+	n, err := strconv.Atoi(code)
+	if !found || err != nil || token == "" {
+		return e, false
+	}
+	return WindowExit{Token: token, ExitCode: n, Ended: fi.ModTime()}, true
+}
+
+// RemoveWindowExit removes worker name's window exit record, if any.
+func (s *Store) RemoveWindowExit(name string) error {
+	err := os.Remove(s.WindowExitPath(name))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

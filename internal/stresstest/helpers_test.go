@@ -288,6 +288,14 @@ func (p procInfo) carries(arg string) bool { return slices.Contains(p.argv, arg)
 // markedAgents returns the live processes that carry the marker and are
 // agents (not a tmux client or server, nor a swarm spawn, whose command
 // lines hold the worker's command while they run).
+// swarmShell reports the shell swarm runs a command under (a tmux
+// worker's window records how its command ended; a loop's iteration
+// records its agent's exit): it carries the command's argv, and is not
+// the agent.
+func swarmShell(p procInfo) bool {
+	return len(p.argv) > 3 && p.argv[0] == "sh" && p.argv[1] == "-c" && (p.argv[3] == "swarm-worker" || p.argv[3] == "swarm-agent")
+}
+
 func (w *world) markedAgents(all map[int]procInfo) []procInfo {
 	var out []procInfo
 	for _, p := range all {
@@ -295,7 +303,7 @@ func (w *world) markedAgents(all map[int]procInfo) []procInfo {
 			continue
 		}
 		base := filepath.Base(p.exe)
-		if base == "tmux" || p.exe == w.e.Swarm || (len(p.argv) > 0 && strings.HasPrefix(p.argv[0], "tmux")) {
+		if base == "tmux" || p.exe == w.e.Swarm || (len(p.argv) > 0 && strings.HasPrefix(p.argv[0], "tmux")) || swarmShell(p) {
 			continue
 		}
 		out = append(out, p)

@@ -303,17 +303,24 @@ type Pane struct {
 	PID        int
 	// Tag is the window's WindowSpec.Tag ("" for other windows).
 	Tag string
+	// DeadAt is when a dead pane's command ended (tmux's pane_dead_time;
+	// zero when alive or not known).
+	DeadAt time.Time
 }
 
-const paneFormat = livenessFormat + "\t#{window_id}\t#{pane_id}\t#{session_name}\t#{" + tagOption + "}\t#{window_name}"
+// The window's name comes last: it may hold a tab.
+const paneFormat = livenessFormat + "\t#{window_id}\t#{pane_id}\t#{session_name}\t#{" + tagOption + "}\t#{pane_dead_time}\t#{window_name}"
 
 func parsePane(line string) (Pane, bool) {
-	f := strings.SplitN(line, "\t", 9)
-	if len(f) != 9 {
+	f := strings.SplitN(line, "\t", 10)
+	if len(f) != 10 {
 		return Pane{}, false
 	}
-	p := Pane{WindowID: f[4], PaneID: f[5], Session: f[6], Tag: f[7], WindowName: f[8]}
+	p := Pane{WindowID: f[4], PaneID: f[5], Session: f[6], Tag: f[7], WindowName: f[9]}
 	p.Liveness, p.PID = parseLiveness(f)
+	if secs, err := strconv.ParseInt(f[8], 10, 64); err == nil && p.Dead && secs > 0 {
+		p.DeadAt = time.Unix(secs, 0)
+	}
 	return p, true
 }
 

@@ -230,6 +230,7 @@ func (m *Manager) Clean(name string, o CleanOptions) (kept *KeptWorktree, err er
 	os.Remove(m.stdoutLog(name))
 	os.Remove(m.stderrLog(name))
 	m.Store.RemoveProcessExit(name)
+	m.Store.RemoveWindowExit(name)
 	if m.Hooks != nil {
 		m.Hooks.AfterClean(name)
 	}

@@ -67,6 +67,9 @@ func (m *Manager) Refresh(workers []state.Worker) ([]Live, error) {
 				if win.AllDead && win.ExitKnown() {
 					l.ExitCode, l.HasExit = win.ExitCode(), true
 				}
+				if win.AllDead {
+					m.windowEnd(&l, win)
+				}
 				// A ralph window keeps its dead pane between iterations;
 				// the loop removes the window when it ends.
 				if !win.AllDead || w.IsRalph() {
@@ -172,6 +175,18 @@ func (m *Manager) processEnd(l *Live) {
 		return
 	}
 	l.ExitCode, l.HasExit, l.Ended = e.ExitCode, true, e.Ended.Time
+}
+
+// windowEnd fills in how a dead window's command ended: its shell's
+// record (windowCommand), else what tmux knows. When it ended is what
+// status says how long it ran from, not an uptime that keeps growing.
+func (m *Manager) windowEnd(l *Live, win tmux.Window) {
+	token, _ := l.Metadata[WindowTokenKey].(string)
+	if e, ok := m.Store.WindowExit(l.Name); ok && token != "" && e.Token == token {
+		l.ExitCode, l.HasExit, l.Ended = e.ExitCode, true, e.Ended
+		return
+	}
+	l.Ended = win.DeadAt
 }
 
 // stoppedAt is when kill stopped the worker (StoppedAtKey), or zero.

@@ -86,7 +86,10 @@ func TestSpawnTmuxWorkerRecordsWindowAndEnv(t *testing.T) {
 		t.Fatalf("record: %+v", res.Worker)
 	}
 	p := srv.Window("w1")
-	if p == nil || p.Session != m.Session || strings.Join(p.Commands[0], " ") != "sh -c x" {
+	// The command, under the shell that records how it ends.
+	token, _ := res.Worker.Metadata[WindowTokenKey].(string)
+	want := strings.Join(windowCommand(m.Store.WindowExitPath("w1"), token, []string{"sh", "-c", "x"}), " ")
+	if p == nil || p.Session != m.Session || strings.Join(p.Commands[0], " ") != want {
 		t.Fatalf("window:\n%s", srv.Summary())
 	}
 	l, err := m.Status("w1")

@@ -422,6 +422,20 @@ func (m *Manager) makeWorktree(p *spawnPlan, rec *state.Worker, rollback *undo) 
 
 // launch checks the command and starts it in a tmux window or as a
 // detached process (nothing with NoStart: the ralph monitor starts it).
+// windowScript runs a tmux worker's command and records how it ended:
+// "TOKEN CODE" into the exit file (state.WindowExit), whose time is the
+// end's. tmux 3.3 keeps a dead pane's status and time only now and then.
+// The shell catches the signals a terminal or kill sends the window's
+// process group, so it outlives the command to write the record; its
+// handlers are not inherited, so the command gets every signal as before.
+const windowScript = `f=$1; t=$2; shift 2; trap : HUP INT QUIT TERM; "$@"; c=$?; printf '%s %s\n' "$t" "$c" > "$f"; exit "$c"`
+
+// windowCommand is the argv a tmux worker's window runs: command under
+// windowScript.
+func windowCommand(exitFile, token string, command []string) []string {
+	return append([]string{"sh", "-c", windowScript, "swarm-worker", exitFile, token}, command...)
+}
+
 func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error {
 	o := p.o
 	if err := checkCommand(o.Command[0], rec.Cwd, p.env); err != nil {
@@ -439,11 +453,16 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 		rec.Status = state.StatusStopped
 	case o.Tmux:
 		tc := m.TmuxFor(p.server)
-		launch, tmuxEnv := m.WindowLaunch(WithCallerPath(p.env), o.Command)
+		exitFile, err := m.Store.PrepareWindowExit(o.Name)
+		if err != nil {
+			return fmt.Errorf("failed to create tmux window: %w", err)
+		}
+		command := windowCommand(exitFile, p.token, o.Command)
+		launch, tmuxEnv := m.WindowLaunch(WithCallerPath(p.env), command)
 		id, err := tc.NewWindow(tmux.WindowSpec{
 			Session: p.session, Name: o.Name, Dir: rec.Cwd, Tag: p.token,
 			Width: WindowWidth, Height: WindowHeight,
-			Env: tmuxEnv, Command: o.Command, Launch: launch,
+			Env: tmuxEnv, Command: command, Launch: launch,
 			// The pane stays when the command exits: its exit status
 			// and last screen remain readable, and the session (and
 			// the server) outlive the last worker, as with swarm.py.
