@@ -344,3 +344,27 @@ func TestRalphOtherTmuxServer(t *testing.T) {
 		t.Errorf("ralph run did not end after kill; its output:\n%s", out.String())
 	}
 }
+
+// swarm.py's own test runs with a TMUX_TMPDIR that has no tmux-UID
+// directory yet and --tmux-socket NAME: tmux -L makes that directory, tmux
+// -S PATH does not, so spawning through the recorded path started no
+// server (the worker was recorded with no window and listed stopped).
+func TestSpawnIntoAFreshTmuxTmpdir(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	tmpdir := svShortDir(t)
+	e.Extra = append(e.Extra, "TMUX=", "TMUX_TMPDIR="+tmpdir)
+	name := fmt.Sprintf("fresh-%d", os.Getpid())
+	t.Cleanup(func() {
+		c := exec.Command("tmux", "-L", name, "kill-server")
+		c.Env = append(os.Environ(), "TMUX_TMPDIR="+tmpdir)
+		_ = c.Run() // the server may be gone already
+	})
+	e.MustRun("spawn", "--name", "w", "--tmux", "--tmux-socket", name, "--", e.Agent, "--input", "none", "--script", "quiet")
+	if r := e.Run("status", "w"); r.Code != 0 {
+		t.Fatalf("status: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(tmpdir, fmt.Sprintf("tmux-%d", os.Getuid()), name)); err != nil {
+		t.Errorf("the server's socket is not where tmux -L puts it: %v", err)
+	}
+}

@@ -118,6 +118,17 @@ func labelOf(p string, getenv func(string) string) string {
 	return ""
 }
 
+// ownLabel returns the -L name that reaches the socket at path from this
+// process ("default" for the default server), or "" when path is not in
+// the directory where this process's tmux keeps its -L sockets.
+func ownLabel(path string) string {
+	dir, err := SocketDir(os.Getenv)
+	if err != nil || filepath.Dir(path) != dir {
+		return ""
+	}
+	return filepath.Base(path)
+}
+
 // LabelPath returns the socket path of tmux -L label.
 func LabelPath(label string, getenv func(string) string) (string, error) {
 	dir, err := SocketDir(getenv)

@@ -189,6 +189,13 @@ func (c *Client) Args(cmds ...[]string) []string {
 	args := buildArgs(cmds)
 	switch {
 	case c.Path != "":
+		if label := ownLabel(c.Path); label != "" {
+			// This user's tmux -L socket, where tmux looks for it now:
+			// -L, with which tmux makes its socket directory first (a new
+			// $TMUX_TMPDIR has none; -S does not make it, and the server
+			// could not start).
+			return append([]string{"-L", label}, args...)
+		}
 		return append([]string{"-S", c.Path}, args...)
 	case c.Socket != "":
 		return append([]string{"-L", c.Socket}, args...)

@@ -418,3 +418,16 @@ func TestPipeToAndPolledPipe(t *testing.T) {
 		seen[l] = true
 	}
 }
+
+// A tmux that answers a window's creation with no window id (tmux 3.3
+// that cannot make its socket prints an error and exits 0) is a failed
+// creation, never a window recorded with an empty id.
+func TestNewWindowWithoutAnIdFails(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "tmux")
+	testenv.WriteExecutable(t, bin, "#!/bin/sh\necho 'error creating /x/tmux-0/s (No such file or directory)' >&2\nexit 0\n")
+	c := &Client{Bin: bin, Timeout: 5 * time.Second}
+	id, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sleep", "1"}})
+	if err == nil || id != "" || !strings.Contains(err.Error(), "tmux made no window") {
+		t.Fatalf("NewWindow = %q, %v", id, err)
+	}
+}

@@ -192,6 +192,10 @@ func (c *Client) runCreate(chain [][]string) (string, error) {
 		}
 		return "", err
 	}
+	if !strings.HasPrefix(id, "@") {
+		// tmux 3.3 that cannot make its socket says so and exits 0.
+		return "", fmt.Errorf("tmux made no window (it printed %q)", strings.TrimSpace(out))
+	}
 	return id, nil
 }
 
