@@ -221,7 +221,10 @@ func (c *Client) RunChain(stdin io.Reader, cmds ...[]string) (string, error) {
 	if err := c.checkSocket(); err != nil {
 		return "", err
 	}
-	args := c.Args(cmds...)
+	// -u: tmux writes a client whose locale is not UTF-8 (LANG unset, as
+	// in a command run over ssh) a tab as '_', and every format swarm
+	// reads is tab-separated.
+	args := append([]string{"-u"}, c.Args(cmds...)...)
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout

@@ -431,3 +431,25 @@ func TestNewWindowWithoutAnIdFails(t *testing.T) {
 		t.Fatalf("NewWindow = %q, %v", id, err)
 	}
 }
+
+// A client in a locale without UTF-8 (a command run over ssh, where LANG
+// is often not set) still reads tmux's formats: tmux writes a tab to such
+// a client as '_', which would leave every window unrecognised and every
+// worker shown stopped.
+func TestListPanesWithoutUTF8Locale(t *testing.T) {
+	c := server(t)
+	if _, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sleep", "60"}}); err != nil {
+		t.Fatal(err)
+	}
+	real, err := exec.LookPath(c.Bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim := filepath.Join(t.TempDir(), "tmux")
+	testenv.WriteExecutable(t, shim, fmt.Sprintf("#!/bin/sh\nLC_ALL=C LC_CTYPE=C LANG=C exec '%s' \"$@\"\n", real))
+	c.Bin = shim
+	panes, err := c.ListPanes()
+	if err != nil || len(panes) != 1 || panes[0].WindowName != "w" || panes[0].Session != "s" {
+		t.Fatalf("panes %+v, error %v", panes, err)
+	}
+}
