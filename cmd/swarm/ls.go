@@ -24,21 +24,30 @@ type lsOptions struct {
 	Format string // table, json or names
 	Status string // running, stopped or all
 	Tag    string // "": any
+	// Hosts are the hosts to list too (--all-hosts, --hosts).
+	Hosts  hostSet
+	Caller func(hostSet) (*hostsCaller, bool, error)
 }
 
 func newCmdLs(f *factory, runF func(*lsOptions) error) *cobra.Command {
-	opts := &lsOptions{IO: f.IO, Manager: f.Manager}
+	opts := &lsOptions{IO: f.IO, Manager: f.Manager,
+		Caller: func(s hostSet) (*hostsCaller, bool, error) { return newHostsCaller(f, s) }}
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
 		Short:   "List workers with their live status",
 		Example: `  swarm ls
   swarm ls --status running --format names
-  swarm ls --format json | jq '.[] | select(.metadata.ralph == true)'`,
+  swarm ls --format json | jq '.[] | select(.metadata.ralph == true)'
+  swarm ls --all-hosts
+  swarm ls --hosts gpu1,gpu2 --format json | jq -r '.[] | "\(.host):\(.name)"'`,
 		Args: argsRange(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
+			}
+			if opts.Hosts.any() {
+				return runLsHosts(opts)
 			}
 			return runLs(opts)
 		},
@@ -46,17 +55,20 @@ func newCmdLs(f *factory, runF func(*lsOptions) error) *cobra.Command {
 	enumVar(cmd.Flags(), &opts.Format, "format", "table", []string{"table", "json", "names"}, "output format: table, json or names")
 	enumVar(cmd.Flags(), &opts.Status, "status", "all", []string{"running", "stopped", "all"}, "show only running, stopped or all workers")
 	cmd.Flags().StringVar(&opts.Tag, "tag", "", "show only workers with this tag")
+	addHostSetFlags(cmd.Flags(), &opts.Hosts)
+	cmd.MarkFlagsMutuallyExclusive(allHostsFlag, hostsFlag)
 	return cmd
 }
 
-func runLs(opts *lsOptions) error {
+// listed lists this machine's workers as ls shows them (--status, --tag).
+func (opts *lsOptions) listed() ([]worker.Live, error) {
 	m, err := opts.Manager()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	live, err := m.List()
 	if err != nil {
-		return &exitError{code: exitFail, err: err}
+		return nil, &exitError{code: exitFail, err: err}
 	}
 	var shown []worker.Live
 	for _, l := range live {
@@ -68,15 +80,28 @@ func runLs(opts *lsOptions) error {
 		}
 		shown = append(shown, l)
 	}
+	return shown, nil
+}
+
+// recordOf is a worker as ls --format json prints it.
+func recordOf(l worker.Live) lsRecord {
+	r := lsRecord{Worker: l.Worker}
+	if code, ok := exitOf(l); ok {
+		r.ExitCode = &code
+	}
+	return r
+}
+
+func runLs(opts *lsOptions) error {
+	shown, err := opts.listed()
+	if err != nil {
+		return err
+	}
 	switch opts.Format {
 	case "json":
 		records := make([]lsRecord, 0, len(shown))
 		for _, l := range shown {
-			r := lsRecord{Worker: l.Worker}
-			if code, ok := exitOf(l); ok {
-				r.ExitCode = &code
-			}
-			records = append(records, r)
+			records = append(records, recordOf(l))
 		}
 		return printJSON(opts.IO, records)
 	case "names":
@@ -111,32 +136,43 @@ func printWorkerTable(w io.Writer, shown []worker.Live) error {
 		return nil
 	}
 	tw, flush := newTable(w)
-	fmt.Fprintln(tw, "NAME\tSTATUS\tPID/WINDOW\tSTARTED\tWORKTREE\tTAG")
+	fmt.Fprintln(tw, strings.Join(lsColumns, "\t"))
 	for _, l := range shown {
-		where := "-"
-		if l.Tmux != nil {
-			where = l.Tmux.Session + ":" + l.Tmux.Window
-		} else if l.PID != nil {
-			where = fmt.Sprint(*l.PID)
-		}
-		wt := "-"
-		if l.Worktree != nil {
-			wt = l.Worktree.Path
-		}
-		tags := "-"
-		if len(l.Tags) > 0 {
-			tags = strings.Join(l.Tags, ",")
-		}
-		status := l.Status
-		if code, ok := exitOf(l); ok {
-			status = fmt.Sprintf("%s(%d)", l.Status, code)
-		}
-		// Tags and paths are the user's, the rest the state file's: no
-		// cell may hold a control character (a newline forges a row).
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Name, termtext.Line(status), termtext.Line(where),
-			age(l.Started), termtext.Line(wt), termtext.Line(tags))
+		fmt.Fprintln(tw, strings.Join(workerCells(l), "\t"))
 	}
 	return flush()
+}
+
+// lsColumns are ls's columns.
+var lsColumns = []string{"NAME", "STATUS", "PID/WINDOW", "STARTED", "WORKTREE", "TAG"}
+
+// workerCells are a worker's cells in ls's table. Tags and paths are the
+// user's, the rest the state file's (or a host's): no cell may hold a
+// control character (a newline forges a row).
+func workerCells(l worker.Live) []string {
+	where := "-"
+	if l.Tmux != nil {
+		where = l.Tmux.Session + ":" + l.Tmux.Window
+	} else if l.PID != nil {
+		where = fmt.Sprint(*l.PID)
+	}
+	wt := "-"
+	if l.Worktree != nil {
+		wt = l.Worktree.Path
+	}
+	tags := "-"
+	if len(l.Tags) > 0 {
+		tags = strings.Join(l.Tags, ",")
+	}
+	status := l.Status
+	if code, ok := exitOf(l); ok {
+		status = fmt.Sprintf("%s(%d)", l.Status, code)
+	}
+	cells := []string{l.Name, status, where, age(l.Started), wt, tags}
+	for i, c := range cells {
+		cells[i] = termtext.Line(c)
+	}
+	return cells
 }
 
 // newTable returns a tabwriter for a table and the function that prints

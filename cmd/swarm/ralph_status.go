@@ -83,6 +83,7 @@ func flatten(info *ralph.Info) map[string]any {
 	m["avg_iteration_seconds"] = info.AvgIteration
 	m["eta_seconds"] = info.ETA
 	m["quiet_seconds"] = info.QuietFor
+	m["list_status"] = info.ListStatus()
 	m["exit_code"] = nil
 	if !info.State.Active() {
 		m["exit_code"] = ralph.LoopExitCode(info.State)
@@ -241,44 +242,63 @@ type ralphListOptions struct {
 
 	Format string // table, json or names
 	Status string // running, paused, stopped, failed or all
+	// Hosts are the hosts to list too (--all-hosts, --hosts).
+	Hosts  hostSet
+	Caller func(hostSet) (*hostsCaller, bool, error)
 }
 
 func newCmdRalphList(f *factory, runF func(*ralphListOptions) error) *cobra.Command {
-	opts := &ralphListOptions{IO: f.IO, Manager: f.Manager}
+	opts := &ralphListOptions{IO: f.IO, Manager: f.Manager,
+		Caller: func(s hostSet) (*hostsCaller, bool, error) { return newHostsCaller(f, s) }}
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List ralph loops",
 		Example: `  swarm ralph ls
   swarm ralph list --status running --format names
-  swarm ralph list --format json | jq '.[] | {worker_name, current_iteration, status}'`,
+  swarm ralph list --format json | jq '.[] | {worker_name, current_iteration, status}'
+  swarm ralph ls --all-hosts`,
 		Args: argsRange(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
+			}
+			if opts.Hosts.any() {
+				return runRalphListHosts(opts)
 			}
 			return runRalphList(opts)
 		},
 	}
 	enumVar(cmd.Flags(), &opts.Format, "format", "table", []string{"table", "json", "names"}, "table, json or names")
 	enumVar(cmd.Flags(), &opts.Status, "status", "all", []string{"running", "paused", "stopped", "failed", "all"}, "running, paused, stopped, failed or all")
+	addHostSetFlags(cmd.Flags(), &opts.Hosts)
+	cmd.MarkFlagsMutuallyExclusive(allHostsFlag, hostsFlag)
 	return cmd
 }
 
-func runRalphList(opts *ralphListOptions) error {
+// listed lists this machine's loops as ralph ls shows them (--status).
+func (opts *ralphListOptions) listed() ([]*ralph.Info, error) {
 	m, err := opts.Manager()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	infos, err := ralph.ListLoops(m)
 	if err != nil {
-		return &exitError{code: exitFail, err: err}
+		return nil, &exitError{code: exitFail, err: err}
 	}
 	var shown []*ralph.Info
 	for _, i := range infos {
 		if opts.Status == "all" || i.State.Status == opts.Status {
 			shown = append(shown, i)
 		}
+	}
+	return shown, nil
+}
+
+func runRalphList(opts *ralphListOptions) error {
+	shown, err := opts.listed()
+	if err != nil {
+		return err
 	}
 	switch opts.Format {
 	case "json":
@@ -302,24 +322,70 @@ func printLoopTable(w io.Writer, shown []*ralph.Info) error {
 		return nil
 	}
 	tw, flush := newTable(w)
-	fmt.Fprintln(tw, "NAME\tRALPH_STATUS\tWORKER_STATUS\tITERATION\tFAILURES\tELAPSED\tETA\tLAST-CHANGE\tMONITOR\tREASON")
+	fmt.Fprintln(tw, strings.Join(loopColumns, "\t"))
 	for _, i := range shown {
-		st := i.State
-		eta, change, reason := "-", "-", "-"
-		if st.Active() && i.AvgIteration > 0 {
-			eta = seconds(i.ETA)
-		}
-		if st.IterationActive && !st.LastScreenChange.IsZero() {
-			change = seconds(i.QuietFor) + " ago"
-		}
-		if st.ExitReason != "" {
-			reason = termtext.Line(string(st.ExitReason))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\n", st.WorkerName, i.ListStatus(), i.WorkerStatus,
-			st.CurrentIteration, st.MaxIterations, st.ConsecutiveFailures, st.TotalFailures,
-			seconds(i.Elapsed), eta, change, i.MonitorState(), reason)
+		fmt.Fprintln(tw, strings.Join(loopRowOf(flatten(i)).cells(), "\t"))
 	}
 	return flush()
+}
+
+// loopColumns are ralph ls's columns.
+var loopColumns = []string{"NAME", "RALPH_STATUS", "WORKER_STATUS", "ITERATION", "FAILURES", "ELAPSED", "ETA", "LAST-CHANGE", "MONITOR", "REASON"}
+
+// loopRow is a loop as ralph ls shows it, read from its ralph ls --format
+// json object: the same for a loop here and one on a host.
+type loopRow struct {
+	Name          string   `json:"worker_name"`
+	Status        string   `json:"status"`
+	ListStatus    string   `json:"list_status"`
+	WorkerStatus  string   `json:"worker_status"`
+	Iteration     int      `json:"current_iteration"`
+	MaxIterations int      `json:"max_iterations"`
+	Failures      int      `json:"consecutive_failures"`
+	TotalFailures int      `json:"total_failures"`
+	Elapsed       float64  `json:"elapsed_seconds"`
+	AvgIteration  float64  `json:"avg_iteration_seconds"`
+	ETA           float64  `json:"eta_seconds"`
+	Quiet         float64  `json:"quiet_seconds"`
+	Active        bool     `json:"iteration_active"`
+	ScreenChange  *string  `json:"last_screen_change"`
+	Monitor       string   `json:"monitor"`
+	Reason        *string  `json:"exit_reason"`
+	ExitCode      *float64 `json:"exit_code"`
+}
+
+// loopRowOf reads a loop's JSON object (flatten's, or a host's).
+func loopRowOf(obj any) loopRow {
+	data, _ := json.Marshal(obj)
+	var r loopRow
+	json.Unmarshal(data, &r)
+	return r
+}
+
+// cells are the row's cells: an ETA while the loop has not ended (no
+// exit code yet), the last screen change while an iteration runs. Every
+// cell is made printable: a host's rows are its say.
+func (r loopRow) cells() []string {
+	eta, change, reason := "-", "-", "-"
+	if r.ExitCode == nil && r.AvgIteration > 0 {
+		eta = seconds(r.ETA)
+	}
+	if r.Active && r.ScreenChange != nil && *r.ScreenChange != "" {
+		change = seconds(r.Quiet) + " ago"
+	}
+	if r.Reason != nil && *r.Reason != "" {
+		reason = *r.Reason
+	}
+	status := r.ListStatus
+	if status == "" {
+		status = r.Status
+	}
+	cells := []string{r.Name, status, r.WorkerStatus, fmt.Sprintf("%d/%d", r.Iteration, r.MaxIterations),
+		fmt.Sprintf("%d/%d", r.Failures, r.TotalFailures), seconds(r.Elapsed), eta, change, r.Monitor, reason}
+	for i, c := range cells {
+		cells[i] = termtext.Line(c)
+	}
+	return cells
 }
 
 type ralphLogsOptions struct {

@@ -16,8 +16,18 @@ func Main(args []string, streams *IO) int {
 	return execute(newFactory(streams, ""), args)
 }
 
-// execute runs the command line args with the commands built from f.
+// execute runs the command line args with the commands built from f: on
+// a host when it names one (--host, HOST:worker), else here.
 func execute(f *factory, args []string) int {
+	if mayForward(args) {
+		fw, err := planForward(newCmdRoot(f), args)
+		if err != nil {
+			return report(f.IO.Err, nil, err)
+		}
+		if fw != nil {
+			return runForward(f, fw)
+		}
+	}
 	return runCommand(f.IO, newCmdRoot(f), args)
 }
 
@@ -70,7 +80,9 @@ State lives in $SWARM_HOME (else $SWARM_DIR, else ~/.swarm).`,
 		newCmdEOF(f, nil), newCmdWait(f, nil), newCmdKill(f, nil), newCmdClean(f, nil),
 		newCmdRespawn(f, nil), newCmdInit(f, nil), newCmdVersion(f, nil), newCmdRalph(f), newCmdHeartbeat(f),
 		newCmdTop(f, nil), newCmdLogPipe(f, nil), newCmdSupervise(f, nil), newCmdExec(f, nil),
+		newCmdHosts(f), newCmdWithPrompt(f),
 	)
+	addHostFlags(cmd)
 	cmd.InitDefaultCompletionCmd()
 	for _, c := range cmd.Commands() {
 		requireSubcommands(c)

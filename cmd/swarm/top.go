@@ -20,10 +20,15 @@ type topOptions struct {
 
 	Interval time.Duration
 	Once     bool
+	Format   string // --once: text or json
+	// Hosts are the hosts to show too (--all-hosts, --hosts).
+	Hosts  hostSet
+	Caller func(hostSet) (*hostsCaller, bool, error)
 }
 
 func newCmdTop(f *factory, runF func(*topOptions) error) *cobra.Command {
-	opts := &topOptions{IO: f.IO, Root: f.Root}
+	opts := &topOptions{IO: f.IO, Root: f.Root,
+		Caller: func(s hostSet) (*hostsCaller, bool, error) { return newHostsCaller(f, s) }}
 	cmd := &cobra.Command{
 		Use:   "top",
 		Short: "A live board of every worker and loop, problems first",
@@ -41,12 +46,22 @@ back); p pauses and r resumes the loop; k kills the worker after y confirms;
 terminal bell rings when a loop spawned with --notify ends while the board is
 open.
 
---once prints the board once as plain text and exits, for scripts.`,
+--once prints the board once as plain text and exits, for scripts (--format
+json: its rows as JSON).
+
+--all-hosts (or --hosts a,b) shows the hosts of swarm hosts ls too, with a
+HOST column: each is asked once a refresh, all at once; one that does not
+answer within --connect-timeout gets a row saying so and keeps its last rows,
+marked stale. The keys act on a host's worker through ssh.`,
 		Example: `  swarm top
   swarm top --interval 5s
-  swarm top --once | awk 'NR > 1 && $3 == "failed" {print $1}'`,
+  swarm top --once | awk 'NR > 1 && $3 == "failed" {print $1}'
+  swarm top --all-hosts`,
 		Args: argsRange(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Format == formatJSON && !opts.Once {
+				return usagef("--format json needs --once")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -55,6 +70,9 @@ open.
 	}
 	durationVar(cmd.Flags(), &opts.Interval, "interval", board.DefaultInterval, minTopInterval, "time between refreshes (seconds, or 500ms, 5s)")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "print the board once as plain text and exit")
+	enumVar(cmd.Flags(), &opts.Format, "format", formatText, []string{formatText, formatJSON}, "with --once: text or json")
+	addHostSetFlags(cmd.Flags(), &opts.Hosts)
+	cmd.MarkFlagsMutuallyExclusive(allHostsFlag, hostsFlag)
 	return cmd
 }
 
@@ -64,12 +82,22 @@ func runTop(opts *topOptions) error {
 		return &exitError{code: exitFail, err: err}
 	}
 	if opts.Once {
-		src := topSource(root, opts.IO.Warn)
+		src, err := opts.source(root, opts.IO.Warn)
+		if err != nil {
+			return err
+		}
 		snap, err := src.Snapshot()
 		if err != nil {
 			return &exitError{code: exitFail, err: err}
 		}
-		return board.WritePlain(opts.IO.Out, board.Prepare(snap))
+		rows := board.Prepare(snap)
+		if opts.Format == formatJSON {
+			if rows == nil {
+				rows = []board.Row{}
+			}
+			return printJSON(opts.IO, rows)
+		}
+		return board.WritePlain(opts.IO.Out, rows)
 	}
 	if !isTerminal(opts.IO.In) || !isTerminal(opts.IO.Out) {
 		return fail(exitFail, "swarm top needs a terminal (use --once for plain text)")
@@ -77,7 +105,10 @@ func runTop(opts *topOptions) error {
 	// Warnings printed on stderr would scribble over the board: they go
 	// to its status line, and are printed once more when it closes.
 	warnings := &warnSink{}
-	src := topSource(root, warnings.Warn)
+	src, err := opts.source(root, warnings.Warn)
+	if err != nil {
+		return err
+	}
 	err = board.Run(board.Options{Source: src, Interval: opts.Interval, Warnings: warnings.Take}, opts.IO.In, opts.IO.Out)
 	for _, w := range warnings.All() {
 		opts.IO.Warn(w)
@@ -98,6 +129,23 @@ func topSource(root string, warn func(string)) *board.ManagerSource {
 		self = os.Args[0]
 	}
 	return &board.ManagerSource{M: m, Self: self, Env: os.Environ()}
+}
+
+// source is the board's source: this machine, and the hosts asked for.
+func (opts *topOptions) source(root string, warn func(string)) (board.Source, error) {
+	local := topSource(root, warn)
+	if !opts.Hosts.any() {
+		return local, nil
+	}
+	caller, withLocal, err := opts.Caller(opts.Hosts)
+	if err != nil {
+		return nil, err
+	}
+	src := &board.HostsSource{Hosts: &topHosts{caller: caller, self: local.Self, root: root, env: local.Env}}
+	if withLocal {
+		src.Local = local
+	}
+	return src, nil
 }
 
 // warnSink collects warnings while the board is on screen.

@@ -229,7 +229,7 @@ func (m *Model) onListKey(k tea.KeyMsg) tea.Cmd {
 		m.move(len(m.shown))
 	case key.Matches(k, m.keys.Open):
 		if r, ok := m.selectedRow(); ok && r.Ended {
-			return m.open(viewOutput, r.Name)
+			return m.open(viewOutput, r.Key())
 		}
 		return m.open(viewPeek, m.selected)
 	case key.Matches(k, m.keys.Events):

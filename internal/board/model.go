@@ -313,7 +313,7 @@ func (m *Model) applyFilter() {
 	m.table = table(m.shown, m.lineWidth())
 	m.cursor = min(m.cursor, max(0, len(m.shown)-1))
 	for i, r := range m.shown {
-		if r.Name == m.selected && m.chosen {
+		if r.Key() == m.selected && m.chosen {
 			m.cursor = i
 			break
 		}
@@ -325,7 +325,7 @@ func (m *Model) applyFilter() {
 func (m *Model) syncSelection() {
 	m.selected = ""
 	if m.cursor < len(m.shown) {
-		m.selected = m.shown[m.cursor].Name
+		m.selected = m.shown[m.cursor].Key()
 	}
 	m.scroll()
 }

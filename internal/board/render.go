@@ -12,8 +12,12 @@ import (
 	"github.com/swarmtools/swarm/internal/termtext"
 )
 
-// Columns are the board's column headers, in order.
+// Columns are the board's column headers, in order; with hosts, HOST
+// comes first (HostColumn).
 var Columns = []string{"NAME", "KIND", "STATUS", "ITER", "ELAPSED", "ETA", "QUIET", "MONITOR", "FAILS", "REASON", "TAG"}
+
+// HostColumn is the header of the host column.
+const HostColumn = "HOST"
 
 // columnGap separates columns, as ls and ralph ls do.
 const columnGap = 2
@@ -36,9 +40,19 @@ func (r Row) Cells() []string {
 	if len(r.Tags) > 0 {
 		tags = strings.Join(r.Tags, ",")
 	}
+	if r.Kind == KindHost {
+		iter, fails = none, none
+	}
 	cells := []string{r.Name, r.Kind, orNone(r.Status), iter,
 		dur(r.Elapsed, r.HasElapsed), dur(r.ETA, r.HasETA), dur(r.Quiet, r.HasQuiet),
 		orNone(r.Monitor), fails, orNone(r.Reason), tags}
+	if r.Host != "" {
+		host := r.Host
+		if r.Stale {
+			host += " (stale)"
+		}
+		cells = append([]string{host}, cells...)
+	}
 	for i, c := range cells {
 		cells[i] = termtext.Line(c)
 	}
@@ -81,19 +95,23 @@ const (
 // cells, ending them with an ellipsis; with 0 (--once, for scripts)
 // nothing is cut.
 func table(rows []Row, width int) []string {
+	header, shift := Columns, 0
+	if len(rows) > 0 && rows[0].Host != "" {
+		header, shift = append([]string{HostColumn}, Columns...), 1
+	}
 	cells := make([][]string, 0, len(rows)+1)
-	cells = append(cells, Columns)
+	cells = append(cells, header)
 	for _, r := range rows {
 		cells = append(cells, r.Cells())
 	}
-	widths := make([]int, len(Columns))
+	widths := make([]int, len(header))
 	for _, line := range cells {
 		for i, c := range line {
 			widths[i] = max(widths[i], lipgloss.Width(c))
 		}
 	}
 	if width > 0 {
-		fit(widths, width)
+		fit(widths, width, shift)
 	}
 	out := make([]string, len(cells))
 	var b strings.Builder
@@ -112,15 +130,17 @@ func table(rows []Row, width int) []string {
 }
 
 // fit narrows the shrinkable columns, the widest first, until the table
-// fits in width or they are at their minimum.
-func fit(widths []int, width int) {
+// fits in width or they are at their minimum; shift is the number of
+// columns before Columns' first (the host column).
+func fit(widths []int, width, shift int) {
 	total := columnGap * (len(widths) - 1)
 	for _, w := range widths {
 		total += w
 	}
 	for total > width {
 		widest := -1
-		for i, least := range shrinkable {
+		for c, least := range shrinkable {
+			i := c + shift
 			if widths[i] > least && (widest < 0 || widths[i] > widths[widest] || widths[i] == widths[widest] && i < widest) {
 				widest = i
 			}
@@ -134,9 +154,28 @@ func fit(widths []int, width int) {
 }
 
 // Prepare builds and sorts the rows of a snapshot: what the board shows
-// (before its filter) and swarm top --once prints.
+// (before its filter) and swarm top --once prints. With hosts, every row
+// has its host, this machine's Local (when it was read: a snapshot of
+// hosts only has no local rows), and a host that could not be asked has
+// a row of its own saying why, above its last known rows, marked stale.
 func Prepare(s Snapshot) []Row {
 	rows := Build(s.Live, s.Loops, s.At)
+	if len(s.Hosts) > 0 {
+		for i := range rows {
+			rows[i].Host = Local
+		}
+	}
+	for _, h := range s.Hosts {
+		for _, r := range h.Rows {
+			r = r.Sanitized()
+			r.Host, r.Stale = h.Host, h.Err != ""
+			rows = append(rows, r)
+		}
+		if h.Err != "" {
+			rows = append(rows, Row{Host: h.Host, Name: none, Kind: KindHost, Status: "unreachable",
+				Monitor: none, Reason: termtext.Line(h.Err), Group: GroupUnreachable})
+		}
+	}
 	Sort(rows)
 	return rows
 }

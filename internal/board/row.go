@@ -32,8 +32,11 @@ type Group int
 
 // The groups, in board order.
 const (
+	// GroupUnreachable: a host that could not be asked (swarm top
+	// --all-hosts); its last known rows follow, marked stale.
+	GroupUnreachable Group = iota
 	// GroupFailed: a loop that stopped with status failed.
-	GroupFailed Group = iota
+	GroupFailed
 	// GroupAsks: a loop that ended on BLOCKED or DECIDE: the agent
 	// needs a human's help or answer to go on.
 	GroupAsks
@@ -61,47 +64,102 @@ type Snapshot struct {
 	Live  []worker.Live
 	Loops []*ralph.Info
 	At    time.Time
+	// Hosts are the other hosts' rows (swarm top --all-hosts); with
+	// any, this machine's rows are the host Local's.
+	Hosts []HostRows
+}
+
+// Local is this machine's name in the HOST column.
+const Local = "local"
+
+// KindHost is the kind of a host's own row: one that could not be asked.
+const KindHost = "host"
+
+// HostRows is what one host answered.
+type HostRows struct {
+	Host string
+	Rows []Row
+	// Err says why the host could not be asked ("" when it answered);
+	// Rows are then its last known ones, Stale.
+	Err string
 }
 
 // Row is one line of the board: a worker, or a loop with its worker.
+// Its JSON is swarm top --once --format json's, which is how a host's
+// rows reach the board of swarm top --all-hosts.
 type Row struct {
-	Name   string
-	Kind   string // tmux, process or loop
-	Status string // the loop's status for loops, else the worker's
-	Tags   []string
-	Group  Group
+	// Host is the row's host, "" when the board shows one machine.
+	Host   string   `json:"host,omitempty"`
+	Name   string   `json:"name"`
+	Kind   string   `json:"kind"`   // tmux, process or loop
+	Status string   `json:"status"` // the loop's status for loops, else the worker's
+	Tags   []string `json:"tags"`
+	Group  Group    `json:"group"`
+	// Stale: the host could not be asked at the last refresh; this is
+	// the row as it was last seen.
+	Stale bool `json:"stale,omitempty"`
 
 	// The loop figures below are zero but on a loop's row (IsLoop).
-	Iteration     int
-	MaxIterations int
+	Iteration     int `json:"iteration"`
+	MaxIterations int `json:"max_iterations"`
 	// Elapsed is a loop's wall time, or a running worker's uptime.
-	Elapsed    time.Duration
-	HasElapsed bool
-	ETA        time.Duration
-	HasETA     bool
+	Elapsed    time.Duration `json:"elapsed_ns"`
+	HasElapsed bool          `json:"has_elapsed"`
+	ETA        time.Duration `json:"eta_ns"`
+	HasETA     bool          `json:"has_eta"`
 	// Quiet is how long the agent's screen has not changed.
-	Quiet    time.Duration
-	HasQuiet bool
+	Quiet    time.Duration `json:"quiet_ns"`
+	HasQuiet bool          `json:"has_quiet"`
 	// Monitor is the pid of a live monitor, "dead" or "-".
-	Monitor       string
-	Failures      int // consecutive
-	TotalFailures int
+	Monitor       string `json:"monitor"`
+	Failures      int    `json:"failures"` // consecutive
+	TotalFailures int    `json:"total_failures"`
 	// Reason is how a loop ended, or "exit N" for a worker whose
 	// command exited with a known code.
-	Reason string
+	Reason string `json:"reason"`
 	// HasWorker: the row has a worker record (a loop's may be gone).
-	HasWorker bool
+	HasWorker bool `json:"has_worker"`
 	// Ended: a loop's row, the loop has ended (its agent is gone: its
 	// last output is in the loop's state, not on a screen).
-	Ended bool
+	Ended bool `json:"ended"`
 	// Detail is what a human needs to read beyond the columns: the
 	// reason of a BLOCKED loop, the question of a DECIDE one. Plain
 	// text on one line (the agent wrote it).
-	Detail string
+	Detail string `json:"detail,omitempty"`
 }
 
 // IsLoop reports whether the row is a loop's.
 func (r Row) IsLoop() bool { return r.Kind == KindLoop }
+
+// Key names the row's worker for the board's Source: NAME on this
+// machine, HOST:NAME on another (a worker name has no colon).
+func (r Row) Key() string {
+	switch {
+	case r.Kind == KindHost:
+		return "" // nothing to act on
+	case r.Host == "" || r.Host == Local:
+		return r.Name
+	}
+	return r.Host + ":" + r.Name
+}
+
+// Sanitized returns a row a host sent made safe to show: every text made
+// one line of printable text (a host is not trusted to have done it) and
+// the group one the board knows.
+func (r Row) Sanitized() Row {
+	for _, p := range []*string{&r.Name, &r.Kind, &r.Status, &r.Monitor, &r.Reason, &r.Detail} {
+		*p = termtext.Line(*p)
+	}
+	tags := make([]string, len(r.Tags))
+	for i, t := range r.Tags {
+		tags[i] = termtext.Line(t)
+	}
+	r.Tags = tags
+	if r.Group < GroupUnreachable || r.Group > GroupRest {
+		r.Group = GroupRest
+	}
+	return r
+}
 
 // secs converts the float seconds of ralph.Info.
 func secs(f float64) time.Duration { return duration.Seconds(f) }
@@ -252,11 +310,14 @@ func Sort(rows []Row) {
 		if c := cmp.Compare(a.Group, b.Group); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Name, b.Name)
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Host, b.Host)
 	})
 }
 
-// Filter returns the rows whose name or one of whose tags contains q,
+// Filter returns the rows whose name, host or one of whose tags contains q,
 // ignoring case; an empty q keeps every row.
 func Filter(rows []Row, q string) []Row {
 	if q == "" {
@@ -273,7 +334,7 @@ func Filter(rows []Row, q string) []Row {
 }
 
 func matches(r Row, lowerQ string) bool {
-	if strings.Contains(strings.ToLower(r.Name), lowerQ) {
+	if strings.Contains(strings.ToLower(r.Name), lowerQ) || strings.Contains(strings.ToLower(r.Host), lowerQ) {
 		return true
 	}
 	for _, t := range r.Tags {

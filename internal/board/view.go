@@ -52,6 +52,7 @@ func newStyles(r *lipgloss.Renderer) styles {
 		help:    r.NewStyle().Faint(true),
 		errText: red,
 		byGroup: map[Group]lipgloss.Style{
+			GroupUnreachable: red.Bold(true),
 			GroupFailed:      red.Bold(true),
 			GroupAsks:        r.NewStyle().Foreground(lipgloss.Color(colourMagenta)).Bold(true),
 			GroupDeadMonitor: red,

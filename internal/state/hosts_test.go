@@ -59,7 +59,9 @@ func TestHostsFileRefused(t *testing.T) {
 		err   string
 	}{
 		{"broken JSON", func(t *testing.T, p string) { os.WriteFile(p, []byte(`{"hosts": [`), 0o600) }, "invalid hosts file"},
-		{"unknown key", func(t *testing.T, p string) { os.WriteFile(p, []byte(`{"hosts": [{"name": "a", "tagret": "x"}]}`), 0o600) }, "unknown field"},
+		{"unknown key", func(t *testing.T, p string) {
+			os.WriteFile(p, []byte(`{"hosts": [{"name": "a", "tagret": "x"}]}`), 0o600)
+		}, "unknown field"},
 		{"twice", func(t *testing.T, p string) {
 			os.WriteFile(p, []byte(`{"hosts": [{"name": "a", "target": "x"}, {"name": "a", "target": "y"}]}`), 0o600)
 		}, "is there twice"},
