@@ -32,7 +32,9 @@ func (f *fakeHosts) Run(host string, args ...string) (string, error) {
 	return f.out, nil
 }
 
-func (f *fakeHosts) AttachCommand(host, name string) *exec.Cmd { return exec.Command("echo", host, name) }
+func (f *fakeHosts) AttachCommand(host, name string) *exec.Cmd {
+	return exec.Command("echo", host, name)
+}
 
 // A host that stops answering keeps its last rows, marked stale, under a
 // row saying why; rows from a host are made printable.
@@ -67,7 +69,7 @@ func TestHostsSourceKeepsStaleRows(t *testing.T) {
 	var b bytes.Buffer
 	WritePlain(&b, rows)
 	lines := strings.Split(b.String(), "\n")
-	if !strings.HasPrefix(lines[0], "HOST  NAME") || !strings.HasPrefix(lines[1], "gpu") ||
+	if !strings.HasPrefix(lines[0], "HOST ") || strings.Fields(lines[0])[1] != "NAME" || !strings.HasPrefix(lines[1], "gpu ") ||
 		!strings.Contains(lines[1], "unreachable: connection refused") || !strings.HasPrefix(lines[2], "gpu (stale)  w") {
 		t.Errorf("plain board:\n%s", b.String())
 	}
