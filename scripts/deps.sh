@@ -5,7 +5,9 @@
 #
 #   demo    make demo: tmux, git
 #   test    make test: tmux, git, make, gcc (go test -race needs cgo), and
-#           python3 and shellcheck, without which a few tests are skipped
+#           python3, shellcheck, ssh and sshd (OpenSSH: the remote hosts'
+#           tests start their own sshd), without which a few tests are
+#           skipped
 #   agents  make test-agents: node and npm (Claude Code is installed with
 #           npm; its tests are skipped without them)
 #
@@ -25,7 +27,7 @@ usage() {
 programs() {
   case "$1" in
     demo) echo "tmux git" ;;
-    test) echo "tmux git make gcc shellcheck? python3?" ;;
+    test) echo "tmux git make gcc shellcheck? python3? ssh? sshd?" ;;
     agents) echo "node? npm?" ;;
     *) usage ;;
   esac
@@ -44,8 +46,21 @@ packages() {
   case "$1" in
     gcc) echo "gcc libc6-dev" ;;
     node) echo "nodejs" ;;
+    ssh) echo "openssh-client" ;;
+    sshd) echo "openssh-server" ;;
     *) echo "$1" ;;
   esac
+}
+
+# have PROGRAM: it is installed. sshd is in /usr/sbin, which is not on
+# every user's PATH (SWARM_SBIN_DIRS: where else to look).
+have() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  local d
+  for d in ${SWARM_SBIN_DIRS-/usr/sbin /usr/local/sbin /sbin}; do
+    [ -x "$d/$1" ] && return 0
+  done
+  return 1
 }
 
 # join WORD...: the words separated by ", ".
@@ -76,7 +91,7 @@ for group in "$@"; do
   for p in $list; do
     opt=
     case "$p" in *\?) opt=1 p=${p%\?} ;; esac
-    command -v "$p" >/dev/null 2>&1 && continue
+    have "$p" && continue
     case " ${required[*]-} ${optional[*]-} " in *" $p "*) continue ;; esac
     if [ -n "$opt" ]; then optional+=("$p"); else required+=("$p"); fi
     for k in $(packages "$p"); do
@@ -103,7 +118,7 @@ if [ -n "$installer" ]; then
   apt update -qq
   apt install -y -qq "${pkgs[@]}"
   for p in ${required[@]+"${required[@]}"}; do
-    command -v "$p" >/dev/null 2>&1 || { echo "deps: error: $p is still not on PATH after apt-get install ${pkgs[*]}" >&2; exit 1; }
+    have "$p" || { echo "deps: error: $p is still not on PATH after apt-get install ${pkgs[*]}" >&2; exit 1; }
   done
   exit 0
 fi

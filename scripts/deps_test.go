@@ -52,7 +52,7 @@ func TestDeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testTools := []string{"tmux", "git", "make", "gcc", "shellcheck", "python3"}
+	testTools := []string{"tmux", "git", "make", "gcc", "shellcheck", "python3", "ssh", "sshd"}
 	without := func(drop ...string) []string {
 		var out []string
 		for _, p := range testTools {
@@ -101,6 +101,9 @@ func TestDeps(t *testing.T) {
 			stdout: "deps: installing python3 with apt-get (make test needs python3)\n", nowHave: "python3"},
 		{name: "SWARM_NO_INSTALL only says what to do", groups: []string{"demo"}, have: without("tmux"), uid: "0", apt: true, env: []string{"SWARM_NO_INSTALL=1"},
 			code: 1, stderr: "deps: error: make demo needs tmux, not installed\nhint: apt-get install tmux\n"},
+		{name: "root installs OpenSSH for the remote hosts' tests", groups: []string{"test"}, have: without("ssh", "sshd"), uid: "0", apt: true,
+			record: "apt-get update -qq DEBIAN_FRONTEND=noninteractive\napt-get install -y -qq openssh-client openssh-server DEBIAN_FRONTEND=noninteractive\n",
+			stdout: "deps: installing openssh-client openssh-server with apt-get (make test needs ssh, sshd)\n", nowHave: "openssh-server"},
 		{name: "agents: node is in the package nodejs", groups: []string{"agents"}, uid: "0", apt: true,
 			record: "apt-get update -qq DEBIAN_FRONTEND=noninteractive\napt-get install -y -qq nodejs npm DEBIAN_FRONTEND=noninteractive\n",
 			stdout: "deps: installing nodejs npm with apt-get (make test-agents needs node, npm)\n", nowHave: "nodejs"},
@@ -117,7 +120,7 @@ func TestDeps(t *testing.T) {
 			t.Parallel()
 			bin, record := fakeBin(t, c.have, c.uid, c.apt, c.sudo, c.broken)
 			cmd := exec.Command("/bin/bash", append([]string{script}, c.groups...)...)
-			cmd.Env = append([]string{"PATH=" + bin}, c.env...)
+			cmd.Env = append([]string{"PATH=" + bin, "SWARM_SBIN_DIRS="}, c.env...)
 			var stdout, stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
