@@ -2,8 +2,10 @@
 // swarm ls and swarm status at 10, 100 and 500 workers, the number of tmux
 // processes each runs; for ralph monitors the tmux processes per poll per
 // worker, resident memory and CPU, with the generic profile and with
-// Claude Code's (whose screen judgement runs every poll); and the time a
-// loop spends between iterations (no agent running).
+// Claude Code's (whose screen judgement runs every poll); the time a
+// loop spends between iterations (no agent running); and swarm ls
+// --all-hosts over 4 hosts (real sshd on loopback addresses, skipped
+// without OpenSSH) against one host's own ssh HOST swarm ls.
 //
 // It drives the real swarm binary against a private tmux server, and counts
 // tmux processes with a shim (SWARM_TMUX) that logs each invocation. These
@@ -31,6 +33,9 @@ var (
 	runs     = flag.Int("runs", 15, "runs per latency figure")
 	loops    = flag.Int("loops", 10, "ralph loops for the monitor figures")
 	watch    = flag.Duration("watch", 20*time.Second, "how long to watch the monitors")
+	hosts    = flag.Int("hosts", 4, "hosts for the ls --all-hosts figure (0: skip it)")
+	perHost  = flag.Int("host-workers", 100, "workers on each host for the ls --all-hosts figure")
+	only     = flag.String("only", "", "run one part only: ls, monitors, idle or hosts")
 )
 
 type env struct {
@@ -55,8 +60,28 @@ func main() {
 
 	fmt.Printf("swarm benchmark  (%s, tmux %s, %d runs per figure)\n", *swarmBin, tmuxVersion(), *runs)
 	base, _ := timeRuns(func() { exec.Command("true").Run() })
-	fmt.Printf("baseline: starting a process (true) takes %s on this machine\n\n", ms(base))
-	fmt.Println("swarm ls / swarm status latency and tmux processes per command")
+	fmt.Printf("baseline: starting a process (true) takes %s on this machine\n", ms(base))
+	if *only == "" || *only == "ls" {
+		e.lsFigures()
+	}
+	if *only == "" || *only == "monitors" {
+		for _, profile := range []string{"generic", "claude"} {
+			fmt.Printf("\nralph monitors: %d loops, --agent %s, default 2 s poll, watched for %s\n", *loops, profile, *watch)
+			e.monitors(profile)
+		}
+	}
+	if *only == "" || *only == "idle" {
+		fmt.Printf("\nidle time per iteration (loop elapsed minus agent run time, agent exits at once, 10 iterations)\n")
+		e.idlePerIteration()
+	}
+	if (*only == "" || *only == "hosts") && *hosts > 0 {
+		e.hostsFanout(*hosts, *perHost)
+	}
+}
+
+// lsFigures prints ls and status latency at each worker count.
+func (e *env) lsFigures() {
+	fmt.Println("\nswarm ls / swarm status latency and tmux processes per command")
 	fmt.Printf("%-8s  %-22s  %-22s  %-10s  %-10s\n", "workers", "ls median (p90)", "status median (p90)", "ls tmux", "status tmux")
 	have := 0
 	for _, s := range strings.Split(*sizes, ",") {
@@ -72,13 +97,6 @@ func main() {
 	}
 	e.killServer()
 	os.RemoveAll(e.home)
-
-	for _, profile := range []string{"generic", "claude"} {
-		fmt.Printf("\nralph monitors: %d loops, --agent %s, default 2 s poll, watched for %s\n", *loops, profile, *watch)
-		e.monitors(profile)
-	}
-	fmt.Printf("\nidle time per iteration (loop elapsed minus agent run time, agent exits at once, 10 iterations)\n")
-	e.idlePerIteration()
 }
 
 // idlePerIteration runs a loop whose agent exits at once and reports, per
