@@ -65,7 +65,8 @@ fuzz:
 
 # Figures, not pass/fail: ls/status latency at 10/100/500 workers, tmux
 # processes per command and per monitor poll, monitor RSS and CPU (generic
-# and Claude Code profiles), idle time per iteration.
+# and Claude Code profiles), idle time per iteration, ls --all-hosts over
+# 4 hosts x 100 workers (real sshd on loopback; skipped without OpenSSH).
 bench: build
 	$(GO) run ./internal/bench -swarm $(BIN)
 
