@@ -101,7 +101,8 @@ type flagValue struct {
 }
 
 // planForward reads a command line as the command would and returns what
-// to run on a host, or nil when it runs here. root must not run the
+// to run on a host, or nil when it runs here; with a usage error, the
+// forward says only which command it is of. root must not run the
 // command afterwards (its flags are set). A command line that does not
 // parse is left to the command, which reports it.
 func planForward(root *cobra.Command, args []string) (*forward, error) {
@@ -127,7 +128,7 @@ func planForward(root *cobra.Command, args []string) (*forward, error) {
 	fw := &forward{cmd: c, spec: spec, words: strings.Fields(path), host: fs.Lookup(hostFlag).Value.String()}
 	positional := fs.Args()
 	if err := fw.takeNames(given, positional); err != nil {
-		return nil, err
+		return fw, err // fw.cmd: the command the usage error is of
 	}
 	if fw.host == "" {
 		return nil, nil

@@ -48,8 +48,8 @@ func TestPlanForward(t *testing.T) {
 			fw, err := planForward(newCmdRoot(f), tc.args)
 			switch {
 			case tc.err != "":
-				if err == nil || err.Error() != tc.err {
-					t.Errorf("error %v, want %q", err, tc.err)
+				if err == nil || err.Error() != tc.err || fw == nil || fw.cmd.Name() != tc.args[0] {
+					t.Errorf("error %v, want %q of %s", err, tc.err, tc.args[0])
 				}
 				return
 			case err != nil:

@@ -385,3 +385,25 @@ func TestHostsInstall(t *testing.T) {
 
 // runQuiet runs a program, ignoring how it ends.
 func runQuiet(name string, args ...string) { exec.Command(name, args...).Run() }
+
+// attach B:w runs ssh -t to the host and attaches there: in a terminal
+// (a tmux pane of A's), the agent's screen on B shows; detaching ends it.
+func TestRemoteAttach(t *testing.T) {
+	t.Parallel()
+	fl := newFleet(t, "b")
+	a, b := fl.local, fl.hosts["b"]
+	a.MustRun("spawn", "--host", "b", "--name", "w", "--tmux", "--cwd", b.Dir, "--", a.Agent, "--banner", "agent on host b", "--input", "none", "--script", "quiet")
+	script := fmt.Sprintf("env SWARM_HOME=%s SWARM_SSH_CONFIG=%s %s attach b:w; echo attach-exit=$?; sleep 600",
+		wkShellQuote(a.Home), wkShellQuote(fl.keys.ConfigFile), wkShellQuote(a.Swarm))
+	if out, err := a.Tmux("new-session", "-d", "-s", "viewer", "-x", "120", "-y", "30", script); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	screen := func() string { out, _ := a.Tmux("capture-pane", "-p", "-t", "viewer:0"); return out }
+	a.Eventually("b's agent on A's terminal", wkTimeout, func() bool { return strings.Contains(screen(), "agent on host b") })
+	// Detach from b's tmux (its prefix is C-b): attach returns 0.
+	clients, _ := b.Tmux("list-clients", "-F", "#{client_name}")
+	for _, c := range strings.Fields(clients) {
+		b.Tmux("detach-client", "-t", c)
+	}
+	a.Eventually("attach to end", wkTimeout, func() bool { return strings.Contains(screen(), "attach-exit=0") })
+}

@@ -22,7 +22,7 @@ func execute(f *factory, args []string) int {
 	if mayForward(args) {
 		fw, err := planForward(newCmdRoot(f), args)
 		if err != nil {
-			return report(f.IO.Err, nil, err)
+			return report(f.IO.Err, fw.cmd, err)
 		}
 		if fw != nil {
 			return runForward(f, fw)
