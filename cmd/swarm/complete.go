@@ -73,6 +73,12 @@ var nameCompletions = map[string]nameSource{
 	"heartbeat pause":  heartbeats(activeHeartbeat),
 	// resume also restarts an active heartbeat whose process died.
 	"heartbeat resume": heartbeats((*heartbeat.State).Live),
+
+	// hosts add names a new host: nothing to offer.
+	"hosts add":     fixedNames(nil),
+	"hosts rm":      hostNames,
+	"hosts check":   hostNames,
+	"hosts install": hostNames,
 }
 
 // commandArgs are the commands whose arguments are a command line to

@@ -11,6 +11,7 @@ import (
 
 	"github.com/swarmtools/swarm/internal/heartbeat"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/termtext"
 )
 
 // workerFilter picks the workers a command can act on; root is the state
@@ -131,6 +132,19 @@ func tags(root string) []candidate {
 				out = append(out, candidate{name: t})
 			}
 		}
+	}
+	return out
+}
+
+// hostNames lists the hosts of hosts.json, with their targets.
+func hostNames(root string) []candidate {
+	hosts, err := state.NewStore(root, nil).Hosts()
+	if err != nil {
+		return nil
+	}
+	out := make([]candidate, 0, len(hosts))
+	for _, h := range hosts {
+		out = append(out, candidate{h.Name, termtext.Line(h.Target)})
 	}
 	return out
 }

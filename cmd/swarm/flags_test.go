@@ -226,6 +226,20 @@ var ipUsageCases = []struct {
 	{[]string{"top", "--interval", "soon"}, 2, "swarm: error: invalid --interval 'soon': invalid duration 'soon' (see: swarm top --help)\n"},
 	{[]string{"top", "--once=maybe"}, 2, "swarm: error: invalid --once 'maybe' (use true or false) (see: swarm top --help)\n"},
 
+	// hosts, --host
+	{[]string{"hosts"}, 2, `swarm: error: missing command for "swarm hosts" (see: swarm hosts --help)` + "\n"},
+	{[]string{"hosts", "add", "x"}, 2, "swarm: error: swarm hosts add expects NAME SSH_TARGET (see: swarm hosts add --help)\n"},
+	{[]string{"hosts", "add", "x", "-oProxyCommand=y"}, 2, "swarm: error: unknown shorthand flag: 'o' in -oProxyCommand=y (see: swarm hosts add --help)\n"},
+	{[]string{"hosts", "rm"}, 2, "swarm: error: swarm hosts rm expects one host name (see: swarm hosts rm --help)\n"},
+	{[]string{"hosts", "ls", "x"}, 2, "swarm: error: swarm hosts ls expects no arguments (see: swarm hosts ls --help)\n"},
+	{[]string{"hosts", "ls", "--format", "xml"}, 2, "swarm: error: invalid choice for --format: 'xml' (use table or json) (see: swarm hosts ls --help)\n"},
+	{[]string{"hosts", "check", "a", "b"}, 2, "swarm: error: swarm hosts check expects at most one host name (see: swarm hosts check --help)\n"},
+	{[]string{"hosts", "check", "--connect-timeout", "0"}, 2, "swarm: error: invalid --connect-timeout '0' (use at least 1s) (see: swarm hosts check --help)\n"},
+	{[]string{"hosts", "install"}, 2, "swarm: error: swarm hosts install expects one host name (see: swarm hosts install --help)\n"},
+	{[]string{"peek", "--host", "a", "b:w"}, 2, "swarm: error: --host a and b:w name different hosts (see: swarm peek --help)\n"},
+	{[]string{"ls", "--all-hosts", "--hosts", "a"}, 2, "swarm: error: if any flags in the group [all-hosts hosts] are set none of the others can be; [all-hosts hosts] were all set (see: swarm ls --help)\n"},
+	{[]string{"top", "--format", "json"}, 2, "swarm: error: --format json needs --once (see: swarm top --help)\n"},
+
 	// heartbeat
 	{[]string{"heartbeat"}, 2, `swarm: error: missing command for "swarm heartbeat" (see: swarm heartbeat --help)` + "\n"},
 	{[]string{"heartbeat", "stauts", "w"}, 2, `swarm: error: unknown command "stauts" for "swarm heartbeat" (see: swarm heartbeat --help)` + "\n\nDid you mean this?\n\tstart\n\tstatus\n"},

@@ -133,6 +133,10 @@ func TestWorkerInvalidNames(t *testing.T) {
 	bad := []string{"../evil", "a/b", "-x", "a b", "123", strings.Repeat("a", 65), "", ".", "..", ".hidden", "a:b", "a.b:c", "é"}
 	for _, name := range bad {
 		want := fmt.Sprintf("swarm: error: invalid worker name '%s' (use letters, digits, '.', '_', '-'; max 64)\n", name)
+		if host, _, ok := strings.Cut(name, ":"); ok {
+			// HOST:NAME names a worker on a host (docs/remote.md).
+			want = fmt.Sprintf("swarm: error: unknown host '%s'\nhint: swarm hosts ls lists them; swarm hosts add %s USER@MACHINE adds one\n", host, host)
+		}
 		for _, mode := range [][]string{
 			{"--tmux", "--worktree"},
 			{"--tmux"},
