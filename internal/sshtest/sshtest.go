@@ -40,6 +40,13 @@ func Available() error {
 			return fmt.Errorf("%s not installed (Debian: apt-get install openssh-client)", p)
 		}
 	}
+	// Linux answers on all of 127.0.0.0/8; macOS only on the addresses
+	// given to lo0.
+	l, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		return fmt.Errorf("no loopback address 127.0.0.2 (macOS: sudo ifconfig lo0 alias 127.0.0.2 up, and .3 ...): %w", err)
+	}
+	l.Close()
 	if os.Geteuid() == 0 {
 		if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
 			return fmt.Errorf("sshd needs /run/sshd: %w", err)
