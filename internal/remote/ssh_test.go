@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -243,5 +244,31 @@ flock 9; n=$(( $(cat %[1]s/n) - 1 )); echo $n > %[1]s/n`, dir)
 	}
 	if len(strings.Fields(string(seen))) != len(calls) || most > DefaultPerConnection {
 		t.Errorf("%d calls counted, at most %d at once; want %d, at most %d", len(strings.Fields(string(seen))), most, len(calls), DefaultPerConnection)
+	}
+}
+
+// A master that is stuck (stopped) is not waited on: its socket is
+// removed after the check's few seconds and the call connects anew.
+func TestStuckMasterIsNotWaitedOn(t *testing.T) {
+	t.Parallel()
+	k, srv := sshtest.New(t, "a")
+	c := client(t, k)
+	h := Host{Name: "a", Target: srv[0].Alias}
+	ctx := context.Background()
+	if res, err := c.Run(ctx, Call{Host: h, Command: "true", Timeout: 20 * time.Second}); err != nil || res.Code != 0 {
+		t.Fatalf("first call: %d %v", res.Code, err)
+	}
+	pid := checkPID(t, c, h, nil, c.options(h))
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	start := time.Now()
+	res, err := c.Run(ctx, Call{Host: h, Command: "true", Timeout: 30 * time.Second})
+	if err != nil || res.Code != 0 {
+		t.Fatalf("call with the master stopped: %d %v", res.Code, err)
+	}
+	if d := time.Since(start); d > checkTimeout+5*time.Second {
+		t.Errorf("the call took %s with the master stopped", d)
 	}
 }
