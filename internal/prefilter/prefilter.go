@@ -4,9 +4,11 @@
 // Agent screens are judged every poll against dozens of case-insensitive
 // patterns, line by line. Go's regexp cannot use its literal fast path for
 // (?i) patterns, so most of that time went to backtracking over lines that
-// could never match. A filter is derived from the pattern's syntax tree,
-// once per pattern, and never rejects text the pattern matches: case
-// folding is compared the way regexp folds (Unicode simple folding orbits).
+// could never match (BenchmarkJudge in internal/agent: about 6x faster
+// with the filters; docs/development.md has the figures). A filter is
+// derived from the pattern's syntax tree, once per pattern of a Set, and
+// never rejects text the pattern matches: case folding is compared the way
+// regexp folds (Unicode simple folding orbits).
 package prefilter
 
 import (
@@ -37,15 +39,32 @@ type filter struct {
 	lits []literal
 }
 
-var filters sync.Map // *regexp.Regexp -> *filter
+// Set holds the filters of a fixed set of patterns (an agent profile's),
+// built once with it and never added to: the filters live as long as the
+// set's owner, not the process. A pattern outside the set (a loop's
+// --limit-pattern) runs unfiltered, so a long-running monitor keeps
+// nothing per pattern it is handed. A nil Set filters nothing.
+type Set struct {
+	filters map[*regexp.Regexp]*filter
+}
 
-func filterFor(re *regexp.Regexp) *filter {
-	if f, ok := filters.Load(re); ok {
-		return f.(*filter)
+// NewSet builds the filters of res (nil entries are skipped).
+func NewSet(res ...*regexp.Regexp) *Set {
+	s := &Set{filters: make(map[*regexp.Regexp]*filter, len(res))}
+	for _, re := range res {
+		if re != nil && s.filters[re] == nil {
+			s.filters[re] = build(re.String())
+		}
 	}
-	f := build(re.String())
-	filters.Store(re, f)
-	return f
+	return s
+}
+
+// filterFor is re's filter, nil when re is not in the set.
+func (s *Set) filterFor(re *regexp.Regexp) *filter {
+	if s == nil {
+		return nil
+	}
+	return s.filters[re]
 }
 
 func build(expr string) *filter {
@@ -230,11 +249,11 @@ func (t *Text) fold() string {
 	return t.folded
 }
 
-// mayMatch reports whether re can match t: false only when t lacks every
-// literal re's matches must contain.
-func mayMatch(re *regexp.Regexp, t *Text) bool {
-	f := filterFor(re)
-	if f.lits == nil {
+// mayMatch reports whether re can match t: false only when re is in the
+// set and t lacks every literal re's matches must contain.
+func (s *Set) mayMatch(re *regexp.Regexp, t *Text) bool {
+	f := s.filterFor(re)
+	if f == nil || f.lits == nil {
 		return true
 	}
 	for _, l := range f.lits {
@@ -245,15 +264,16 @@ func mayMatch(re *regexp.Regexp, t *Text) bool {
 	return false
 }
 
-// Match reports whether re matches t (re.MatchString, skipped when t lacks
-// re's literals).
-func Match(re *regexp.Regexp, t *Text) bool {
-	return mayMatch(re, t) && re.MatchString(t.s)
+// Match reports whether re matches t (re.MatchString, skipped when re is
+// in the set and t lacks its literals).
+func (s *Set) Match(re *regexp.Regexp, t *Text) bool {
+	return s.mayMatch(re, t) && re.MatchString(t.s)
 }
 
-// FindIndex is re.FindStringIndex on t, skipped when t lacks re's literals.
-func FindIndex(re *regexp.Regexp, t *Text) []int {
-	if !mayMatch(re, t) {
+// FindIndex is re.FindStringIndex on t, skipped when re is in the set and
+// t lacks its literals.
+func (s *Set) FindIndex(re *regexp.Regexp, t *Text) []int {
+	if !s.mayMatch(re, t) {
 		return nil
 	}
 	return re.FindStringIndex(t.s)

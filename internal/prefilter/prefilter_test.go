@@ -39,8 +39,8 @@ func TestFilter(t *testing.T) {
 			}
 		}
 		for _, s := range c.rejected {
-			if mayMatch(re, NewText(s)) {
-				t.Errorf("%q: filter let %q through (filter %+v)", c.expr, s, filterFor(re))
+			if set := NewSet(re); set.mayMatch(re, NewText(s)) {
+				t.Errorf("%q: filter let %q through (filter %+v)", c.expr, s, set.filterFor(re))
 			}
 		}
 	}
@@ -50,11 +50,12 @@ func TestFilter(t *testing.T) {
 func TestFindIndex(t *testing.T) {
 	re := regexp.MustCompile(`(?i)select login method:`)
 	text := "Welcome\nSelect login method:\n❯ 1. Claude account"
-	got, want := FindIndex(re, NewText(text)), re.FindStringIndex(text)
+	set := NewSet(re)
+	got, want := set.FindIndex(re, NewText(text)), re.FindStringIndex(text)
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("FindIndex = %v, want %v", got, want)
 	}
-	if FindIndex(re, NewText("Welcome")) != nil {
+	if set.FindIndex(re, NewText("Welcome")) != nil {
 		t.Fatal("FindIndex found a match in text without the literal")
 	}
 }
@@ -82,11 +83,11 @@ func FuzzFilter(f *testing.F) {
 		}
 		want := re.MatchString(text)
 		if got := matchString(re, text); got != want {
-			t.Fatalf("MatchString(%q, %q) = %v, regexp says %v (filter %+v)", expr, text, got, want, filterFor(re))
+			t.Fatalf("MatchString(%q, %q) = %v, regexp says %v (filter %+v)", expr, text, got, want, NewSet(re).filterFor(re))
 		}
 		// The same through a shared Text, as the screen judges use it.
 		tx := NewText(strings.Clone(text))
-		if got := Match(re, tx); got != want {
+		if got := NewSet(re).Match(re, tx); got != want {
 			t.Fatalf("Match(%q) on a shared Text = %v, want %v", expr, got, want)
 		}
 	})
@@ -102,7 +103,28 @@ func TestHasCaseCoversFolding(t *testing.T) {
 	}
 }
 
-// matchString is Match for one string.
+// matchString is Match for one string, re in a set of its own.
 func matchString(re *regexp.Regexp, s string) bool {
-	return Match(re, NewText(s))
+	return NewSet(re).Match(re, NewText(s))
+}
+
+// A pattern outside the set, and a nil set, run unfiltered: the answer is
+// regexp's, and the set keeps nothing of the pattern.
+func TestOutsideTheSet(t *testing.T) {
+	in, out := regexp.MustCompile(`(?i)usage limit`), regexp.MustCompile(`(?i)quota`)
+	set := NewSet(in, nil, in)
+	if len(set.filters) != 1 {
+		t.Fatalf("set holds %d filters, want 1", len(set.filters))
+	}
+	for _, s := range []*Set{set, nil} {
+		if !s.Match(out, NewText("QUOTA gone")) || s.Match(out, NewText("fine")) {
+			t.Errorf("set %v: unfiltered match differs from regexp's", s)
+		}
+		if !s.Match(in, NewText("Usage Limit")) || s.FindIndex(in, NewText("no")) != nil {
+			t.Errorf("set %v: filtered match differs from regexp's", s)
+		}
+	}
+	if len(set.filters) != 1 {
+		t.Fatalf("matching a pattern outside the set added it: %d filters", len(set.filters))
+	}
 }
