@@ -38,7 +38,7 @@ const (
 // Verdict is one look at an agent's screen.
 type Verdict struct {
 	State State
-	// Kind names the dialog (a ready.Stuck* kind) or the limit.
+	// Kind names the dialog (a Stuck* kind) or the limit.
 	Kind string
 	// Line is the screen text that decided a dialog, limit or error.
 	Line string
@@ -96,11 +96,20 @@ type Profile struct {
 	// prompt (default: Claude Code's "● "); an error or limit above the
 	// last one is answered past.
 	MessageStart []*regexp.Regexp
-	// Hints by dialog kind (ready.Stuck*): the config that skips it.
+	// ReadyLines: a line that shows the agent ready for its prompt, for a
+	// profile that cannot tell its input box (see Ready).
+	ReadyLines []*regexp.Regexp
+	// Hints by dialog kind (Stuck*): the config that skips it.
 	Hints map[string]string
-	// Dialogs: the agent's own dialogs and menus, which the generic
-	// ones (ready.Stuck) do not know (see Stuck).
+	// Dialogs: the agent's own dialogs and menus, which the shared ones
+	// (setupDialogs, ready's generic menu) do not know (see Stuck).
 	Dialogs []DialogPattern
+
+	// filters are the prefilters of the profile's patterns (and of the
+	// shared ones it matches), built with the profile: they live as long
+	// as it does, and patterns handed in (--limit-pattern,
+	// --ready-pattern) run unfiltered, so nothing accumulates.
+	filters *prefilter.Set
 }
 
 // Fatal is an error an agent prints at start before exiting.
@@ -131,10 +140,27 @@ func register(name string, commands []string, build func() *Profile) func() *Pro
 		built.Add(1)
 		p := build()
 		p.Name, p.Commands = name, commands
+		p.filters = prefilter.NewSet(p.patterns()...)
 		return p
 	})
 	registered = append(registered, registration{name, commands, get})
 	return get
+}
+
+// patterns lists every pattern the profile matches screens with.
+func (p *Profile) patterns() []*regexp.Regexp {
+	var all []*regexp.Regexp
+	for _, res := range [][]*regexp.Regexp{p.Working, p.InputBox, p.TurnDone, p.APIError, p.Limit,
+		p.LimitMenu, p.MessageStart, p.ReadyLines, defaultMessageStart()} {
+		all = append(all, res...)
+	}
+	for _, f := range append(append([]Fatal{}, p.Fatal...), p.ScreenFatal...) {
+		all = append(all, f.Re)
+	}
+	for _, d := range append(append([]DialogPattern{}, p.Dialogs...), setupDialogs()...) {
+		all = append(all, d.Re)
+	}
+	return all
 }
 
 // Names lists the profile names (for --agent).
@@ -174,10 +200,10 @@ func For(command []string) *Profile {
 // the prompt first) at now. extraLimits are --limit-pattern patterns.
 func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Regexp) Verdict {
 	lines := prepare(ready.Lines(screen))
-	v := Verdict{Turns: countMatches(lines, p.TurnDone)}
+	v := Verdict{Turns: p.countMatches(lines, p.TurnDone)}
 	limits := append(append([]*regexp.Regexp{}, p.Limit...), extraLimits...)
-	if anyMatch(lines, p.LimitMenu) {
-		if line, ok := lastMatching(lines, limits); ok {
+	if p.anyMatch(lines, p.LimitMenu) {
+		if line, ok := p.lastMatching(lines, limits); ok {
 			v.State, v.Kind, v.Line = Limited, "limit", line
 			v.Reset, _ = ParseReset(joinFrom(lines, line), now)
 			return v
@@ -187,7 +213,7 @@ func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Reg
 		v.State, v.Kind, v.Line, v.Hint = Dialog, kind, line, p.Hints[kind]
 		return v
 	}
-	if anyMatch(lines, p.Working) {
+	if p.anyMatch(lines, p.Working) {
 		// Busy, whatever older lines say (a limit it has got past, an
 		// error it is retrying).
 		v.State = Working
@@ -201,7 +227,7 @@ func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Reg
 	for _, f := range p.ScreenFatal {
 		// Anywhere on the screen: the agent may add a message after it
 		// (Claude: "● Args from unknown skill: ...").
-		if line, ok := lastMatching(lines, []*regexp.Regexp{f.Re}); ok {
+		if line, ok := p.lastMatching(lines, []*regexp.Regexp{f.Re}); ok {
 			v.State, v.Line, v.Hint = Error, line, f.Hint
 			return v
 		}
@@ -210,7 +236,7 @@ func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Reg
 		v.State, v.Line = Error, line
 		return v
 	}
-	if len(p.InputBox) > 0 && anyMatch(lines, p.InputBox) {
+	if len(p.InputBox) > 0 && p.anyMatch(lines, p.InputBox) {
 		v.State = Idle
 	}
 	return v
@@ -218,7 +244,8 @@ func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Reg
 
 // Ready reports whether the agent waits at its input box with no dialog:
 // the moment to type a prompt. Profiles without an input box pattern use
-// the generic ready patterns (and extra, --ready-pattern).
+// their ReadyLines and the generic ready screens (input and shell
+// prompts, internal/ready), and extra (--ready-pattern).
 func (p *Profile) Ready(screen string, extra ...*regexp.Regexp) bool {
 	if _, _, stuck := p.Stuck(screen); stuck {
 		return false
@@ -229,9 +256,9 @@ func (p *Profile) Ready(screen string, extra ...*regexp.Regexp) bool {
 	if p.CanTellIdle() {
 		// It shows an input box when ready; the generic patterns (a
 		// banner, "bypass permissions") would also match while it works.
-		return matchAny(screen, extra)
+		return p.matchAny(screen, extra)
 	}
-	return ready.IsReady(screen, extra...)
+	return p.anyMatch(prepare(ready.Lines(screen)), p.ReadyLines) || ready.IsReady(screen, extra...)
 }
 
 // Pending reports whether the agent's input box holds text (its first
@@ -305,7 +332,7 @@ func (p *Profile) FatalIn(text string) (line, hint string, ok bool) {
 	for _, l := range ready.Lines(text) {
 		t := prefilter.NewText(l)
 		for _, f := range p.Fatal {
-			if prefilter.Match(f.Re, t) {
+			if p.filters.Match(f.Re, t) {
 				return strings.TrimSpace(l), f.Hint, true
 			}
 		}
@@ -323,17 +350,17 @@ func (p *Profile) lastMessage(lines []*prefilter.Text, res []*regexp.Regexp) (st
 	}
 	starts := p.MessageStart
 	if len(starts) == 0 {
-		starts = defaultMessageStart
+		starts = defaultMessageStart()
 	}
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i].String())
-		if matchAny(l, res) {
+		if p.matchAny(l, res) {
 			return shownLine(l), true
 		}
-		if matchText(lines[i], p.InputBox) {
+		if p.matchText(lines[i], p.InputBox) {
 			continue // the input box (or a prompt echoed like it) is no message
 		}
-		if matchText(lines[i], starts) {
+		if p.matchText(lines[i], starts) {
 			return "", false
 		}
 	}
@@ -342,7 +369,9 @@ func (p *Profile) lastMessage(lines []*prefilter.Text, res []*regexp.Regexp) (st
 
 // defaultMessageStart: Claude Code begins each message with "● " ("⏺ "
 // in older versions).
-var defaultMessageStart = []*regexp.Regexp{regexp.MustCompile(`^\s*[●⏺] `)}
+var defaultMessageStart = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{regexp.MustCompile(`^\s*[●⏺] `)}
+})
 
 // shownLine is a screen line as logs and ralph status quote it: without
 // the indent and the "⎿" Claude Code hangs a tool's or a limit's result on.
@@ -362,41 +391,41 @@ func prepare(lines []string) []*prefilter.Text {
 }
 
 // lastMatching is the last line matching res.
-func lastMatching(lines []*prefilter.Text, res []*regexp.Regexp) (string, bool) {
+func (p *Profile) lastMatching(lines []*prefilter.Text, res []*regexp.Regexp) (string, bool) {
 	for i := len(lines) - 1; i >= 0; i-- {
-		if matchText(lines[i], res) {
+		if p.matchText(lines[i], res) {
 			return shownLine(lines[i].String()), true
 		}
 	}
 	return "", false
 }
 
-func matchAny(line string, res []*regexp.Regexp) bool {
-	return matchText(prefilter.NewText(line), res)
+func (p *Profile) matchAny(line string, res []*regexp.Regexp) bool {
+	return p.matchText(prefilter.NewText(line), res)
 }
 
-func matchText(t *prefilter.Text, res []*regexp.Regexp) bool {
+func (p *Profile) matchText(t *prefilter.Text, res []*regexp.Regexp) bool {
 	for _, re := range res {
-		if prefilter.Match(re, t) {
+		if p.filters.Match(re, t) {
 			return true
 		}
 	}
 	return false
 }
 
-func anyMatch(lines []*prefilter.Text, res []*regexp.Regexp) bool {
+func (p *Profile) anyMatch(lines []*prefilter.Text, res []*regexp.Regexp) bool {
 	for _, l := range lines {
-		if matchText(l, res) {
+		if p.matchText(l, res) {
 			return true
 		}
 	}
 	return false
 }
 
-func countMatches(lines []*prefilter.Text, res []*regexp.Regexp) int {
+func (p *Profile) countMatches(lines []*prefilter.Text, res []*regexp.Regexp) int {
 	n := 0
 	for _, l := range lines {
-		if matchText(l, res) {
+		if p.matchText(l, res) {
 			n++
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/swarmtools/swarm/internal/ready"
 )
 
 func fixture(t *testing.T, name string) string {
@@ -38,11 +36,11 @@ func TestClaudeScreens(t *testing.T) {
 		{"working-retrying-529.txt", Working, "", "", 0, false},
 		{"error-429-final.txt", Error, "", "● API Error: Request rejected (429)", 1, false},
 		{"error-529-final.txt", Error, "", "● API Error: 529 Overloaded.", 1, false},
-		{"dialog-trust-folder.txt", Dialog, ready.StuckTrust, "Quick safety check: Is this a project you created or one you trust?", 0, false},
-		{"dialog-api-key.txt", Dialog, ready.StuckAPIKey, "Detected a custom API key in your environment", 0, false},
-		{"dialog-bypass-warning.txt", Dialog, ready.StuckBypass, "WARNING: Claude Code running in Bypass Permissions mode", 0, false},
-		{"dialog-theme-first-run.txt", Dialog, ready.StuckTheme, "", 0, false},
-		{"not-logged-in.txt", Dialog, ready.StuckNotLoggedIn, "", 0, false},
+		{"dialog-trust-folder.txt", Dialog, StuckTrust, "Quick safety check: Is this a project you created or one you trust?", 0, false},
+		{"dialog-api-key.txt", Dialog, StuckAPIKey, "Detected a custom API key in your environment", 0, false},
+		{"dialog-bypass-warning.txt", Dialog, StuckBypass, "WARNING: Claude Code running in Bypass Permissions mode", 0, false},
+		{"dialog-theme-first-run.txt", Dialog, StuckTheme, "", 0, false},
+		{"not-logged-in.txt", Dialog, StuckNotLoggedIn, "", 0, false},
 	}
 	for _, c := range cases {
 		screen := fixture(t, c.file)

@@ -2,8 +2,6 @@ package agent
 
 import (
 	"regexp"
-
-	"github.com/swarmtools/swarm/internal/ready"
 )
 
 // Aider returns the profile of aider (PyPI aider-chat, command aider), a
@@ -72,7 +70,7 @@ var Aider = register("aider", []string{"aider"}, func() *Profile {
 		Dialogs: []DialogPattern{
 			// onboarding.py: no model and no key; with --yes-always aider
 			// would start the OpenRouter OAuth flow, so it is a login.
-			{ready.StuckLogin, regexp.MustCompile(`(?i)login to openrouter or create a free account\?`)},
+			{StuckLogin, regexp.MustCompile(`(?i)login to openrouter or create a free account\?`)},
 			// versioncheck.py, then utils.py's "Run pip install?".
 			{StuckUpdate, regexp.MustCompile(`(?s)Newer aider version v\S+ is available\..*\(Y\)es/\(N\)o[^\n]*\]:\s*\z`)},
 			// io.py confirm_ask: the question is the screen's last line while
@@ -84,9 +82,9 @@ var Aider = register("aider", []string{"aider"}, func() *Profile {
 			"!": "runs a message that starts with '!' in its shell (bash mode): the prompt would run as a shell command",
 		},
 		Hints: map[string]string{
-			StuckApproval:    `start aider with --yes-always (shell commands the model suggests are still never run); its start-up questions are also skipped by --analytics-disable, --no-gitignore, --no-show-release-notes; answer this one with: swarm attach NAME`,
-			StuckUpdate:      `start aider with --no-check-update`,
-			ready.StuckLogin: `aider found no model and no API key: pass --model NAME and its key (--env ANTHROPIC_API_KEY=..., OPENAI_API_KEY=..., ...)`,
+			StuckApproval: `start aider with --yes-always (shell commands the model suggests are still never run); its start-up questions are also skipped by --analytics-disable, --no-gitignore, --no-show-release-notes; answer this one with: swarm attach NAME`,
+			StuckUpdate:   `start aider with --no-check-update`,
+			StuckLogin:    `aider found no model and no API key: pass --model NAME and its key (--env ANTHROPIC_API_KEY=..., OPENAI_API_KEY=..., ...)`,
 		},
 	}
 })

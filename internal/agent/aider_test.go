@@ -2,8 +2,6 @@ package agent
 
 import (
 	"testing"
-
-	"github.com/swarmtools/swarm/internal/ready"
 )
 
 func TestAiderScreens(t *testing.T) {
@@ -20,7 +18,7 @@ func TestAiderScreens(t *testing.T) {
 		{file: "dialog-answered-then-working.txt", state: Working},
 		{file: "dialog-run-shell.txt", state: Dialog, kind: StuckApproval, line: "Run shell command?", turns: 1},
 		{file: "dialog-update.txt", state: Dialog, kind: StuckUpdate, line: "Newer aider version v0.87.0 is available."},
-		{file: "fatal-no-model.txt", state: Dialog, kind: ready.StuckLogin, line: "Login to OpenRouter"},
+		{file: "fatal-no-model.txt", state: Dialog, kind: StuckLogin, line: "Login to OpenRouter"},
 	})
 }
 

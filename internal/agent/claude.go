@@ -2,6 +2,7 @@ package agent
 
 import (
 	"regexp"
+	"sync"
 
 	"github.com/swarmtools/swarm/internal/ready"
 )
@@ -84,14 +85,32 @@ var Claude = register("claude", []string{"claude", "claude-code"}, func() *Profi
 			"!": "runs a message that starts with '!' in its shell (bash mode): the prompt would run as a shell command",
 		},
 		Hints: map[string]string{
-			ready.StuckTrust:       `answer it once with: swarm attach NAME; or set "hasTrustDialogAccepted": true for the folder under "projects" in ~/.claude.json`,
-			ready.StuckAPIKey:      `answer it once with: swarm attach NAME (choose Yes); or add the key's last 20 characters to "customApiKeyResponses.approved" in ~/.claude.json`,
-			ready.StuckBypass:      `answer it once with: swarm attach NAME (choose "Yes, I accept"); or set "skipDangerousModePermissionPrompt": true in ~/.claude/settings.json`,
-			ready.StuckTheme:       `finish Claude Code's first-run setup once with: swarm attach NAME; or set "hasCompletedOnboarding": true in ~/.claude.json`,
-			ready.StuckLogin:       `log in once by running claude by hand, or set ANTHROPIC_API_KEY`,
-			ready.StuckOAuth:       `finish the login once by running claude by hand`,
-			ready.StuckNotLoggedIn: `the API key was rejected or is missing: remove it from "customApiKeyResponses.rejected" in ~/.claude.json, or run claude once and /login`,
-			ready.StuckMenu:        `answer it with: swarm attach NAME (the loop never answers a menu)`,
+			StuckTrust:       `answer it once with: swarm attach NAME; or set "hasTrustDialogAccepted": true for the folder under "projects" in ~/.claude.json`,
+			StuckAPIKey:      `answer it once with: swarm attach NAME (choose Yes); or add the key's last 20 characters to "customApiKeyResponses.approved" in ~/.claude.json`,
+			StuckBypass:      `answer it once with: swarm attach NAME (choose "Yes, I accept"); or set "skipDangerousModePermissionPrompt": true in ~/.claude/settings.json`,
+			StuckTheme:       `finish Claude Code's first-run setup once with: swarm attach NAME; or set "hasCompletedOnboarding": true in ~/.claude.json`,
+			StuckLogin:       `log in once by running claude by hand, or set ANTHROPIC_API_KEY`,
+			StuckOAuth:       `finish the login once by running claude by hand`,
+			StuckNotLoggedIn: `the API key was rejected or is missing: remove it from "customApiKeyResponses.rejected" in ~/.claude.json, or run claude once and /login`,
+			ready.StuckMenu:  `answer it with: swarm attach NAME (the loop never answers a menu)`,
 		},
+	}
+})
+
+// setupDialogs are Claude Code's first-run, login and permission screens,
+// in its own wording (its 2.1 screens, testdata/claude-code-*). Every
+// profile knows them, after its own dialogs: Claude Code also runs under
+// other command names (npx, a wrapper script), judged by another profile.
+// They are kept narrow so that an agent talking about themes or logins
+// does not look stuck; the most specific come first.
+var setupDialogs = sync.OnceValue(func() []DialogPattern {
+	return []DialogPattern{
+		{StuckTheme, regexp.MustCompile(`(?i)choose the text style that looks best`)},
+		{StuckLogin, regexp.MustCompile(`(?i)select login method:`)},
+		{StuckOAuth, regexp.MustCompile(`(?i)paste code here if prompted`)},
+		{StuckTrust, regexp.MustCompile(`(?i)is this a project you created or one you trust|yes, i trust this folder|do you trust the files in this folder`)},
+		{StuckAPIKey, regexp.MustCompile(`(?i)detected a custom api key in your environment`)},
+		{StuckBypass, regexp.MustCompile(`(?is)running in bypass permissions mode.*no, exit`)},
+		{StuckNotLoggedIn, regexp.MustCompile(`(?i)not logged in\s*[·•∙]\s*(please\s+)?run /login`)},
 	}
 })

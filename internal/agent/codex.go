@@ -68,9 +68,9 @@ var Codex = register("codex", []string{"codex"}, func() *Profile {
 		},
 		Dialogs: []DialogPattern{
 			// onboarding/trust_directory.rs, newer and older wording.
-			{ready.StuckTrust, regexp.MustCompile(`(?i)do you trust the contents of this directory\?|allow codex to work in this folder without asking for approval`)},
+			{StuckTrust, regexp.MustCompile(`(?i)do you trust the contents of this directory\?|allow codex to work in this folder without asking for approval`)},
 			// onboarding/auth.rs and welcome.rs.
-			{ready.StuckLogin, regexp.MustCompile(`(?i)sign in with chatgpt to use codex|provide your own api key|paste or type your api key|finish signing in via your browser`)},
+			{StuckLogin, regexp.MustCompile(`(?i)sign in with chatgpt to use codex|provide your own api key|paste or type your api key|finish signing in via your browser`)},
 			// bottom_pane/approval_overlay.rs.
 			{StuckApproval, regexp.MustCompile(`(?i)would you like to (run the following command|make the following edits|grant these permissions)\?|no, and tell codex what to do differently`)},
 			// update_prompt.rs: "✨ Update available! 0.160.0 -> 0.161.0".
@@ -82,11 +82,11 @@ var Codex = register("codex", []string{"codex"}, func() *Profile {
 			"/": "runs a message that starts with '/' as one of its slash commands, not as a prompt",
 		},
 		Hints: map[string]string{
-			ready.StuckTrust: `answer it once with: swarm attach NAME; or trust the folder in ~/.codex/config.toml: [projects."/abs/dir"] trust_level = "trusted" (or -c 'projects={"/abs/dir"={trust_level="trusted"}}')`,
-			ready.StuckLogin: `log in once: printenv OPENAI_API_KEY | codex login --with-api-key (or run codex login by hand); codex exec also takes CODEX_API_KEY`,
-			StuckApproval:    `start codex with --dangerously-bypass-approvals-and-sandbox (inside a container or VM only) or with -a never; answer this one with: swarm attach NAME`,
-			StuckUpdate:      `start codex with -c check_for_update_on_startup=false (or set it in ~/.codex/config.toml)`,
-			ready.StuckMenu:  `answer it with: swarm attach NAME (the loop never answers a menu)`,
+			StuckTrust:      `answer it once with: swarm attach NAME; or trust the folder in ~/.codex/config.toml: [projects."/abs/dir"] trust_level = "trusted" (or -c 'projects={"/abs/dir"={trust_level="trusted"}}')`,
+			StuckLogin:      `log in once: printenv OPENAI_API_KEY | codex login --with-api-key (or run codex login by hand); codex exec also takes CODEX_API_KEY`,
+			StuckApproval:   `start codex with --dangerously-bypass-approvals-and-sandbox (inside a container or VM only) or with -a never; answer this one with: swarm attach NAME`,
+			StuckUpdate:     `start codex with -c check_for_update_on_startup=false (or set it in ~/.codex/config.toml)`,
+			ready.StuckMenu: `answer it with: swarm attach NAME (the loop never answers a menu)`,
 		},
 	}
 })

@@ -3,8 +3,6 @@ package agent
 import (
 	"testing"
 	"time"
-
-	"github.com/swarmtools/swarm/internal/ready"
 )
 
 func TestCodexScreens(t *testing.T) {
@@ -20,9 +18,9 @@ func TestCodexScreens(t *testing.T) {
 		// An overloaded model ends the turn like any error (as Claude Code's 529).
 		{file: "error-model-at-capacity.txt", state: Error, line: "■ Selected model is at capacity."},
 		{file: "dialog-approval-exec.txt", state: Dialog, kind: StuckApproval, line: "Would you like to run the following command?"},
-		{file: "dialog-trust.txt", state: Dialog, kind: ready.StuckTrust, line: "Do you trust the contents of this directory?"},
-		{file: "dialog-trust-older.txt", state: Dialog, kind: ready.StuckTrust},
-		{file: "dialog-login.txt", state: Dialog, kind: ready.StuckLogin, line: "Sign in with ChatGPT to use Codex"},
+		{file: "dialog-trust.txt", state: Dialog, kind: StuckTrust, line: "Do you trust the contents of this directory?"},
+		{file: "dialog-trust-older.txt", state: Dialog, kind: StuckTrust},
+		{file: "dialog-login.txt", state: Dialog, kind: StuckLogin, line: "Sign in with ChatGPT to use Codex"},
 		{file: "dialog-update.txt", state: Dialog, kind: StuckUpdate, line: "✨ Update available! 0.160.0 -> 0.161.0"},
 	})
 }

@@ -7,9 +7,19 @@ import (
 	"github.com/swarmtools/swarm/internal/ready"
 )
 
-// Dialog kinds of other agents than Claude Code, beside the ready.Stuck*
-// ones: each has its own fix, so each has its own hint.
+// Dialog kinds beside the generic ready.StuckMenu: each has its own fix,
+// so each has its own hint. A dialog is reported, never answered by
+// pressing keys: the default choice of several of them does harm (Claude
+// Code's API-key dialog rejects the key for good; its bypass warning
+// exits).
 const (
+	StuckTheme       = "theme picker"
+	StuckLogin       = "login method picker"
+	StuckOAuth       = "OAuth code prompt"
+	StuckTrust       = "folder trust dialog"
+	StuckAPIKey      = "API key dialog"
+	StuckBypass      = "bypass permissions warning"
+	StuckNotLoggedIn = "not logged in"
 	// StuckApproval: a tool call or command waits for a human's yes.
 	StuckApproval = "approval prompt"
 	// StuckUpdate: the agent offers to update itself before it starts.
@@ -27,16 +37,19 @@ type DialogPattern struct {
 	Re   *regexp.Regexp
 }
 
-// Stuck returns the kind of dialog or menu on screen and, for the
-// agent's own, the line that shows it: the agent's own are tried first
-// (their kinds name them more exactly), then the generic ones. Ready
-// detection should ask this rather than ready.Stuck, which knows only
-// Claude Code's and the generic dialogs.
+// Stuck returns the kind of dialog or menu on screen and the line that
+// shows it (for a menu, its question): the agent's own dialogs are tried
+// first (their kinds name them more exactly), then Claude Code's setup
+// screens, which every profile knows (setupDialogs), then a generic menu
+// (ready.StuckIn). Ready detection should ask this rather than
+// ready.Stuck, which knows only the generic menu.
 func (p *Profile) Stuck(screen string) (kind, line string, ok bool) {
 	t := prefilter.NewText(ready.StripANSI(screen))
-	for _, d := range p.Dialogs {
-		if loc := prefilter.FindIndex(d.Re, t); loc != nil {
-			return d.Kind, ready.LineAt(t.String(), loc[0]), true
+	for _, dialogs := range [][]DialogPattern{p.Dialogs, setupDialogs()} {
+		for _, d := range dialogs {
+			if loc := p.filters.FindIndex(d.Re, t); loc != nil {
+				return d.Kind, ready.LineAt(t.String(), loc[0]), true
+			}
 		}
 	}
 	return ready.StuckIn(t)
@@ -49,25 +62,14 @@ func (p *Profile) StuckKind(screen string) (string, bool) {
 }
 
 // WithArticle says a dialog kind with its article: "an API key dialog",
-// "a usage limit menu". The kinds are few and fixed (ready.Stuck* and the
-// ones above), so each is written out.
+// "a usage limit menu". The kinds are few and fixed (the ones above and
+// ready.StuckMenu), so each is written out.
 func WithArticle(kind string) string {
-	if s, ok := kindPhrases[kind]; ok {
-		return s
+	switch kind {
+	case StuckOAuth, StuckAPIKey, StuckApproval, StuckUpdate:
+		return "an " + kind
+	case StuckNotLoggedIn:
+		return `a "` + kind + `" screen`
 	}
 	return "a " + kind
-}
-
-var kindPhrases = map[string]string{
-	ready.StuckTheme:       "a " + ready.StuckTheme,
-	ready.StuckLogin:       "a " + ready.StuckLogin,
-	ready.StuckOAuth:       "an " + ready.StuckOAuth,
-	ready.StuckTrust:       "a " + ready.StuckTrust,
-	ready.StuckAPIKey:      "an " + ready.StuckAPIKey,
-	ready.StuckBypass:      "a " + ready.StuckBypass,
-	ready.StuckNotLoggedIn: `a "` + ready.StuckNotLoggedIn + `" screen`,
-	ready.StuckMenu:        "a " + ready.StuckMenu,
-	StuckApproval:          "an " + StuckApproval,
-	StuckUpdate:            "an " + StuckUpdate,
-	StuckLimitMenu:         "a " + StuckLimitMenu,
 }

@@ -67,10 +67,11 @@ var Gemini = register("gemini", []string{"gemini"}, func() *Profile {
 			// first choice switches model, so it is never the loop's to pick.
 			{StuckLimitMenu, regexp.MustCompile(`(?is)(usage limit reached for|experiencing high demand).*●\s*1\.\s`)},
 			// auth/AuthDialog.tsx and ApiAuthDialog.tsx.
-			{ready.StuckLogin, regexp.MustCompile(`(?i)how would you like to authenticate for this project\?|paste your api key here`)},
-			// FolderTrustDialog.tsx (ready.StuckTrust has the same wording,
-			// but the list under it would read as a menu first).
-			{ready.StuckTrust, regexp.MustCompile(`(?i)do you trust the files in this folder\?`)},
+			{StuckLogin, regexp.MustCompile(`(?i)how would you like to authenticate for this project\?|paste your api key here`)},
+			// FolderTrustDialog.tsx (Claude Code's trust pattern in
+			// setupDialogs has the same wording, but the list under it
+			// would read as a menu first).
+			{StuckTrust, regexp.MustCompile(`(?i)do you trust the files in this folder\?`)},
 			// LoopDetectionConfirmation.tsx.
 			{ready.StuckMenu, regexp.MustCompile(`A potential loop was detected`)},
 			// RadioButtonSelect: the chosen item of any other list is
@@ -82,11 +83,11 @@ var Gemini = register("gemini", []string{"gemini"}, func() *Profile {
 			"!": "runs a message that starts with '!' in its shell (bash mode): the prompt would run as a shell command",
 		},
 		Hints: map[string]string{
-			ready.StuckTrust: `start gemini with --skip-trust or --env GEMINI_CLI_TRUST_WORKSPACE=true; or trust the folder in ~/.gemini/trustedFolders.json ({"/abs/dir": "TRUST_FOLDER"})`,
-			ready.StuckLogin: `add --env GEMINI_API_KEY=... and set "security": {"auth": {"selectedType": "gemini-api-key"}} in ~/.gemini/settings.json; or log in once by running gemini by hand`,
-			StuckApproval:    `start gemini with --yolo (or --approval-mode yolo); answer this one with: swarm attach NAME`,
-			StuckLimitMenu:   `Gemini hit a usage limit and asks whether to switch model or stop: answer it with: swarm attach NAME (an API key with its own quota avoids the menu)`,
-			ready.StuckMenu:  `answer it with: swarm attach NAME (the loop never answers a menu); the loop-detection question is skipped with "model": {"disableLoopDetection": true} in ~/.gemini/settings.json`,
+			StuckTrust:      `start gemini with --skip-trust or --env GEMINI_CLI_TRUST_WORKSPACE=true; or trust the folder in ~/.gemini/trustedFolders.json ({"/abs/dir": "TRUST_FOLDER"})`,
+			StuckLogin:      `add --env GEMINI_API_KEY=... and set "security": {"auth": {"selectedType": "gemini-api-key"}} in ~/.gemini/settings.json; or log in once by running gemini by hand`,
+			StuckApproval:   `start gemini with --yolo (or --approval-mode yolo); answer this one with: swarm attach NAME`,
+			StuckLimitMenu:  `Gemini hit a usage limit and asks whether to switch model or stop: answer it with: swarm attach NAME (an API key with its own quota avoids the menu)`,
+			ready.StuckMenu: `answer it with: swarm attach NAME (the loop never answers a menu); the loop-detection question is skipped with "model": {"disableLoopDetection": true} in ~/.gemini/settings.json`,
 		},
 	}
 })

@@ -36,7 +36,7 @@ var OpenCode = register("opencode", []string{"opencode"}, func() *Profile {
 		},
 		InputBox: []*regexp.Regexp{
 			// The prompt's footer (default keybinds), and the older wording
-			// ready.go also knows.
+			// the generic profile also knows.
 			regexp.MustCompile(`(?i)\bctrl\+p\s+commands\b`),
 			regexp.MustCompile(`(?i)\btab\s+(agents|switch agent)\b`),
 		},

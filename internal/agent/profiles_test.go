@@ -150,7 +150,7 @@ func TestWorkingLines(t *testing.T) {
 	}
 	for p, lines := range cases {
 		for _, l := range lines {
-			if !matchAny(l, p.Working) {
+			if !p.matchAny(l, p.Working) {
 				t.Errorf("%s: %q is not a working line", p.Name, l)
 			}
 		}
@@ -162,13 +162,13 @@ func TestWorkingLines(t *testing.T) {
 		OpenCode(): "  I pressed esc to interrupt it.",
 	}
 	for p, l := range notWorking {
-		if matchAny(l, p.Working) {
+		if p.matchAny(l, p.Working) {
 			t.Errorf("%s: %q taken for a working line", p.Name, l)
 		}
 	}
 	// Aider's input box is a bare prompt; a sent one keeps its text.
 	for l, want := range map[string]bool{">": true, "ask>": true, "architect multi>": true, "multi> ": true, "> do the task": false, ">>>>>>> REPLACE": false} {
-		if matchAny(l, Aider().InputBox) != want {
+		if Aider().matchAny(l, Aider().InputBox) != want {
 			t.Errorf("aider: %q as its input box: %v, want %v", l, !want, want)
 		}
 	}

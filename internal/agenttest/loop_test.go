@@ -14,7 +14,6 @@ import (
 
 	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/mockapi"
-	"github.com/swarmtools/swarm/internal/ready"
 )
 
 // End-to-end: the real swarm binary runs ralph loops of the real claude
@@ -182,9 +181,9 @@ func TestLoopDialogsStopPreflight(t *testing.T) {
 		kind string
 		fix  string
 	}{
-		{"trust", Config{NoTrust: true}, ready.StuckTrust, `"hasTrustDialogAccepted": true`},
-		{"api-key", Config{NoKeyApproval: true}, ready.StuckAPIKey, `"customApiKeyResponses.approved"`},
-		{"bypass", Config{NoBypassAccepted: true}, ready.StuckBypass, `"skipDangerousModePermissionPrompt": true`},
+		{"trust", Config{NoTrust: true}, agent.StuckTrust, `"hasTrustDialogAccepted": true`},
+		{"api-key", Config{NoKeyApproval: true}, agent.StuckAPIKey, `"customApiKeyResponses.approved"`},
+		{"bypass", Config{NoBypassAccepted: true}, agent.StuckBypass, `"skipDangerousModePermissionPrompt": true`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

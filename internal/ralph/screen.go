@@ -58,7 +58,7 @@ func JudgeScreen(l Look) ScreenVerdict {
 		p = agent.Generic()
 	}
 	v := ScreenVerdict{Agent: p.Judge(own, l.Now, l.Limits...)}
-	v.Compacting = ready.FatalPattern.MatchString(own)
+	v.Compacting = agent.Compacting(own)
 	if l.MaxContext > 0 {
 		if pct, ok := ready.ContextPercent(own); ok {
 			v.ContextPercent = pct

@@ -1,6 +1,8 @@
-// Package ready decides from a pane's screen whether an agent CLI is ready
-// for input, stuck on a screen it cannot pass alone, or reporting something
-// the loop must react to. It only reads text; callers capture the screen.
+// Package ready reads a pane's screen the way any program's is read: its
+// lines without escape sequences, input and shell prompts, menus, a
+// context gauge; and waits for a screen to look ready. What one agent CLI
+// shows (its banners, dialogs, setup screens) is in its profile
+// (internal/agent). It only reads text; callers capture the screen.
 package ready
 
 import (
@@ -8,61 +10,47 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/prefilter"
 	"github.com/swarmtools/swarm/internal/termtext"
 )
 
-// readyPatterns match a line of a ready agent (ANSI stripped).
-var readyPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)bypass\s+permissions`),
-	regexp.MustCompile(`(?i)permissions?\s+mode`),
-	regexp.MustCompile(`(?i)shift\+tab\s+to\s+cycle`),
-	regexp.MustCompile(`Claude\s+Code\s+v\d+`),
-	regexp.MustCompile(`(?i)opencode\s+v\d+`),
-	regexp.MustCompile(`(?i)tab\s+switch\s+agent`),
-	regexp.MustCompile(`(?i)ctrl\+p\s+commands`),
-}
-
 // promptPrefixes are input prompts at the start of a line. tmux strips
 // trailing spaces from captured lines, so a bare prompt ("> ") shows as ">".
 var promptPrefixes = []string{">", "❯", "$", ">>>"}
 
-// Stuck screens: setup screens, dialogs and menus that an unattended agent
-// cannot get past. They are reported, never answered by pressing keys: the
-// default choice of several of them does harm (Claude Code's API-key
-// dialog rejects the key for good; its bypass warning exits).
-const (
-	StuckTheme       = "theme picker"
-	StuckLogin       = "login method picker"
-	StuckOAuth       = "OAuth code prompt"
-	StuckTrust       = "folder trust dialog"
-	StuckAPIKey      = "API key dialog"
-	StuckBypass      = "bypass permissions warning"
-	StuckNotLoggedIn = "not logged in"
-	StuckMenu        = "menu awaiting a choice"
-)
+// StuckMenu is the one stuck screen known here: a menu awaiting a choice,
+// which an unattended agent cannot get past. It is reported, never
+// answered by pressing keys (a menu's default choice may do harm). Each
+// agent's own dialogs and setup screens are in its profile
+// (internal/agent).
+const StuckMenu = "menu awaiting a choice"
 
-// The patterns are the screens' own wording, kept narrow so that an agent
-// talking about themes or logins does not look stuck; the most specific
-// come first. The Claude Code wording is from its 2.1 screens (see
-// internal/agent/testdata).
-var stuckPatterns = []struct {
-	kind string
-	re   *regexp.Regexp
-}{
-	{StuckTheme, regexp.MustCompile(`(?i)choose the text style that looks best`)},
-	{StuckLogin, regexp.MustCompile(`(?i)select login method:`)},
-	{StuckOAuth, regexp.MustCompile(`(?i)paste code here if prompted`)},
-	{StuckTrust, regexp.MustCompile(`(?i)is this a project you created or one you trust|yes, i trust this folder|do you trust the files in this folder`)},
-	{StuckAPIKey, regexp.MustCompile(`(?i)detected a custom api key in your environment`)},
-	{StuckBypass, regexp.MustCompile(`(?is)running in bypass permissions mode.*no, exit`)},
-	{StuckNotLoggedIn, regexp.MustCompile(`(?i)not logged in\s*[·•∙]\s*(please\s+)?run /login`)},
-	// A numbered choice under a selection cursor, or the confirm footer
-	// of a menu.
-	{StuckMenu, regexp.MustCompile(`(?im)^[\s│┃|]*[❯›]\s*\d+\.\s+\S|enter to confirm\s*[·•∙]\s*esc to cancel`)},
+// patterns are this package's regular expressions, compiled on first use:
+// most swarm commands never read a screen.
+type patterns struct {
+	// menu: a numbered choice under a selection cursor, or the confirm
+	// footer of a menu.
+	menu *regexp.Regexp
+	// choiceLine: a menu's choice line, skipped when looking for its
+	// question.
+	choiceLine               *regexp.Regexp
+	contextUsed, contextLeft *regexp.Regexp
+	filters                  *prefilter.Set
 }
+
+var compiled = sync.OnceValue(func() *patterns {
+	p := &patterns{
+		menu:        regexp.MustCompile(`(?im)^[\s│┃|]*[❯›]\s*\d+\.\s+\S|enter to confirm\s*[·•∙]\s*esc to cancel`),
+		choiceLine:  regexp.MustCompile(`^[❯›>]?\s*\d+\.\s`),
+		contextUsed: regexp.MustCompile(`(?i)(?:context|ctx)[^\n%]{0,40}?(\d{1,3})\s*%|(\d{1,3})\s*%[^\n]{0,20}?(?:context|ctx)`),
+		contextLeft: regexp.MustCompile(`(?i)\b(left|remaining|free)\b`),
+	}
+	p.filters = prefilter.NewSet(p.menu)
+	return p
+})
 
 // StripANSI removes escape sequences as a terminal parses them
 // (termtext.Strip): a screen or an output that hides a sequence from a
@@ -96,18 +84,12 @@ func StuckLine(screen string) (kind, line string, ok bool) {
 // StuckIn is StuckLine on an ANSI-stripped screen already prepared for
 // matching (the caller matches its own patterns on it too).
 func StuckIn(t *prefilter.Text) (kind, line string, ok bool) {
-	text := t.String()
-	for _, p := range stuckPatterns {
-		loc := prefilter.FindIndex(p.re, t)
-		if loc == nil {
-			continue
-		}
-		if p.kind == StuckMenu {
-			return p.kind, menuQuestion(text, loc[0]), true
-		}
-		return p.kind, LineAt(text, loc[0]), true
+	p := compiled()
+	loc := p.filters.FindIndex(p.menu, t)
+	if loc == nil {
+		return "", "", false
 	}
-	return "", "", false
+	return StuckMenu, menuQuestion(t.String(), loc[0]), true
 }
 
 // LineAt is the trimmed line of text that holds byte i (framing and a
@@ -127,25 +109,25 @@ func menuQuestion(text string, choice int) string {
 	lines := strings.Split(text[:strings.LastIndexByte(text[:choice+1], '\n')+1], "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.Trim(lines[i], " \t│┃|")
-		if l != "" && strings.Trim(l, "─━-=╭╮╰╯ ") != "" && !choiceLine.MatchString(l) {
+		if l != "" && strings.Trim(l, "─━-=╭╮╰╯ ") != "" && !compiled().choiceLine.MatchString(l) {
 			return l
 		}
 	}
 	return LineAt(text, choice)
 }
 
-var choiceLine = regexp.MustCompile(`^[❯›>]?\s*\d+\.\s`)
-
-// IsReady reports whether the screen shows an agent waiting for input.
-// A stuck screen is never ready, even if it also shows a prompt character.
-// extra are more ready patterns (--ready-pattern), matched per line.
+// IsReady reports whether the screen shows a program waiting for input:
+// a line starting with an input prompt, or a shell prompt on the last
+// line. A menu is never ready, even if it also shows a prompt character.
+// extra are more ready patterns (--ready-pattern, an agent profile's
+// banners), matched per line.
 func IsReady(screen string, extra ...*regexp.Regexp) bool {
 	if _, stuck := Stuck(screen); stuck {
 		return false
 	}
 	lines := Lines(screen)
 	for _, line := range lines {
-		if matchAny(line, readyPatterns) || matchAny(line, extra) || promptLine(line) {
+		if matchAny(line, extra) || promptLine(line) {
 			return true
 		}
 	}
@@ -153,9 +135,8 @@ func IsReady(screen string, extra ...*regexp.Regexp) bool {
 }
 
 func matchAny(line string, res []*regexp.Regexp) bool {
-	t := prefilter.NewText(line)
 	for _, re := range res {
-		if prefilter.Match(re, t) {
+		if re.MatchString(line) {
 			return true
 		}
 	}
@@ -217,8 +198,8 @@ type WaitOptions struct {
 	// IsReady judges a screen (default: IsReady). A stuck screen is never
 	// ready, whatever it says.
 	IsReady func(screen string) bool
-	// Stuck finds a dialog or setup screen (default: Stuck); an agent's
-	// profile knows its own dialogs too.
+	// Stuck finds a dialog or setup screen (default: Stuck, menus only);
+	// an agent's profile knows its own dialogs.
 	Stuck func(screen string) (kind string, ok bool)
 	// Progress, when set, is called once the agent has not looked ready
 	// for ProgressFirst, then every ProgressEvery, with the time waited.
@@ -277,15 +258,6 @@ func Wait(ctx context.Context, screen Screen, o WaitOptions) (Result, error) {
 	}
 }
 
-// FatalPattern is output after which an agent's context is gone and it
-// should be restarted fresh rather than left to continue.
-var FatalPattern = regexp.MustCompile(`Compacting conversation`)
-
-var (
-	contextUsed = regexp.MustCompile(`(?i)(?:context|ctx)[^\n%]{0,40}?(\d{1,3})\s*%|(\d{1,3})\s*%[^\n]{0,20}?(?:context|ctx)`)
-	contextLeft = regexp.MustCompile(`(?i)\b(left|remaining|free)\b`)
-)
-
 // ContextPercent reads how full the agent's context window is from the
 // last three lines of the screen: "Context: 85%" style lines give usage,
 // "Context left until auto-compact: 12%" style lines give what is left
@@ -296,8 +268,9 @@ func ContextPercent(screen string) (int, bool) {
 		lines = lines[len(lines)-3:]
 	}
 	found, best := false, 0
+	p := compiled()
 	for _, line := range lines {
-		m := contextUsed.FindStringSubmatch(line)
+		m := p.contextUsed.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
@@ -309,7 +282,7 @@ func ContextPercent(screen string) (int, bool) {
 		if err != nil || n > 100 {
 			continue
 		}
-		if contextLeft.MatchString(line) {
+		if p.contextLeft.MatchString(line) {
 			n = 100 - n
 		}
 		if !found || n > best {
