@@ -128,7 +128,7 @@ func (e *Engine) newAttempt(st *state.Ralph, w *state.Worker, iter int, started 
 		tc:  e.TmuxFor(worker.Server(w)),
 		out: outputPath(e.RS, iter), exit: exitPath(e.RS, iter),
 		warned:  map[string]bool{},
-		profile: profileOf(st, w), limits: compileAll(st.LimitPatterns), readyExtra: compileAll(st.ReadyPatterns),
+		profile: profileOf(st, w), limits: e.compiled(st).limits, readyExtra: e.compiled(st).ready,
 	}
 }
 
@@ -154,6 +154,22 @@ func profileOf(st *state.Ralph, w *state.Worker) *agent.Profile {
 		return p
 	}
 	return agent.For(w.Cmd)
+}
+
+// userPatterns are the loop's --limit-pattern and --ready-pattern,
+// compiled.
+type userPatterns struct {
+	limits, ready []*regexp.Regexp
+}
+
+// compiled returns the loop's patterns, compiled on the first iteration
+// and kept for the loop's life (they are fixed at spawn): not compiled
+// again for every iteration of a long-running monitor.
+func (e *Engine) compiled(st *state.Ralph) *userPatterns {
+	if e.patterns == nil {
+		e.patterns = &userPatterns{limits: compileAll(st.LimitPatterns), ready: compileAll(st.ReadyPatterns)}
+	}
+	return e.patterns
 }
 
 // compileAll compiles patterns validated at spawn (a bad one is skipped).

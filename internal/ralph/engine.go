@@ -68,6 +68,8 @@ type Engine struct {
 	// known is the worker record as drive last read it: finish closes
 	// its window even if the record has gone since.
 	known *state.Worker
+	// patterns are the loop's own screen patterns (compiled).
+	patterns *userPatterns
 }
 
 // NewEngine returns the engine for the loop of worker name.
