@@ -59,9 +59,14 @@ func registerLoopFlags(fs *pflag.FlagSet, o *ralph.SpawnOptions, maxIterations i
 	return lf
 }
 
-// completionWord is what internal/ralph accepts as a --completion-promise
-// (it is matched inside <promise>...</promise>).
-var completionWord = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+// completionWord reports whether s is what internal/ralph accepts as a
+// --completion-promise (it is matched inside <promise>...</promise>):
+// ^[A-Za-z0-9_.-]+$, checked without compiling a regexp at start-up.
+func completionWord(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '.' || r == '-')
+	}) < 0
+}
 
 // finish applies the negative flags and checks the values that depend on
 // each other or need more than a type: all usage errors (exit 2), found
@@ -76,7 +81,7 @@ func (lf *loopFlags) finish() error {
 			return usagef("invalid --done-pattern: %w", err)
 		}
 	}
-	if !completionWord.MatchString(l.CompletionPromise) {
+	if !completionWord(l.CompletionPromise) {
 		return usagef("invalid --completion-promise '%s' (use letters, digits, '.', '_', '-')", l.CompletionPromise)
 	}
 	if l.SameSession && l.PromptMode != ralph.ModeType {

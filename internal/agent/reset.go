@@ -4,24 +4,35 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	// Limit messages name zones (America/New_York): the binary carries
 	// the zone database, so machines without one still read them.
 	_ "time/tzdata"
 )
 
-var (
+// resetPatterns read a limit message's reset time; compiled on first use.
+type resetPatterns struct {
 	// "try again in 2 hours 14 minutes", "retry after 30s", "resets in 5h"
-	relativeReset = regexp.MustCompile(`(?i)(?:try again|retry|resets?|available(?: again)?)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?\s*(?:hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)`)
-	relativePart  = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
+	relative, relativePart *regexp.Regexp
 	// "resets 3pm", "reset at 5pm (America/New_York)", "resets 15:30",
 	// "resets at 3:30 pm (UTC)"
-	clockReset = regexp.MustCompile(`(?i)(?:resets?|try again|retry)(?:\s+at)?\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z_+-]+)*)\))?`)
+	clock *regexp.Regexp
 	// "Try again at Nov 28th, 2026 9:05 AM." (Codex, another day)
-	dateReset = regexp.MustCompile(`(?i)(?:try again|resets?|retry)\s+(?:at|on)\s+([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4}),?\s+(\d{1,2}):(\d{2})\s*(am|pm)?`)
+	date *regexp.Regexp
 	// Older Claude Code: "Claude AI usage limit reached|1700000000"
-	epochReset = regexp.MustCompile(`\|(\d{10})\b`)
-)
+	epoch *regexp.Regexp
+}
+
+var resets = sync.OnceValue(func() *resetPatterns {
+	return &resetPatterns{
+		relative:     regexp.MustCompile(`(?i)(?:try again|retry|resets?|available(?: again)?)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?\s*(?:hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)`),
+		relativePart: regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`),
+		clock:        regexp.MustCompile(`(?i)(?:resets?|try again|retry)(?:\s+at)?\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z_+-]+)*)\))?`),
+		date:         regexp.MustCompile(`(?i)(?:try again|resets?|retry)\s+(?:at|on)\s+([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4}),?\s+(\d{1,2}):(\d{2})\s*(am|pm)?`),
+		epoch:        regexp.MustCompile(`\|(\d{10})\b`),
+	}
+})
 
 // ParseReset finds when a limit resets in a limit message: a time of day
 // ("resets 3pm", "reset at 5pm (America/New_York)": the next such time,
@@ -29,9 +40,10 @@ var (
 // minutes", "retry after 30s") or a Unix time. ok is false when the
 // message gives none.
 func ParseReset(msg string, now time.Time) (time.Time, bool) {
-	if m := relativeReset.FindStringSubmatch(msg); m != nil {
+	re := resets()
+	if m := re.relative.FindStringSubmatch(msg); m != nil {
 		var d time.Duration
-		for _, p := range relativePart.FindAllStringSubmatch(m[1], -1) {
+		for _, p := range re.relativePart.FindAllStringSubmatch(m[1], -1) {
 			n, _ := strconv.ParseFloat(p[1], 64)
 			d += time.Duration(n * float64(unit(p[2])))
 		}
@@ -39,22 +51,22 @@ func ParseReset(msg string, now time.Time) (time.Time, bool) {
 			return now.Add(d), true
 		}
 	}
-	if m := dateReset.FindStringSubmatch(msg); m != nil {
+	if m := re.date.FindStringSubmatch(msg); m != nil {
 		if t, ok := dateTime(m, now.Location()); ok {
 			return t, true
 		}
 	}
-	if m := epochReset.FindStringSubmatch(msg); m != nil {
+	if m := re.epoch.FindStringSubmatch(msg); m != nil {
 		sec, _ := strconv.ParseInt(m[1], 10, 64)
 		return time.Unix(sec, 0).In(now.Location()), true
 	}
-	if m := clockReset.FindStringSubmatch(msg); m != nil {
+	if m := re.clock.FindStringSubmatch(msg); m != nil {
 		return nextClock(m, now)
 	}
 	return time.Time{}, false
 }
 
-// dateTime reads dateReset's match: a month, day, year and time of day in
+// dateTime reads the date pattern's match: a month, day, year and time of day in
 // loc (the agent prints its local time).
 func dateTime(m []string, loc *time.Location) (time.Time, bool) {
 	month, err := time.Parse("Jan", strings.ToUpper(m[1][:1])+strings.ToLower(m[1][1:]))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // DefaultMax is the cap on a log file when the caller names none: an hour
@@ -34,7 +35,11 @@ const alignWindow = 4 << 10
 // real marker and not output that looks like it.
 const markerFormat = "\n[swarm: %d bytes of output dropped here; the log keeps the first %d bytes above and the most recent output below, %d bytes at most]\n"
 
-var markerPattern = regexp.MustCompile(`^\n\[swarm: (\d+) bytes of output dropped here; the log keeps the first (\d+) bytes above and the most recent output below, (\d+) bytes at most\]\n`)
+// markerPattern reads a marker back; compiled on first use (most
+// commands never read a capped log).
+var markerPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\n\[swarm: (\d+) bytes of output dropped here; the log keeps the first (\d+) bytes above and the most recent output below, (\d+) bytes at most\]\n`)
+})
 
 // markerReserve is the longest marker: room a capped file keeps for it.
 var markerReserve = int64(len(Marker(math.MaxInt64, math.MaxInt64, math.MaxInt64)))
@@ -109,7 +114,7 @@ func parseMarker(b []byte, head, max int64) (dropped, length int64, ok bool) {
 	if !bytes.HasPrefix(b, []byte("\n[swarm: ")) {
 		return 0, 0, false
 	}
-	m := markerPattern.FindSubmatch(b)
+	m := markerPattern().FindSubmatch(b)
 	if m == nil {
 		return 0, 0, false
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -84,7 +85,11 @@ const (
 	maxCarry   = 64 << 10
 )
 
-var taskPattern = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:\s*DONE$`)
+// taskPattern is a "TASK-ID: DONE" line; compiled on first use (most
+// commands never read an agent's output).
+var taskPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:\s*DONE$`)
+})
 
 // NewDetector returns a detector for one delivery of prompt.
 func NewDetector(cfg DetectorConfig, prompt string) *Detector {
@@ -291,7 +296,7 @@ func (d *Detector) addTag(content string) {
 	case hasPrefixFold(squeezed, "DECIDE:"):
 		d.add(Signal{Kind: SignalDecide, Detail: afterColon(c)})
 	default:
-		if m := taskPattern.FindStringSubmatch(c); m != nil {
+		if m := taskPattern().FindStringSubmatch(c); m != nil {
 			for _, t := range d.tasks {
 				if t == m[1] {
 					return
