@@ -1,9 +1,11 @@
 package board
 
 import (
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"unicode/utf8"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 )
 
 // keyMap holds the board's keys: one binding each dispatches the key and
@@ -106,28 +108,40 @@ func (m *Model) helpKeys() help.KeyMap {
 	return listHelp{k}
 }
 
-// onKey dispatches a key press by what the board is doing. Keys typed
-// faster than the board reads them arrive as one message of several
-// runes ("/team"); each is a key of its own, so "/" starts the filter
-// and the rest are typed into it.
-func (m *Model) onKey(k tea.KeyMsg) tea.Cmd {
-	if k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste {
+// onKey dispatches a key press by what the board is doing. A press that
+// brings several characters ("/team") is a key each, so "/" starts the
+// filter and the rest are typed into it.
+func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
+	if utf8.RuneCountInString(k.Text) > 1 {
 		var cmds []tea.Cmd
-		for _, r := range k.Runes {
-			cmds = append(cmds, m.onKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: k.Alt}))
+		for _, r := range k.Text {
+			cmds = append(cmds, m.onKey(tea.KeyPressMsg{Code: r, Text: string(r), Mod: k.Mod}))
 		}
 		return tea.Batch(cmds...)
 	}
 	return m.onOneKey(k)
 }
 
-func (m *Model) onOneKey(k tea.KeyMsg) tea.Cmd {
+// onPaste: pasted text is typed into the filter being edited; elsewhere
+// it is no key, and a kill waiting for its y is not confirmed by it.
+func (m *Model) onPaste(text string) tea.Cmd {
+	switch {
+	case m.confirm != "":
+		return m.onConfirm(false)
+	case m.editing:
+		m.filter += text
+		m.applyFilter()
+	}
+	return nil
+}
+
+func (m *Model) onOneKey(k tea.KeyPressMsg) tea.Cmd {
 	if key.Matches(k, m.keys.ForceQuit) {
 		return tea.Quit
 	}
 	switch {
 	case m.confirm != "":
-		return m.onConfirmKey(k)
+		return m.onConfirm(key.Matches(k, m.keys.Yes))
 	case m.editing:
 		m.onFilterKey(k)
 		return nil
@@ -145,29 +159,29 @@ func (m *Model) onOneKey(k tea.KeyMsg) tea.Cmd {
 	return m.onListKey(k)
 }
 
-// onConfirmKey answers "kill NAME? (y/n)": y kills, any other key does not.
-func (m *Model) onConfirmKey(k tea.KeyMsg) tea.Cmd {
+// onConfirm answers "kill NAME? (y/n)": y kills, any other key does not.
+func (m *Model) onConfirm(yes bool) tea.Cmd {
 	name := m.confirm
 	m.confirm = ""
-	if !key.Matches(k, m.keys.Yes) {
+	if !yes {
 		return m.setStatus("not killed: "+name, nil)
 	}
 	return m.act("killing", name, m.opts.Source.Kill)
 }
 
 // onFilterKey edits the filter; it applies as it is typed.
-func (m *Model) onFilterKey(k tea.KeyMsg) {
-	switch k.Type {
-	case tea.KeyEnter:
+func (m *Model) onFilterKey(k tea.KeyPressMsg) {
+	switch {
+	case k.Code == tea.KeyEnter:
 		m.editing = false
-	case tea.KeyEsc:
+	case k.Code == tea.KeyEscape:
 		m.editing, m.filter = false, ""
-	case tea.KeyBackspace:
+	case k.Code == tea.KeyBackspace:
 		if r := []rune(m.filter); len(r) > 0 {
 			m.filter = string(r[:len(r)-1])
 		}
-	case tea.KeyRunes, tea.KeySpace:
-		m.filter += string(k.Runes)
+	case k.Text != "": // a printable character, space included
+		m.filter += k.Text
 	default:
 		return
 	}
@@ -176,7 +190,7 @@ func (m *Model) onFilterKey(k tea.KeyMsg) {
 
 // onActionKey handles the keys that act on the current worker in every
 // view; ok is false for other keys.
-func (m *Model) onActionKey(k tea.KeyMsg) (tea.Cmd, bool) {
+func (m *Model) onActionKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 	if key.Matches(k, m.keys.Quit) {
 		return tea.Quit, true
 	}
@@ -201,7 +215,7 @@ func (m *Model) onActionKey(k tea.KeyMsg) (tea.Cmd, bool) {
 
 // onDetailKey: esc or enter goes back to the list; l switches to the
 // loop's events.
-func (m *Model) onDetailKey(k tea.KeyMsg) tea.Cmd {
+func (m *Model) onDetailKey(k tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(k, m.keys.Back):
 		m.view, m.target, m.detail, m.detTitle, m.detErr = viewList, "", "", "", nil
@@ -212,7 +226,7 @@ func (m *Model) onDetailKey(k tea.KeyMsg) tea.Cmd {
 }
 
 // onListKey moves the selection and opens views.
-func (m *Model) onListKey(k tea.KeyMsg) tea.Cmd {
+func (m *Model) onListKey(k tea.KeyPressMsg) tea.Cmd {
 	page := max(1, m.listLines()-1)
 	switch {
 	case key.Matches(k, m.keys.Up):

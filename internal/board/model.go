@@ -9,9 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
 	"github.com/swarmtools/swarm/internal/ralph"
 )
 
@@ -47,8 +46,6 @@ type Options struct {
 	// Warnings returns the warnings written since it was last called
 	// (the manager's, which would otherwise land on the board's screen).
 	Warnings func() []string
-	// Renderer styles the live board (nil: lipgloss's default).
-	Renderer *lipgloss.Renderer
 	// Terminal is the board's terminal, given to swarm attach as its
 	// output (nil: Bubble Tea's output).
 	Terminal *os.File
@@ -112,11 +109,7 @@ func New(o Options) *Model {
 	if o.Interval <= 0 {
 		o.Interval = DefaultInterval
 	}
-	r := o.Renderer
-	if r == nil {
-		r = lipgloss.DefaultRenderer()
-	}
-	m := &Model{opts: o, styles: newStyles(r), keys: newKeyMap(), active: map[string]bool{}, after: tea.Tick}
+	m := &Model{opts: o, styles: newStyles(), keys: newKeyMap(), active: map[string]bool{}, after: tea.Tick}
 	m.help = newHelp(m.styles)
 	m.table = table(nil, m.lineWidth())
 	return m
@@ -194,7 +187,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.help.Width = msg.Width
+		m.help.SetWidth(msg.Width)
 		m.table = table(m.shown, m.lineWidth())
 		m.scroll()
 		return m, nil
@@ -219,8 +212,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status, m.statusErr = "", false
 		}
 		return m, nil
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return m, m.onKey(msg)
+	case tea.PasteMsg:
+		return m, m.onPaste(msg.Content)
 	}
 	return m, nil
 }

@@ -8,9 +8,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/state"
 )
@@ -149,26 +151,29 @@ func (h *harness) keys(keys ...string) {
 	}
 }
 
-func keyMsg(k string) tea.KeyMsg {
+func keyMsg(k string) tea.KeyPressMsg {
 	switch k {
 	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
+		return tea.KeyPressMsg{Code: tea.KeyUp}
 	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
+		return tea.KeyPressMsg{Code: tea.KeyDown}
 	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
 	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
 	case "backspace":
-		return tea.KeyMsg{Type: tea.KeyBackspace}
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
 	case "ctrl+c":
-		return tea.KeyMsg{Type: tea.KeyCtrlC}
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
 	case "home":
-		return tea.KeyMsg{Type: tea.KeyHome}
+		return tea.KeyPressMsg{Code: tea.KeyHome}
 	case "end":
-		return tea.KeyMsg{Type: tea.KeyEnd}
+		return tea.KeyPressMsg{Code: tea.KeyEnd}
+	case " ":
+		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
 	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+	r, _ := utf8.DecodeRuneInString(k)
+	return tea.KeyPressMsg{Code: r, Text: k}
 }
 
 func (h *harness) calls() string {
@@ -177,9 +182,19 @@ func (h *harness) calls() string {
 	return strings.Join(h.src.calls, ",")
 }
 
+// screen is the board's frame as text: its styles (which Bubble Tea's
+// renderer fits to the terminal) stripped.
+func (h *harness) screen() string {
+	v := h.m.View()
+	if !v.AltScreen {
+		h.t.Error("the board is not drawn full screen")
+	}
+	return ansi.Strip(v.Content)
+}
+
 func (h *harness) viewHas(wants ...string) {
 	h.t.Helper()
-	v := h.m.View()
+	v := h.screen()
 	for _, w := range wants {
 		if !strings.Contains(v, w) {
 			h.t.Errorf("view lacks %q:\n%s", w, v)
@@ -319,8 +334,8 @@ func TestTickDoesNotPileUpDetailReads(t *testing.T) {
 	}
 	h.run(pending)
 	h.viewHas("events of zombie", "[START] iteration 1/10")
-	if strings.Contains(h.m.View(), "screen of zombie") {
-		t.Errorf("the screen read for the peek view shows in the log view:\n%s", h.m.View())
+	if strings.Contains(h.screen(), "screen of zombie") {
+		t.Errorf("the screen read for the peek view shows in the log view:\n%s", h.screen())
 	}
 	h.send(tickMsg{})
 	if h.calls() != "peek zombie,peek zombie,peek zombie,events zombie,peek zombie,events zombie" {
@@ -331,12 +346,12 @@ func TestTickDoesNotPileUpDetailReads(t *testing.T) {
 // Keys typed faster than the board reads them arrive as one message.
 func TestRunesArrivingTogetherAreSeparateKeys(t *testing.T) {
 	h := newHarness(t)
-	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/team-b")})
+	h.send(keyMsg("/team-b"))
 	if !h.m.editing || h.m.filter != "team-b" || strings.Join(names(h.m.shown), ",") != "held" {
 		t.Errorf("editing %v, filter %q, rows %q", h.m.editing, h.m.filter, names(h.m.shown))
 	}
 	h.keys("enter")
-	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("ky")})
+	h.send(keyMsg("ky"))
 	if h.calls() != "kill held" {
 		t.Errorf("calls %q", h.calls())
 	}
@@ -396,9 +411,9 @@ func TestEndedLoopsSeesOnlyTransitions(t *testing.T) {
 func TestViewFitsTheScreenAndScrolls(t *testing.T) {
 	h := newHarness(t)
 	h.send(tea.WindowSizeMsg{Width: 40, Height: 8})
-	lines := strings.Split(h.m.View(), "\n")
+	lines := strings.Split(h.screen(), "\n")
 	if len(lines) != 8 {
-		t.Errorf("%d lines on an 8-line screen:\n%s", len(lines), h.m.View())
+		t.Errorf("%d lines on an 8-line screen:\n%s", len(lines), h.screen())
 	}
 	for _, l := range lines {
 		if w := len([]rune(l)); w > 40 {
@@ -406,8 +421,8 @@ func TestViewFitsTheScreenAndScrolls(t *testing.T) {
 		}
 	}
 	h.keys("down", "down", "down", "down", "down")
-	if !strings.Contains(h.m.View(), "build") || strings.Contains(h.m.View(), "broke") {
-		t.Errorf("no scroll to the selection:\n%s", h.m.View())
+	if !strings.Contains(h.screen(), "build") || strings.Contains(h.screen(), "broke") {
+		t.Errorf("no scroll to the selection:\n%s", h.screen())
 	}
 }
 
@@ -432,8 +447,8 @@ func TestRefreshErrorAndWarnings(t *testing.T) {
 	h.viewHas("error: cannot refresh: tmux: server exited", "broke", "zombie")
 	h.send(snapshotMsg{snap: h.src.snap})
 	h.viewHas("warning: corrupt state file, resetting")
-	if strings.Contains(h.m.View(), "cannot refresh") {
-		t.Errorf("the error outlived a good refresh:\n%s", h.m.View())
+	if strings.Contains(h.screen(), "cannot refresh") {
+		t.Errorf("the error outlived a good refresh:\n%s", h.screen())
 	}
 }
 
@@ -470,7 +485,7 @@ func TestSelectionStaysOnTopUntilMoved(t *testing.T) {
 	}
 	// The board shows the refreshed row, not the table laid out before.
 	seen := false
-	for _, l := range strings.Split(h.m.View(), "\n") {
+	for _, l := range strings.Split(h.screen(), "\n") {
 		if f := strings.Fields(l); len(f) > 2 && f[0] == "broke" {
 			seen = true
 			if f[2] != "running" {
@@ -479,7 +494,7 @@ func TestSelectionStaysOnTopUntilMoved(t *testing.T) {
 		}
 	}
 	if !seen {
-		t.Errorf("no row of broke:\n%s", h.m.View())
+		t.Errorf("no row of broke:\n%s", h.screen())
 	}
 }
 
@@ -505,7 +520,7 @@ func TestBoardShowsWhatBlockedAndDecideLoopsAsk(t *testing.T) {
 	h.src.snap = Snapshot{Live: live, Loops: loops, At: fixedNow}
 	h.send(snapshotMsg{snap: h.src.snap})
 	h.viewHas("9 loops  7 problems")
-	lines := strings.Split(h.m.View(), "\n")
+	lines := strings.Split(h.screen(), "\n")
 	for i, l := range lines {
 		f := strings.Fields(l)
 		if len(f) == 0 || (f[0] != "stuck" && f[0] != "choose") {
@@ -513,14 +528,14 @@ func TestBoardShowsWhatBlockedAndDecideLoopsAsk(t *testing.T) {
 		}
 		want := map[string]string{"stuck": "  blocked: need the API key for staging", "choose": "  question: Postgres or SQLite?"}[f[0]]
 		if i+1 >= len(lines) || lines[i+1] != want {
-			t.Errorf("line under %s's row: %q, want %q\n%s", f[0], lines[min(i+1, len(lines)-1)], want, h.m.View())
+			t.Errorf("line under %s's row: %q, want %q\n%s", f[0], lines[min(i+1, len(lines)-1)], want, h.screen())
 		}
 	}
 	// A screen too short for every line scrolls by lines: the selection
 	// and its detail line stay on screen.
 	h.send(tea.WindowSizeMsg{Width: 140, Height: 7})
 	h.keys("down", "down")
-	if v := h.m.View(); !strings.Contains(v, "stuck") || !strings.Contains(v, "blocked: need the API key") ||
+	if v := h.screen(); !strings.Contains(v, "stuck") || !strings.Contains(v, "blocked: need the API key") ||
 		len(strings.Split(v, "\n")) != 7 {
 		t.Errorf("selection stuck with its detail line not on a 7-line screen:\n%s", v)
 	}
@@ -561,8 +576,8 @@ func TestStatusMessagesClear(t *testing.T) {
 	h.expire()
 	h.viewHas("error: boom")
 	h.expire()
-	if strings.Contains(h.m.View(), "boom") || h.m.status != "" {
-		t.Errorf("the status line did not clear:\n%s", h.m.View())
+	if strings.Contains(h.screen(), "boom") || h.m.status != "" {
+		t.Errorf("the status line did not clear:\n%s", h.screen())
 	}
 	// The kill question is no message: it waits for the answer.
 	h.keys("k")
@@ -582,18 +597,18 @@ func TestStatusMessagesClear(t *testing.T) {
 func TestQuestionMarkShowsEveryKey(t *testing.T) {
 	h := newHarness(t)
 	h.send(tea.WindowSizeMsg{Width: 140, Height: 16})
-	if strings.Contains(h.m.View(), "page up") {
-		t.Fatalf("full help before ?:\n%s", h.m.View())
+	if strings.Contains(h.screen(), "page up") {
+		t.Fatalf("full help before ?:\n%s", h.screen())
 	}
 	h.viewHas("? more keys")
 	h.keys("?")
 	h.viewHas("pgup", "page up", "home", "clear filter", "pause", "kill", "quit")
-	if n := len(strings.Split(h.m.View(), "\n")); n != 16 {
-		t.Errorf("%d lines with the full help on a 16-line screen:\n%s", n, h.m.View())
+	if n := len(strings.Split(h.screen(), "\n")); n != 16 {
+		t.Errorf("%d lines with the full help on a 16-line screen:\n%s", n, h.screen())
 	}
 	h.keys("down", "enter", "?")
-	if strings.Contains(h.m.View(), "page up") || !strings.Contains(h.m.View(), "esc back") {
-		t.Errorf("? in the screen view:\n%s", h.m.View())
+	if strings.Contains(h.screen(), "page up") || !strings.Contains(h.screen(), "esc back") {
+		t.Errorf("? in the screen view:\n%s", h.screen())
 	}
 	// While typing a filter, ? is typed.
 	h.keys("esc", "/", "?")
@@ -606,7 +621,7 @@ func TestQuestionMarkShowsEveryKey(t *testing.T) {
 func TestNarrowScreenCutsWithAnEllipsis(t *testing.T) {
 	h := newHarness(t)
 	h.send(tea.WindowSizeMsg{Width: 50, Height: 20})
-	for _, l := range strings.Split(h.m.View(), "\n") {
+	for _, l := range strings.Split(h.screen(), "\n") {
 		if lipgloss.Width(l) > 50 {
 			t.Errorf("line wider than 50: %q", l)
 		}

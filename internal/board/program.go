@@ -5,8 +5,7 @@ import (
 	"os"
 	"sync"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
 )
 
 // bell is the terminal's bell character.
@@ -52,9 +51,6 @@ func Run(o Options, in io.Reader, out io.Writer) error {
 	if o.Bell == nil {
 		o.Bell = bw.Bell
 	}
-	if o.Renderer == nil {
-		o.Renderer = lipgloss.NewRenderer(out)
-	}
 	var output io.Writer = bw
 	if f, ok := out.(*os.File); ok {
 		output = ttyOutput{BellWriter: bw, f: f}
@@ -62,7 +58,7 @@ func Run(o Options, in io.Reader, out io.Writer) error {
 		o.Terminal = f
 	}
 	m := New(o)
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(output))
+	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(output))
 	_, err := p.Run()
 	// A kill under way finishes before the board returns.
 	m.Wait()

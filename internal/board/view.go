@@ -5,8 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/termtext"
@@ -43,26 +44,29 @@ type styles struct {
 	selected                     lipgloss.Style
 }
 
-func newStyles(r *lipgloss.Renderer) styles {
-	red := r.NewStyle().Foreground(lipgloss.Color(colourRed))
-	yellow := r.NewStyle().Foreground(lipgloss.Color(colourYellow))
+// newStyles builds the board's styles when a board is made, not at
+// start-up: most commands never draw one. Bubble Tea's renderer fits the
+// colours to the terminal it draws on.
+func newStyles() styles {
+	red := lipgloss.NewStyle().Foreground(lipgloss.Color(colourRed))
+	yellow := lipgloss.NewStyle().Foreground(lipgloss.Color(colourYellow))
 	return styles{
-		title:   r.NewStyle().Bold(true),
-		header:  r.NewStyle().Bold(true),
-		help:    r.NewStyle().Faint(true),
+		title:   lipgloss.NewStyle().Bold(true),
+		header:  lipgloss.NewStyle().Bold(true),
+		help:    lipgloss.NewStyle().Faint(true),
 		errText: red,
 		byGroup: map[Group]lipgloss.Style{
 			GroupUnreachable: red.Bold(true),
 			GroupFailed:      red.Bold(true),
-			GroupAsks:        r.NewStyle().Foreground(lipgloss.Color(colourMagenta)).Bold(true),
+			GroupAsks:        lipgloss.NewStyle().Foreground(lipgloss.Color(colourMagenta)).Bold(true),
 			GroupDeadMonitor: red,
 			GroupQuiet:       yellow,
 			GroupWaiting:     yellow,
-			GroupPaused:      r.NewStyle().Foreground(lipgloss.Color(colourCyan)),
-			GroupRunning:     r.NewStyle(),
-			GroupRest:        r.NewStyle().Faint(true),
+			GroupPaused:      lipgloss.NewStyle().Foreground(lipgloss.Color(colourCyan)),
+			GroupRunning:     lipgloss.NewStyle(),
+			GroupRest:        lipgloss.NewStyle().Faint(true),
 		},
-		selected: r.NewStyle().Reverse(true),
+		selected: lipgloss.NewStyle().Reverse(true),
 	}
 }
 
@@ -127,8 +131,15 @@ func (m *Model) clip(s string) string {
 	return ansi.Truncate(s, m.lineWidth(), ellipsis)
 }
 
-// View draws the board.
-func (m *Model) View() string {
+// View draws the board, full screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.frame())
+	v.AltScreen = true
+	return v
+}
+
+// frame is the board's screen.
+func (m *Model) frame() string {
 	var lines []string
 	if m.view == viewList {
 		lines = m.listView()
