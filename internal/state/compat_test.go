@@ -76,6 +76,8 @@ func writeCompatState(t *testing.T, root string) compatExpect {
 				Tmux:     &TmuxInfo{Session: "swarm-compat", Window: "treew", Socket: "swarm-compat-sock"},
 				Worktree: &WorktreeInfo{Path: filepath.Join(root, "wt"), Branch: "treew", BaseRepo: root}},
 			Worker{Name: "procw", Status: StatusRunning, Cmd: []string{"sleep", "1"}, Started: Timestamp{whole}, Cwd: root, PID: &pid},
+			Worker{Name: goldenName, Status: StatusStopped, Cmd: []string{"claude"}, Started: Timestamp{ago(600)}, Cwd: root,
+				Tmux: &TmuxInfo{Session: "swarm-compat", Window: goldenName}, Metadata: map[string]any{"ralph": true, "ralph_iteration": 7}},
 		)
 		return nil
 	})
@@ -100,10 +102,26 @@ func writeCompatState(t *testing.T, root string) compatExpect {
 	_, strict := any(Ralph{}.LastScreenChange).(UTCTimestamp)
 	times := map[string]int{"started": 3600, "last_iteration_started": 300, "last_iteration_ended": 360, "last_screen_change": 30}
 	return compatExpect{
-		Workers:   map[string]map[string]int{"tmuxw": {"started": 90}, "treew": {"started": 7200}, "procw": {"started": wholeAge}},
-		Ralph:     map[string]map[string]int{"tmuxw": times, "treew": times},
+		Workers: map[string]map[string]int{"tmuxw": {"started": 90}, "treew": {"started": 7200}, "procw": {"started": wholeAge},
+			goldenName: {"started": 600}},
+		Ralph:     map[string]map[string]int{"tmuxw": times, "treew": times, goldenName: writeGoldenLoop(t, s)},
 		StrictUTC: strict,
 	}
+}
+
+// writeGoldenLoop puts the golden loop state (every field set) into the
+// store, rewritten by a read-modify-write that changes nothing, and returns
+// the ages of its timestamps.
+func writeGoldenLoop(t *testing.T, s *Store) map[string]int {
+	t.Helper()
+	installGolden(t, s.Root)
+	st, err := s.Ralph(goldenName).Update(func(*Ralph) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	age := func(at time.Time) int { return int(time.Since(at).Seconds()) }
+	return map[string]int{"started": age(st.Started.Time), "last_iteration_started": age(st.LastIterationStart.Time),
+		"last_iteration_ended": age(st.LastIterationEnd.Time), "last_screen_change": age(st.LastScreenChange.Time)}
 }
 
 // TestPythonReadsOurFiles writes state through this package and reads it
@@ -155,7 +173,7 @@ func TestRealSwarmPyReadsOurFiles(t *testing.T) {
 	root := t.TempDir()
 	writeCompatState(t, root)
 	cmd := exec.Command(python, filepath.Join("testdata", "swarmpy_real.py"), script,
-		"tmuxw", "treew", "procw", "--", "tmuxw", "treew")
+		"tmuxw", "treew", "procw", goldenName, "--", "tmuxw", "treew", goldenName)
 	// swarm.py asks tmux whether the workers' windows exist: give it a
 	// tmux directory of its own so it never talks to the user's server.
 	cmd.Env = append(os.Environ(), "SWARM_DIR="+root, "TMUX_TMPDIR="+t.TempDir(), "TMUX=")
