@@ -331,9 +331,28 @@ func (e *Engine) between(ctx context.Context, st *state.Ralph, w *state.Worker) 
 	return stepIterate, 0, nil
 }
 
+// reload returns the loop state as the engine last read or wrote it
+// (lastState), or st when there is none.
 func (e *Engine) reload(st *state.Ralph) *state.Ralph {
-	if cur, err := e.RS.Load(); err == nil {
+	if cur := e.lastState(); cur != nil {
 		return cur
+	}
+	return st
+}
+
+// lastState is the loop state as the engine last read or wrote it, which
+// its store keeps (KeepFallback, from Run on); before that, the file as it
+// is now, or nil if it cannot be read. Between polls the engine decides on
+// this copy instead of reading the file again: only another command
+// (pause, kill, ralph set) changes the file behind the engine, and the
+// read at the next poll picks that up.
+func (e *Engine) lastState() *state.Ralph {
+	if st := e.RS.LastGood(); st != nil {
+		return st
+	}
+	st, err := e.RS.Load()
+	if err != nil {
+		return nil
 	}
 	return st
 }
@@ -354,10 +373,11 @@ func (e *Engine) beforeIteration(st *state.Ralph) (Decision, bool) {
 }
 
 // budgetLeft is what remains of --max-time (a day when there is none):
-// waits are cut to it so the budget is kept within a poll or so.
+// waits are cut to it so the budget is kept within a poll or so. It reads
+// no file (lastState): a new budget (ralph set) counts from the next poll.
 func (e *Engine) budgetLeft() time.Duration {
-	st, err := e.RS.Load()
-	if err != nil || st.MaxTime <= 0 {
+	st := e.lastState()
+	if st == nil || st.MaxTime <= 0 {
 		return noBudget
 	}
 	return max(0, seconds(st.MaxTime)-time.Since(st.Started.Time))

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -170,6 +171,17 @@ type RalphStore struct {
 	// configuration or rolls its count back.
 	mu       sync.Mutex
 	fallback *Ralph
+	// looks and changes count the reads of the state file (Reads).
+	looks, changes atomic.Int64
+}
+
+// Reads says how many times this store has read the state file: to look
+// at it (Load, View) and to change it (Update, which reads what is on disk
+// under the lock before it writes). The loop engine's tests hold the looks
+// to about one a poll: the file changes behind the engine only when
+// another command writes it.
+func (r *RalphStore) Reads() (looks, changes int64) {
+	return r.looks.Load(), r.changes.Load()
 }
 
 // KeepFallback makes the store remember the last good state (the monitor
@@ -301,6 +313,7 @@ func (r *RalphStore) Load() (*Ralph, error) {
 	if err := checkDirs(r.root, r.Dir); err != nil {
 		return nil, err
 	}
+	r.looks.Add(1)
 	l, err := r.readState()
 	if err != nil {
 		return nil, err
@@ -337,6 +350,7 @@ func (r *RalphStore) Update(fn func(*Ralph) error) (*Ralph, error) {
 	}
 	var out *Ralph
 	err := withLock(r.lockPath(), func() error {
+		r.changes.Add(1)
 		l, err := r.readLocked()
 		if err != nil {
 			return err
@@ -380,6 +394,7 @@ func (r *RalphStore) View(fn func(*Ralph)) error {
 		return fmt.Errorf("%w for '%s'", ErrNoRalph, r.Name)
 	}
 	return withLock(r.lockPath(), func() error {
+		r.looks.Add(1)
 		l, err := r.readLocked()
 		if err != nil {
 			return err
