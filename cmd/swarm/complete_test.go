@@ -39,8 +39,9 @@ var (
 		{"ended", state.StatusStopped, true, true, nil},
 	}
 	cpLoops = []struct {
-		name, status string
-		iter, max    int
+		name      string
+		status    state.RalphStatus
+		iter, max int
 	}{
 		{"loopy", state.RalphRunning, 2, 10},
 		{"paused", state.RalphPaused, 3, 10},
@@ -82,7 +83,8 @@ func cpRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	for _, l := range cpLoops {
-		st := &state.Ralph{WorkerName: l.name, Status: l.status, CurrentIteration: l.iter, MaxIterations: l.max}
+		st := &state.Ralph{LoopConfig: state.LoopConfig{WorkerName: l.name, MaxIterations: l.max},
+			LoopProgress: state.LoopProgress{Status: l.status, CurrentIteration: l.iter}}
 		if err := s.Ralph(l.name).Create(st); err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/ralph"
+	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -71,10 +72,10 @@ func TestSpawnRalphOptions(t *testing.T) {
 		t.Fatal("--ralph not set")
 	}
 	ipEqual(t, "spawn --ralph loop", o.Loop.Loop, ralph.Options{
-		PromptFile: "P.md", MaxIterations: 3, InactivityTimeout: 60 * time.Second,
-		CheckDoneContinuous: true, PromptMode: "type", ReadyTimeout: 120 * time.Second, Promise: true,
-		CompletionPromise: "COMPLETE", CheckTimeout: 120 * time.Second, RestartDelay: time.Second,
-		IdleGrace: 15 * time.Second, LimitMessage: "continue", LimitWait: 30 * time.Minute,
+		PromptFile: "P.md", MaxIterations: 3, InactivityTimeout: state.WholeSeconds{Duration: 60 * time.Second},
+		CheckDoneContinuous: true, PromptMode: "type", ReadyTimeout: state.WholeSeconds{Duration: 120 * time.Second}, Promise: true,
+		CompletionPromise: "COMPLETE", CheckTimeout: state.Seconds{Duration: 120 * time.Second}, RestartDelay: state.Seconds{Duration: time.Second},
+		IdleGrace: state.Seconds{Duration: 15 * time.Second}, LimitMessage: "continue", LimitWait: state.Seconds{Duration: 30 * time.Minute},
 	})
 	ipEqual(t, "command", o.Worker.Command, []string{"claude"})
 }
@@ -85,10 +86,10 @@ func TestRalphSpawnDefaults(t *testing.T) {
 	ipEqual(t, "ralph spawn options", o.Spawn, ralph.SpawnOptions{
 		Worker: worker.SpawnOptions{Name: "r", Worktree: true, Command: []string{"claude", "-p"}, MaxLogSize: 50 << 20},
 		Loop: ralph.Options{
-			PromptFile: "PROMPT.md", MaxIterations: 50, InactivityTimeout: 180 * time.Second,
-			CheckDoneContinuous: true, PromptMode: "type", ReadyTimeout: 120 * time.Second, Promise: true,
-			CompletionPromise: "COMPLETE", CheckTimeout: 120 * time.Second, RestartDelay: time.Second,
-			IdleGrace: 15 * time.Second, LimitMessage: "continue", LimitWait: 30 * time.Minute,
+			PromptFile: "PROMPT.md", MaxIterations: 50, InactivityTimeout: state.WholeSeconds{Duration: 180 * time.Second},
+			CheckDoneContinuous: true, PromptMode: "type", ReadyTimeout: state.WholeSeconds{Duration: 120 * time.Second}, Promise: true,
+			CompletionPromise: "COMPLETE", CheckTimeout: state.Seconds{Duration: 120 * time.Second}, RestartDelay: state.Seconds{Duration: time.Second},
+			IdleGrace: state.Seconds{Duration: 15 * time.Second}, LimitMessage: "continue", LimitWait: state.Seconds{Duration: 30 * time.Minute},
 		},
 	})
 	if o.Tmux {
@@ -114,11 +115,11 @@ func TestRalphSpawnEveryFlag(t *testing.T) {
 			Command: []string{"agent", "--yolo"},
 		},
 		Loop: ralph.Options{
-			PromptFile: "P.md", MaxIterations: 7, InactivityTimeout: 90 * time.Second, DonePattern: "ALL DONE$",
-			PromptMode: "stdin", ReadyTimeout: 9 * time.Second, CompletionPromise: "FIN", DoneFile: "DONE",
-			Checks: []string{"go test ./...", "go vet ./..."}, CheckTimeout: 2 * time.Minute, RequireChange: true,
-			MaxTime: 90 * time.Minute, FailOnCap: true, RestartDelay: 500 * time.Millisecond, OnExit: "echo bye", MaxContext: 80,
-			Agent: "codex", IdleGrace: 5 * time.Second, LimitMessage: "go on", LimitWait: 10 * time.Minute,
+			PromptFile: "P.md", MaxIterations: 7, InactivityTimeout: state.WholeSeconds{Duration: 90 * time.Second}, DonePattern: "ALL DONE$",
+			PromptMode: "stdin", ReadyTimeout: state.WholeSeconds{Duration: 9 * time.Second}, CompletionPromise: "FIN", DoneFile: "DONE",
+			Checks: []string{"go test ./...", "go vet ./..."}, CheckTimeout: state.Seconds{Duration: 2 * time.Minute}, RequireChange: true,
+			MaxTime: state.Seconds{Duration: 90 * time.Minute}, FailOnCap: true, RestartDelay: state.Seconds{Duration: 500 * time.Millisecond}, OnExit: "echo bye", MaxContext: 80,
+			Agent: "codex", IdleGrace: state.Seconds{Duration: 5 * time.Second}, LimitMessage: "go on", LimitWait: state.Seconds{Duration: 10 * time.Minute},
 			LimitPatterns: []string{"quota"}, ReadyPatterns: []string{"READY>", "ok$"},
 		},
 		Foreground: true, Replace: true, CleanState: true, ForceDirty: true,

@@ -27,28 +27,28 @@ func registerLoopFlags(fs *pflag.FlagSet, o *ralph.SpawnOptions, maxIterations i
 	l.Promise = true
 	fs.StringVar(&l.PromptFile, "prompt-file", "", "prompt file, re-read from disk every iteration")
 	intVar(fs, &l.MaxIterations, "max-iterations", maxIterations, 1, noMax, "stop after this many iterations")
-	durationVar(fs, &l.InactivityTimeout, "inactivity-timeout", inactivity, minInactivity, "restart the agent after its screen is unchanged this long (seconds, or 90s, 5m)")
-	fs.StringVar(&l.DonePattern, "done-pattern", "", "stop the loop when the agent prints a match of this regexp (RE2)")
+	durationVar(fs, &l.InactivityTimeout.Duration, "inactivity-timeout", inactivity, minInactivity, "restart the agent after its screen is unchanged this long (seconds, or 90s, 5m)")
+	fs.StringVar((*string)(&l.DonePattern), "done-pattern", "", "stop the loop when the agent prints a match of this regexp (RE2)")
 	fs.BoolVar(&l.CheckDoneContinuous, "check-done-continuous", true, "act on completion signals while the agent runs")
 	fs.BoolVar(&lf.noCheckContinuous, "no-check-done-continuous", false, "look for completion signals only when an iteration ends")
-	enumVar(fs, &l.PromptMode, "prompt-mode", ralph.ModeType, []string{ralph.ModeType, ralph.ModeStdin, ralph.ModeArg}, "how the prompt reaches the agent: type, stdin or arg")
+	enumVar(fs, (*string)(&l.PromptMode), "prompt-mode", string(ralph.ModeType), []string{string(ralph.ModeType), string(ralph.ModeStdin), string(ralph.ModeArg)}, "how the prompt reaches the agent: type, stdin or arg")
 	fs.BoolVar(&lf.noPromise, "no-promise", false, "ignore <promise> tags")
 	fs.StringVar(&l.CompletionPromise, "completion-promise", defaultCompletionPromise, "the word of <promise>WORD</promise> that completes the loop")
-	fs.StringVar(&l.DoneFile, "done-file", "", "stop the loop when this file exists (relative to the worker's directory)")
+	fs.StringVar((*string)(&l.DoneFile), "done-file", "", "stop the loop when this file exists (relative to the worker's directory)")
 	fs.StringArrayVar(&l.Checks, "check", nil, "command that must exit 0 before a completion signal is accepted (repeatable)")
-	durationVar(fs, &l.CheckTimeout, "check-timeout", defaultCheckTimeout, time.Second, "time limit of each --check (seconds, or 2m)")
+	durationVar(fs, &l.CheckTimeout.Duration, "check-timeout", defaultCheckTimeout, time.Second, "time limit of each --check (seconds, or 2m)")
 	fs.BoolVar(&l.RequireChange, "require-change", false, "reject a completion signal from an iteration that changed nothing in git")
-	durationVar(fs, &l.MaxTime, "max-time", 0, 0, "total time budget of the loop (e.g. 4h, 90m; 0: none)")
+	durationVar(fs, &l.MaxTime.Duration, "max-time", 0, 0, "total time budget of the loop (e.g. 4h, 90m; 0: none)")
 	fs.BoolVar(&l.FailOnCap, "fail-on-cap", false, "reaching --max-iterations or --max-time without completing exits 4, not 0")
 	fs.BoolVar(&l.SameSession, "same-session", false, "when the agent goes quiet, type a continuation instead of restarting it")
-	durationVar(fs, &l.RestartDelay, "restart-delay", defaultRestartDelay, 0, "pause between iterations (seconds, or 500ms)")
-	fs.StringVar(&l.OnExit, "on-exit", "", "shell command run once when the loop ends (gets SWARM_EXIT_REASON, SWARM_EXIT_CODE, ...)")
+	durationVar(fs, &l.RestartDelay.Duration, "restart-delay", defaultRestartDelay, 0, "pause between iterations (seconds, or 500ms)")
+	fs.StringVar((*string)(&l.OnExit), "on-exit", "", "shell command run once when the loop ends (gets SWARM_EXIT_REASON, SWARM_EXIT_CODE, ...)")
 	fs.BoolVar(&l.Notify, "notify", false, "a desktop notification (notify-send) when the loop ends, and a bell in swarm top")
-	intVar(fs, &l.MaxContext, "max-context", 0, 0, maxContextPercent, "at this context usage %, ask the agent to commit and exit; at +15% restart it (0: off)")
+	intVar(fs, (*int)(&l.MaxContext), "max-context", 0, 0, maxContextPercent, "at this context usage %, ask the agent to commit and exit; at +15% restart it (0: off)")
 	fs.StringVar(&l.Agent, "agent", "", "the agent's profile ("+strings.Join(agent.Names(), ", ")+"); default: chosen from the command")
-	durationVar(fs, &l.IdleGrace, "idle-grace", ralph.DefaultIdleGrace, 0, "end an iteration when the agent finished its turn and sat idle this long (agents with a profile)")
+	durationVar(fs, &l.IdleGrace.Duration, "idle-grace", ralph.DefaultIdleGrace, 0, "end an iteration when the agent finished its turn and sat idle this long (agents with a profile)")
 	fs.StringVar(&l.LimitMessage, "limit-message", ralph.DefaultLimitMessage, "typed into the agent when a usage limit has reset")
-	durationVar(fs, &l.LimitWait, "limit-wait", ralph.DefaultLimitWait, time.Second, "wait this long for a usage limit that names no reset time (doubles on repeats, up to 4h)")
+	durationVar(fs, &l.LimitWait.Duration, "limit-wait", ralph.DefaultLimitWait, time.Second, "wait this long for a usage limit that names no reset time (doubles on repeats, up to 4h)")
 	fs.StringArrayVar(&l.LimitPatterns, "limit-pattern", nil, "regexp of a screen line that means a usage or rate limit (repeatable)")
 	fs.StringArrayVar(&l.ReadyPatterns, "ready-pattern", nil, "regexp of a screen line that means the agent is ready for its prompt (repeatable)")
 	fs.BoolVar(&o.Foreground, "foreground", false, "run the loop in this terminal and exit with its exit code")
@@ -77,7 +77,7 @@ func (lf *loopFlags) finish() error {
 	l.CheckDoneContinuous = l.CheckDoneContinuous && !lf.noCheckContinuous
 	l.Promise = !lf.noPromise
 	if l.DonePattern != "" {
-		if _, err := regexp.Compile(l.DonePattern); err != nil {
+		if _, err := regexp.Compile(string(l.DonePattern)); err != nil {
 			return usagef("invalid --done-pattern: %w", err)
 		}
 	}

@@ -24,8 +24,9 @@ func rlSeed(t *testing.T) string {
 	st := state.NewStore(home, func(w string) { t.Errorf("warning: %s", w) })
 	rs := st.Ralph("lg")
 	started := state.Timestamp{Time: time.Now().Add(-time.Minute)}
-	if err := rs.Create(&state.Ralph{WorkerName: "lg", Status: state.RalphStopped, MaxIterations: 3, CurrentIteration: 1,
-		Started: started, LastIterationEnd: started, ExitReason: "complete"}); err != nil {
+	if err := rs.Create(&state.Ralph{LoopConfig: state.LoopConfig{WorkerName: "lg", MaxIterations: 3},
+		LoopProgress: state.LoopProgress{Status: state.RalphStopped, CurrentIteration: 1,
+			Started: started, LastIterationEnd: started, ExitReason: "complete"}}); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(rs.Dir, "output", "iteration-0001.log")

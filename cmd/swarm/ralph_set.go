@@ -70,10 +70,10 @@ func runRalphSet(opts *ralphSetOptions) error {
 		return ralphError(opts.IO, err)
 	}
 	budget := "none"
-	if st.MaxTime > 0 {
-		budget = duration.Words(time.Duration(st.MaxTime * float64(time.Second)))
+	if st.MaxTime.Duration > 0 {
+		budget = duration.Words(st.MaxTime.Duration)
 	}
 	fmt.Fprintf(opts.IO.Out, "set ralph loop %s: max iterations %d, inactivity timeout %ds, time budget %s\n",
-		opts.Name, st.MaxIterations, st.InactivityTimeout, budget)
+		opts.Name, st.MaxIterations, st.InactivityTimeout.Int(), budget)
 	return nil
 }

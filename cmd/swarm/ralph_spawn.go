@@ -77,7 +77,7 @@ when its last completion was rejected, or with --fail-on-cap.`,
 			w := &opts.Spawn.Worker
 			w.Command = args
 			w.Worktree = w.Worktree && !noWorktree
-			opts.Spawn.Loop.ReadyTimeout = time.Duration(readySecs) * time.Second
+			opts.Spawn.Loop.ReadyTimeout.Duration = time.Duration(readySecs) * time.Second
 			if w.Name == "" {
 				return usagef("--name is required")
 			}

@@ -112,7 +112,7 @@ func seconds(f float64) string { return duration.Format(duration.Seconds(f)) }
 func printSwarmPyStatus(p func(string, ...any), info *ralph.Info) {
 	st := info.State
 	quiet := int(info.QuietFor)
-	status := "Status: " + st.Status
+	status := "Status: " + string(st.Status)
 	if info.NotStarted {
 		status = fmt.Sprintf("Status: not started (start it with: swarm ralph run %s)", st.WorkerName)
 	} else if st.Status == state.RalphWaiting && !st.WaitingUntil.IsZero() {
@@ -138,7 +138,7 @@ func printSwarmPyStatus(p func(string, ...any), info *ralph.Info) {
 	}
 	p("Consecutive failures: %d", st.ConsecutiveFailures)
 	p("Total failures: %d", st.TotalFailures)
-	p("Inactivity timeout: %ds", st.InactivityTimeout)
+	p("Inactivity timeout: %ds", st.InactivityTimeout.Int())
 	if st.IterationActive && !st.LastScreenChange.IsZero() {
 		p("Last screen change: %ds ago", quiet)
 	} else {
@@ -204,8 +204,8 @@ func printMore(p func(string, ...any), info *ralph.Info) {
 	if len(st.Checks) > 0 {
 		p("Checks: %s", strings.Join(st.Checks, "; "))
 	}
-	if st.MaxTime > 0 {
-		p("Time budget: %s", duration.Words(time.Duration(st.MaxTime*float64(time.Second))))
+	if st.MaxTime.Duration > 0 {
+		p("Time budget: %s", duration.Words(st.MaxTime.Duration))
 	}
 }
 
@@ -214,7 +214,7 @@ func printEnd(p func(string, ...any), info *ralph.Info) {
 	if st.Status == state.RalphPaused && st.PauseReason != "" {
 		p("Paused: %s", st.PauseReason)
 	}
-	switch string(st.ExitReason) {
+	switch st.ExitReason {
 	case ralph.ReasonBlocked:
 		p("Blocked: %s", st.ExitDetail)
 	case ralph.ReasonDecide:
@@ -288,7 +288,7 @@ func (opts *ralphListOptions) listed() ([]*ralph.Info, error) {
 	}
 	var shown []*ralph.Info
 	for _, i := range infos {
-		if opts.Status == "all" || i.State.Status == opts.Status {
+		if opts.Status == "all" || string(i.State.Status) == opts.Status {
 			shown = append(shown, i)
 		}
 	}

@@ -48,7 +48,7 @@ process whose output goes to $SWARM_HOME/logs/NAME.stdout.log.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Worker.Command = args
 			opts.Worker.ReadyTimeout = time.Duration(readySecs) * time.Second
-			opts.Loop.Loop.ReadyTimeout = opts.Worker.ReadyTimeout
+			opts.Loop.Loop.ReadyTimeout.Duration = opts.Worker.ReadyTimeout
 			if err := opts.check(lf); err != nil {
 				return err
 			}

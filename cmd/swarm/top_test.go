@@ -42,11 +42,13 @@ func topSeed(t *testing.T) string {
 		t.Fatal(err)
 	}
 	loops := []*state.Ralph{
-		{WorkerName: "builder", Status: state.RalphRunning, MaxIterations: 10, CurrentIteration: 2,
-			Started: started, IterationDurations: []float64{60}, InactivityTimeout: 180},
-		{WorkerName: "broken", Status: state.RalphFailed, MaxIterations: 5, CurrentIteration: 3,
-			Started: started, LastIterationEnd: state.Timestamp{Time: started.Add(10 * time.Minute)},
-			ConsecutiveFailures: 2, TotalFailures: 4, ExitReason: "failed", InactivityTimeout: 180},
+		{LoopConfig: state.LoopConfig{WorkerName: "builder", MaxIterations: 10, InactivityTimeout: state.WholeSeconds{Duration: 3 * time.Minute}},
+			LoopProgress: state.LoopProgress{Status: state.RalphRunning, CurrentIteration: 2,
+				Started: started, IterationDurations: []float64{60}}},
+		{LoopConfig: state.LoopConfig{WorkerName: "broken", MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: 3 * time.Minute}},
+			LoopProgress: state.LoopProgress{Status: state.RalphFailed, CurrentIteration: 3,
+				Started: started, LastIterationEnd: state.Timestamp{Time: started.Add(10 * time.Minute)},
+				ConsecutiveFailures: 2, TotalFailures: 4, ExitReason: "failed"}},
 	}
 	for _, l := range loops {
 		if err := st.Ralph(l.WorkerName).Create(l); err != nil {
@@ -344,8 +346,9 @@ func TestWaitingLoopShowsItsResetTime(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	st := state.NewStore(home, func(w string) { t.Errorf("warning: %s", w) })
 	until := time.Now().Add(2 * time.Minute).Truncate(time.Second)
-	if err := st.Ralph("limited").Create(&state.Ralph{WorkerName: "limited", Status: state.RalphWaiting, MaxIterations: 5,
-		CurrentIteration: 1, Started: state.Timestamp{Time: time.Now()}, WaitingUntil: state.ZonedTimestamp{Time: until}}); err != nil {
+	if err := st.Ralph("limited").Create(&state.Ralph{LoopConfig: state.LoopConfig{WorkerName: "limited", MaxIterations: 5},
+		LoopProgress: state.LoopProgress{Status: state.RalphWaiting, CurrentIteration: 1, Started: state.Timestamp{Time: time.Now()},
+			WaitingUntil: state.ZonedTimestamp{Time: until}}}); err != nil {
 		t.Fatal(err)
 	}
 	clock := until.Local().Format("15:04")

@@ -272,7 +272,7 @@ func endedLoops(before map[string]bool, loops []*ralph.Info) []*ralph.Info {
 		name := in.State.WorkerName
 		if in.State.Active() {
 			now[name] = true
-		} else if before[name] && string(in.State.ExitReason) != ralph.ReasonKilled {
+		} else if before[name] && in.State.ExitReason != ralph.ReasonKilled {
 			ended = append(ended, in)
 		}
 	}

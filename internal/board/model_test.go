@@ -373,8 +373,8 @@ func TestBellRingsOnceWhenNotifyingLoopsEnd(t *testing.T) {
 	for _, i := range []int{0, 4, 5} { // build, limit, held
 		loops[i].State.Notify = true
 	}
-	end := func(i int, reason string) {
-		loops[i].State.Status, loops[i].State.ExitReason = state.RalphStopped, state.NullString(reason)
+	end := func(i int, reason state.ExitReason) {
+		loops[i].State.Status, loops[i].State.ExitReason = state.RalphStopped, reason
 	}
 	end(0, ralph.ReasonComplete) // build
 	end(5, ralph.ReasonBlocked)  // held

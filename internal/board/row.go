@@ -247,7 +247,7 @@ func detail(st *state.Ralph) string {
 		return ""
 	}
 	var label string
-	switch string(st.ExitReason) {
+	switch st.ExitReason {
 	case ralph.ReasonBlocked:
 		label = "blocked: "
 	case ralph.ReasonDecide:
@@ -260,7 +260,7 @@ func detail(st *state.Ralph) string {
 
 // asks reports whether a loop ended asking a human: BLOCKED or DECIDE.
 func asks(st *state.Ralph) bool {
-	r := string(st.ExitReason)
+	r := st.ExitReason
 	return !st.Active() && (r == ralph.ReasonBlocked || r == ralph.ReasonDecide)
 }
 
@@ -300,8 +300,8 @@ func group(r *Row, in *ralph.Info) Group {
 // it means the restart did not happen.
 func quietTooLong(in *ralph.Info) bool {
 	st := in.State
-	return st.IterationActive && st.InactivityTimeout > 0 && !st.LastScreenChange.IsZero() &&
-		in.QuietFor > float64(st.InactivityTimeout)
+	return st.IterationActive && st.InactivityTimeout.Duration > 0 && !st.LastScreenChange.IsZero() &&
+		in.QuietFor > st.InactivityTimeout.Seconds()
 }
 
 // Sort orders rows by group (problems first), then by name.

@@ -24,9 +24,9 @@ func tmuxWorker(name, status string, started time.Duration, tags ...string) work
 }
 
 // loop returns a loop's figures as ralph.ListLoops computes them.
-func loop(name, status string, alive bool, mod func(*state.Ralph, *ralph.Info)) *ralph.Info {
-	st := &state.Ralph{WorkerName: name, Status: status, MaxIterations: 10, CurrentIteration: 1,
-		InactivityTimeout: 180, Started: ts(time.Hour), MonitorPID: 4242}
+func loop(name string, status state.RalphStatus, alive bool, mod func(*state.Ralph, *ralph.Info)) *ralph.Info {
+	st := &state.Ralph{LoopConfig: state.LoopConfig{WorkerName: name, MaxIterations: 10, InactivityTimeout: state.WholeSeconds{Duration: 3 * time.Minute}},
+		LoopProgress: state.LoopProgress{Status: status, CurrentIteration: 1, Started: ts(time.Hour), MonitorPID: 4242}}
 	in := &ralph.Info{State: st, MonitorAlive: alive, Elapsed: 3600}
 	if mod != nil {
 		mod(st, in)
@@ -184,7 +184,7 @@ func TestQuietNeedsAnActiveIterationOverTheTimeout(t *testing.T) {
 	}
 	for _, c := range cases {
 		in := loop("q", state.RalphRunning, true, func(st *state.Ralph, in *ralph.Info) {
-			st.IterationActive, st.InactivityTimeout = c.active, int(c.timeout)
+			st.IterationActive, st.InactivityTimeout = c.active, state.WholeSeconds{Duration: time.Duration(c.timeout) * time.Second}
 			st.LastScreenChange = state.UTCTimestamp{Time: fixedNow}
 			in.QuietFor = c.quiet
 		})
@@ -251,9 +251,9 @@ func TestWritePlainEmptyBoardPrintsTheHeader(t *testing.T) {
 // workers gone), whose texts carry what an agent may print.
 func asking() ([]worker.Live, []*ralph.Info) {
 	live, loops := fixture()
-	ended := func(name, reason, detail string) *ralph.Info {
+	ended := func(name string, reason state.ExitReason, detail string) *ralph.Info {
 		return loop(name, state.RalphStopped, false, func(st *state.Ralph, in *ralph.Info) {
-			st.CurrentIteration, st.ExitReason, st.ExitDetail = 3, state.NullString(reason), state.NullString(detail)
+			st.CurrentIteration, st.ExitReason, st.ExitDetail = 3, reason, state.NullString(detail)
 		})
 	}
 	return live, append(loops,

@@ -26,7 +26,8 @@ func TestSnapshotListsTmuxOncePerRefresh(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"b", "gone"} {
-		st := &state.Ralph{WorkerName: n, Status: state.RalphRunning, MaxIterations: 5, CurrentIteration: 1}
+		st := &state.Ralph{LoopConfig: state.LoopConfig{WorkerName: n, MaxIterations: 5},
+			LoopProgress: state.LoopProgress{Status: state.RalphRunning, CurrentIteration: 1}}
 		if err := m.Store.Ralph(n).Create(st); err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +58,8 @@ func TestActionsReportWhatTheyDid(t *testing.T) {
 	if _, err := m.Spawn(worker.SpawnOptions{Name: "w", Command: []string{"sh"}, Tmux: true, Cwd: dir}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Store.Ralph("w").Create(&state.Ralph{WorkerName: "w", Status: state.RalphRunning, MaxIterations: 5}); err != nil {
+	if err := m.Store.Ralph("w").Create(&state.Ralph{LoopConfig: state.LoopConfig{WorkerName: "w", MaxIterations: 5},
+		LoopProgress: state.LoopProgress{Status: state.RalphRunning}}); err != nil {
 		t.Fatal(err)
 	}
 	src := &ManagerSource{M: m}

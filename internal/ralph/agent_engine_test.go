@@ -68,15 +68,15 @@ func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
 
 func claudeOptions(o Options) Options {
 	o.Agent = "claude"
-	if o.IdleGrace == 0 {
-		o.IdleGrace = 50 * time.Millisecond
+	if o.IdleGrace.Duration == 0 {
+		o.IdleGrace.Duration = 50 * time.Millisecond
 	}
 	return o
 }
 
 func TestEngineIdleAfterTurnEndsTheIterationWithoutTheTimeout(t *testing.T) {
 	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3, InactivityTimeout: time.Hour}))
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
 	start := time.Now()
 	l.expectEnd(0, ReasonMaxIterations, 3)
 	if time.Since(start) > 20*time.Second {
@@ -96,7 +96,7 @@ func TestEngineAPIErrorIsAFailureWithTheErrorInStatus(t *testing.T) {
 	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
 		p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n"+errLine+"\n✻ Worked for 1s\n", "? for shortcuts"))
 	})
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 10, InactivityTimeout: time.Hour}))
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 10, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
 	l.expectEnd(1, ReasonFailed, 5)
 	st := l.state()
 	if !strings.HasPrefix(string(st.LastError), "● API Error: 529 Overloaded") || st.TotalFailures != 5 {
@@ -142,7 +142,7 @@ func TestEngineDialogMidRunPausesWithTheAgentLeftAtIt(t *testing.T) {
 		}
 		p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Bash(rm -rf build)\n Do you want to proceed?\n ❯ 1. Yes\n   2. No\n", "esc to cancel"))
 	})
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3, InactivityTimeout: time.Second}))
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3, InactivityTimeout: state.WholeSeconds{Duration: time.Second}}))
 	done := make(chan struct{})
 	defer func() { <-done }()
 	var reason string
@@ -188,7 +188,7 @@ func TestEngineWaitsOutAUsageLimitThenContinues(t *testing.T) {
 			p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Claude AI usage limit reached|"+itoa(reset.Unix())+"\n", "? for shortcuts"))
 		}
 	})
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: time.Second}))
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Second}}))
 	waited := make(chan bool, 1)
 	go func() {
 		for i := 0; i < 2000; i++ {
@@ -231,7 +231,7 @@ func TestEngineFatalStartErrorStopsWithTheFix(t *testing.T) {
 
 func TestLimitUntil(t *testing.T) {
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	st := &state.Ralph{LimitWait: 1800}
+	st := &state.Ralph{LoopConfig: state.LoopConfig{LimitWait: state.Seconds{Duration: 30 * time.Minute}}}
 	if got := limitUntil(agent.Verdict{Reset: now.Add(time.Hour)}, st, now); !got.Equal(now.Add(time.Hour + time.Minute)) {
 		t.Errorf("known reset: %s", got)
 	}
@@ -262,7 +262,7 @@ func formatInt(n int64) string {
 func TestEngineWaitsForThePasteToShowBeforeEnter(t *testing.T) {
 	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
 	agentCLI.EchoAfter = 400 * time.Millisecond
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 2, InactivityTimeout: time.Hour}))
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 2, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
 	l.expectEnd(0, ReasonMaxIterations, 2)
 	if n := agentCLI.Dropped(); n != 0 || len(agentCLI.Messages()) != 2 {
 		t.Fatalf("%d Enters dropped, messages %q", n, agentCLI.Messages())
@@ -274,7 +274,7 @@ func TestEngineWaitsForThePasteToShowBeforeEnter(t *testing.T) {
 func TestEnginePressesEnterAgainWhenTheAgentDroppedIt(t *testing.T) {
 	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
 	agentCLI.DropEnters = 1
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 1, InactivityTimeout: time.Hour}))
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 1, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
 	l.expectEnd(0, ReasonMaxIterations, 1)
 	data, _ := os.ReadFile(l.e.RS.LogPath())
 	if agentCLI.Dropped() != 1 || len(agentCLI.Messages()) != 1 || !strings.Contains(string(data), "pressing Enter again") {
@@ -328,7 +328,7 @@ func newSlowClaude(delay time.Duration, answer func(p *tmuxtest.Pane, msg string
 // typed; a continuation does not inherit the previous turn's idle screen.
 func TestEngineSameSessionWaitsForEachContinuationsAnswer(t *testing.T) {
 	c := newSlowClaude(time.Second, func(p *tmuxtest.Pane, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
-	l := newFakeLoop(t, c, claudeOptions(Options{MaxIterations: 3, SameSession: true, InactivityTimeout: time.Hour}))
+	l := newFakeLoop(t, c, claudeOptions(Options{MaxIterations: 3, SameSession: true, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
 	l.expectEnd(0, ReasonMaxIterations, 3)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -351,7 +351,7 @@ func TestEngineTypesTheLimitMessageOnce(t *testing.T) {
 		}
 		p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n"+limitLine+"\n", "? for shortcuts"))
 	})
-	l := newFakeLoop(t, c, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: time.Hour}))
+	l := newFakeLoop(t, c, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
 	l.expectEnd(0, ReasonComplete, 1)
 	msgs := c.Messages()
 	if len(msgs) != 2 || msgs[1] != DefaultLimitMessage || l.events("LIMIT") != 1 {
@@ -370,7 +370,7 @@ func TestEngineActsOnASignalDuringALimitWait(t *testing.T) {
 			p.Print("<promise>COMPLETE</promise>\n")
 		}()
 	})
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: time.Hour}))
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
 	start := time.Now()
 	l.expectEnd(0, ReasonComplete, 1)
 	if time.Since(start) > 30*time.Second || len(agentCLI.Messages()) != 1 {
@@ -384,7 +384,7 @@ func TestEngineActsOnASignalDuringALimitWait(t *testing.T) {
 // The watch polls again when the idle grace ends, not a whole poll later.
 func TestNextPollMeetsTheIdleGrace(t *testing.T) {
 	e := &Engine{Poll: 2 * time.Second}
-	a := &attempt{st: &state.Ralph{IdleGrace: 3}}
+	a := &attempt{st: &state.Ralph{LoopConfig: state.LoopConfig{IdleGrace: state.Seconds{Duration: 3 * time.Second}}}}
 	if got := e.nextPoll(a); got != 2*time.Second {
 		t.Fatalf("not idle: %s", got)
 	}
@@ -410,7 +410,7 @@ func TestWaitPollComesEarlyWhenOutputStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &Engine{Poll: 2 * time.Second, Sleep: sleepCtx}
-	a := &attempt{st: &state.Ralph{IdleGrace: 15}, out: out, profile: agent.Claude(), shown: agent.Working, worked: true}
+	a := &attempt{st: &state.Ralph{LoopConfig: state.LoopConfig{IdleGrace: state.Seconds{Duration: 15 * time.Second}}}, out: out, profile: agent.Claude(), shown: agent.Working, worked: true}
 	start := time.Now()
 	e.waitPoll(context.Background(), a)
 	if d := time.Since(start); d < 1900*time.Millisecond {
@@ -490,7 +490,7 @@ func TestEngineWorkingAgentIsNeverInactive(t *testing.T) {
 		time.Sleep(think)
 		p.SetScreen(claudeAnswered(firstLine(msg)))
 	})
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 1, InactivityTimeout: time.Second}))
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 1, InactivityTimeout: state.WholeSeconds{Duration: time.Second}}))
 	l.expectEnd(0, ReasonMaxIterations, 1)
 	if n := l.events("TIMEOUT"); n != 0 {
 		data, _ := os.ReadFile(l.e.RS.LogPath())
@@ -517,7 +517,7 @@ func dialogLoop(t *testing.T) (l *fakeLoop, answered chan struct{}, done chan in
 		p.Print("● Listed the files. <promise>COMPLETE</promise>\n")
 		p.SetScreen(claudeAnswered(firstLine(msg)))
 	})
-	l = newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3, InactivityTimeout: time.Second}))
+	l = newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3, InactivityTimeout: state.WholeSeconds{Duration: time.Second}}))
 	done = make(chan int, 1)
 	go func() { code, _ := l.run(); done <- code }()
 	waitFor(t, "the loop to pause at the dialog", func() bool {
@@ -590,7 +590,7 @@ func TestEngineUnknownSlashCommandStopsWithTheFix(t *testing.T) {
 	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
 		p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Unknown command: /fix\n", "? for shortcuts"))
 	})
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: time.Hour}))
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
 	code, err := l.run()
 	st := l.state()
 	if code != 1 || st.ExitReason != ReasonFailed || st.CurrentIteration != 1 || !strings.Contains(string(st.ExitDetail), "Unknown command: /fix") ||
@@ -607,7 +607,7 @@ func TestEngineUndeliveredPromptIsAFailure(t *testing.T) {
 	// at an empty box: it never works.
 	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {})
 	agentCLI.OnMessage = func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeIdle) }
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 2, InactivityTimeout: time.Second}))
+	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 2, InactivityTimeout: state.WholeSeconds{Duration: time.Second}}))
 	l.expectEnd(0, ReasonMaxIterations, 2)
 	st := l.state()
 	data, _ := os.ReadFile(l.e.RS.LogPath())

@@ -441,7 +441,7 @@ func (e *Engine) prepareFiles(a *attempt) error {
 // however late the log's writer (pipe-pane's sink) catches up. The status
 // file is created 0600, as every file of the state root (the agent keeps
 // the pane's umask).
-func agentCommand(mode string, cmd []string, snapshot, status string) []string {
+func agentCommand(mode state.PromptMode, cmd []string, snapshot, status string) []string {
 	const record = `; c=$?; printf '\033]7777;swarm-end\007'; (umask 077; echo "$c" > "$s"); exit "$c"`
 	switch mode {
 	case ModeStdin:
@@ -520,7 +520,7 @@ func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
 	var stuck *agent.Verdict
 	pane := worker.PaneScreen(a.tc, a.window)
 	res, _ := ready.Wait(rctx, e.readyScreen(a), ready.WaitOptions{
-		Interval: e.ReadyPoll, Timeout: min(time.Duration(a.st.ReadyTimeout)*time.Second, e.budgetLeft()),
+		Interval: e.ReadyPoll, Timeout: min(a.st.ReadyTimeout.Duration, e.budgetLeft()),
 		IsReady: func(s string) bool { return a.profile.Ready(s, a.readyExtra...) },
 		Stuck:   a.profile.StuckKind,
 		OnStuck: func(string) {
@@ -540,7 +540,7 @@ func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
 	case e.budgetLeft() == 0:
 		return &Outcome{End: EndMaxTime}
 	case !res.Ready:
-		e.log("WARN", "iteration %d: agent did not look ready within %ds; sending the prompt anyway", a.iter, a.st.ReadyTimeout)
+		e.log("WARN", "iteration %d: agent did not look ready within %ds; sending the prompt anyway", a.iter, a.st.ReadyTimeout.Int())
 	}
 	e.typePrompt(ctx, a, a.prompt)
 	return nil

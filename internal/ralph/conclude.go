@@ -153,9 +153,9 @@ func (e *Engine) report(a *attempt, o Outcome, d Decision, dur time.Duration) {
 	case o.End == EndExited || o.End == EndWindowLost || o.End == EndServerLost:
 		e.say("iteration %d completed (exit: %s, duration: %s)", a.iter, exitText(o), duration.Format(dur))
 	case o.End == EndInactive && d.Action == Next:
-		e.say("inactivity timeout (%ds), restarting", a.st.InactivityTimeout)
+		e.say("inactivity timeout (%ds), restarting", a.st.InactivityTimeout.Int())
 	case o.End == EndIdle && d.Action == Next:
-		e.say("iteration %d done: the agent finished its turn (idle for %s)", a.iter, duration.Compact(seconds(a.st.IdleGrace)))
+		e.say("iteration %d done: the agent finished its turn (idle for %s)", a.iter, duration.Compact(a.st.IdleGrace.Duration))
 	}
 }
 
@@ -233,7 +233,7 @@ func endText(o Outcome) string {
 		}
 		return "exited"
 	case EndSignal:
-		return "signal: " + o.Signal.Kind.Reason()
+		return "signal: " + string(o.Signal.Kind.Reason())
 	case EndStartFailed:
 		return "start failed: " + o.Detail
 	case EndAgentError:

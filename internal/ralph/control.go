@@ -147,7 +147,7 @@ func notResumable(name string, st *state.Ralph, now time.Time) error {
 	if st.Active() {
 		return nil
 	}
-	if accepted(string(st.ExitReason)) {
+	if accepted(st.ExitReason) {
 		return hint.Errorf(fmt.Sprintf("to run it again from the start: swarm ralph spawn --name %s --replace --prompt-file %s -- COMMAND (swarm ralph status %s shows how it ended)", name, st.PromptFile, name),
 			"ralph loop for '%s' has ended (%s); there is nothing to resume", name, reasonText(st))
 	}
@@ -155,9 +155,9 @@ func notResumable(name string, st *state.Ralph, now time.Time) error {
 		return hint.Errorf(fmt.Sprintf("swarm ralph set %s --max-iterations %d, then: swarm ralph resume %s", name, st.MaxIterations+10, name),
 			"ralph loop for '%s' already ran all %d iterations", name, st.MaxIterations)
 	}
-	if st.MaxTime > 0 && now.Sub(st.Started.Time) >= seconds(st.MaxTime) {
+	if st.MaxTime.Duration > 0 && now.Sub(st.Started.Time) >= st.MaxTime.Duration {
 		return hint.Errorf(fmt.Sprintf("give it more time: swarm ralph set %s --max-time DURATION, then: swarm ralph resume %s", name, name),
-			"ralph loop for '%s' has used its time budget (%s)", name, duration.Words(seconds(st.MaxTime)))
+			"ralph loop for '%s' has used its time budget (%s)", name, duration.Words(st.MaxTime.Duration))
 	}
 	return nil
 }
@@ -290,7 +290,7 @@ func (h *Hooks) LoopHolds(name string) string {
 	if err != nil || !holds(rs, st) {
 		return ""
 	}
-	return st.Status
+	return string(st.Status)
 }
 
 // holds reports whether a loop holds its worker against clean: it has not
@@ -318,7 +318,7 @@ func (h *Hooks) RemoveUnlessLoopHolds(name string, remove func() error) error {
 	var removeErr error
 	_, err := rs.Update(func(s *state.Ralph) error {
 		if holds(rs, s) {
-			return &worker.LoopHoldsError{Status: s.Status}
+			return &worker.LoopHoldsError{Status: string(s.Status)}
 		}
 		tried = true
 		if removeErr = remove(); removeErr != nil {
@@ -454,7 +454,7 @@ func (i *Info) ListStatus() string {
 	case st.Status == state.RalphWaiting && !st.WaitingUntil.IsZero():
 		return "waiting until " + ResetTime(st.WaitingUntil.Time, i.now())
 	}
-	return st.Status
+	return string(st.Status)
 }
 
 // now is when the figures were computed.
@@ -609,11 +609,11 @@ func SetLoop(m *worker.Manager, name string, set Settings) (*state.Ralph, error)
 			changes = append(changes, fmt.Sprintf("max_iterations=%d", s.MaxIterations))
 		}
 		if set.InactivityTimeout != nil {
-			s.InactivityTimeout = int(*set.InactivityTimeout / time.Second)
-			changes = append(changes, fmt.Sprintf("inactivity_timeout=%ds", s.InactivityTimeout))
+			s.InactivityTimeout = state.WholeSeconds{Duration: *set.InactivityTimeout}
+			changes = append(changes, fmt.Sprintf("inactivity_timeout=%ds", s.InactivityTimeout.Int()))
 		}
 		if set.MaxTime != nil {
-			s.MaxTime = set.MaxTime.Seconds()
+			s.MaxTime = state.Seconds{Duration: *set.MaxTime}
 			changes = append(changes, "max_time="+duration.Compact(*set.MaxTime))
 		}
 		return nil

@@ -7,19 +7,20 @@ import (
 	"github.com/swarmtools/swarm/internal/state"
 )
 
-// Exit reasons (state.json exit_reason).
+// Exit reasons (state.json exit_reason), named here for the loop's code
+// as os names io/fs's file modes.
 const (
-	ReasonDonePattern   = "done_pattern"
-	ReasonComplete      = "complete"
-	ReasonBlocked       = "blocked"
-	ReasonDecide        = "decide"
-	ReasonDoneFile      = "done_file"
-	ReasonMaxIterations = "max_iterations"
-	ReasonMaxTime       = "max_time"
-	ReasonFailed        = "failed"
-	ReasonKilled        = "killed"
-	ReasonInterrupted   = "interrupted"
-	ReasonPreflight     = "preflight_failed"
+	ReasonDonePattern   = state.ReasonDonePattern
+	ReasonComplete      = state.ReasonComplete
+	ReasonBlocked       = state.ReasonBlocked
+	ReasonDecide        = state.ReasonDecide
+	ReasonDoneFile      = state.ReasonDoneFile
+	ReasonMaxIterations = state.ReasonMaxIterations
+	ReasonMaxTime       = state.ReasonMaxTime
+	ReasonFailed        = state.ReasonFailed
+	ReasonKilled        = state.ReasonKilled
+	ReasonInterrupted   = state.ReasonInterrupted
+	ReasonPreflight     = state.ReasonPreflight
 )
 
 // ExitCapIncomplete is the exit code of a loop that reached its cap
@@ -32,7 +33,7 @@ const ExitCapIncomplete = 4
 // completed loop or a reached cap, 2 BLOCKED, 3 DECIDE, 130 interrupted,
 // 1 for everything else (failed, killed, pre-flight). LoopExitCode adds
 // the cap reached not complete (4).
-func ExitCode(reason string) int {
+func ExitCode(reason state.ExitReason) int {
 	switch reason {
 	case ReasonComplete, ReasonDonePattern, ReasonDoneFile, ReasonMaxIterations, ReasonMaxTime:
 		return 0
@@ -49,19 +50,18 @@ func ExitCode(reason string) int {
 // LoopExitCode is the exit code of an ended loop: its reason's, or
 // ExitCapIncomplete for a cap the loop reached not complete.
 func LoopExitCode(st *state.Ralph) int {
-	reason := string(st.ExitReason)
-	if st.CapIncomplete && isCap(reason) {
+	if st.CapIncomplete && isCap(st.ExitReason) {
 		return ExitCapIncomplete
 	}
-	return ExitCode(reason)
+	return ExitCode(st.ExitReason)
 }
 
 // accepted reports whether a loop ended on an accepted completion.
-func accepted(reason string) bool {
+func accepted(reason state.ExitReason) bool {
 	return reason == ReasonComplete || reason == ReasonDonePattern || reason == ReasonDoneFile
 }
 
-func isCap(reason string) bool {
+func isCap(reason state.ExitReason) bool {
 	return reason == ReasonMaxIterations || reason == ReasonMaxTime
 }
 
@@ -156,8 +156,10 @@ const (
 // Decision is the result of Decide.
 type Decision struct {
 	Action Action
-	Status string // loop status after Stop or Pause
-	Reason string // exit_reason (Stop) or pause reason (Pause)
+	Status state.RalphStatus // loop status after Stop or Pause
+	Reason state.ExitReason  // exit_reason (Stop)
+	// Detail says more: the exit detail (Stop), or why the loop pauses
+	// (Pause: pause_reason).
 	Detail string
 	Hint   string // how to fix what stopped the loop
 	// Failure is set when the iteration counts as a failure.
@@ -203,7 +205,7 @@ func Decide(o Outcome, s Snapshot) Decision {
 	return decideNext(o, s, d)
 }
 
-func stop(d Decision, status, reason, detail string) Decision {
+func stop(d Decision, status state.RalphStatus, reason state.ExitReason, detail string) Decision {
 	d.Action, d.Status, d.Reason, d.Detail = Stop, status, reason, detail
 	return d
 }
@@ -278,7 +280,7 @@ func decideSetup(o Outcome, d Decision) (Decision, bool) {
 
 func wait(d Decision, reason string) Decision {
 	d.ConsecutiveFailures = 0
-	d.Action, d.Status, d.Reason = Pause, state.RalphPaused, reason
+	d.Action, d.Status, d.Detail = Pause, state.RalphPaused, reason
 	return d
 }
 
@@ -329,7 +331,7 @@ const CapNotComplete = "cap reached, not complete"
 // complete (exit 4), and the detail says why. The engine also asks it
 // before an iteration (after a resume at the cap).
 func DecideCap(o Outcome, s Snapshot, d Decision) (Decision, bool) {
-	var reason string
+	var reason state.ExitReason
 	switch {
 	case s.MaxIterations > 0 && s.Iteration >= s.MaxIterations:
 		reason = ReasonMaxIterations

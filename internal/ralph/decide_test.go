@@ -70,8 +70,8 @@ func TestDecideOrder(t *testing.T) {
 		o      Outcome
 		s      Snapshot
 		action Action
-		reason string
-		status string
+		reason state.ExitReason
+		status state.RalphStatus
 	}{
 		{"max iterations", Outcome{End: EndExited, ExitKnown: true}, snap(10), Stop, ReasonMaxIterations, state.RalphStopped},
 		{"failure at the cap still ends by the cap", Outcome{End: EndExited, ExitCode: 1, ExitKnown: true}, snap(10), Stop, ReasonMaxIterations, state.RalphStopped},
@@ -83,8 +83,8 @@ func TestDecideOrder(t *testing.T) {
 		{"decide", Outcome{End: EndSignal, Signal: Signal{Kind: SignalDecide}}, snap(2), Stop, ReasonDecide, state.RalphStopped},
 		{"not found", Outcome{End: EndExited, ExitCode: 127, ExitKnown: true}, snap(1), Stop, ReasonFailed, state.RalphFailed},
 		{"not executable", Outcome{End: EndExited, ExitCode: 126, ExitKnown: true}, snap(1), Stop, ReasonFailed, state.RalphFailed},
-		{"wait exit code", Outcome{End: EndExited, ExitCode: 42, ExitKnown: true}, snap(2), Pause, "agent asked to wait (exit 42)", state.RalphPaused},
-		{"wait file", Outcome{End: EndExited, ExitKnown: true, WaitFile: true}, snap(2), Pause, "agent asked to wait (WAIT file)", state.RalphPaused},
+		{"wait exit code", Outcome{End: EndExited, ExitCode: 42, ExitKnown: true}, snap(2), Pause, "", state.RalphPaused},
+		{"wait file", Outcome{End: EndExited, ExitKnown: true, WaitFile: true}, snap(2), Pause, "", state.RalphPaused},
 		{"max time", Outcome{End: EndMaxTime}, snap(2), Stop, ReasonMaxTime, state.RalphStopped},
 		{"killed", Outcome{End: EndStopped}, snap(2), Stop, ReasonKilled, state.RalphStopped},
 		{"interrupted", Outcome{End: EndInterrupted}, snap(2), Stop, ReasonInterrupted, state.RalphStopped},
@@ -99,6 +99,15 @@ func TestDecideOrder(t *testing.T) {
 		d := Decide(c.o, c.s)
 		if d.Action != c.action || d.Reason != c.reason || d.Status != c.status {
 			t.Errorf("%s: %+v", c.name, d)
+		}
+	}
+	// A pause says why in its detail (pause_reason); it has no exit reason.
+	for o, why := range map[Outcome]string{
+		{End: EndExited, ExitCode: 42, ExitKnown: true}:   "agent asked to wait (exit 42)",
+		{End: EndExited, ExitKnown: true, WaitFile: true}: "agent asked to wait (WAIT file)",
+	} {
+		if d := Decide(o, snap(2)); d.Action != Pause || d.Detail != why {
+			t.Errorf("%+v: %+v, want a pause because %q", o, d, why)
 		}
 	}
 	over := snap(2)
@@ -119,7 +128,7 @@ func TestDecideOrder(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
-	want := map[string]int{
+	want := map[state.ExitReason]int{
 		ReasonComplete: 0, ReasonDonePattern: 0, ReasonDoneFile: 0, ReasonMaxIterations: 0, ReasonMaxTime: 0,
 		ReasonFailed: 1, ReasonKilled: 1, ReasonPreflight: 1, ReasonBlocked: 2, ReasonDecide: 3, ReasonInterrupted: 130, "": 1,
 	}
@@ -141,7 +150,7 @@ func TestDecideSameSessionContinue(t *testing.T) {
 		o      Outcome
 		s      Snapshot
 		action Action
-		reason string
+		reason state.ExitReason
 	}{
 		{"quiet agent continues in its session", Outcome{End: EndInactive}, same(2), Continue, ""},
 		{"without --same-session it restarts", Outcome{End: EndInactive}, snap(2), Next, ""},
@@ -178,7 +187,7 @@ func TestDecideCapNotComplete(t *testing.T) {
 		o          Outcome
 		s          Snapshot
 		action     Action
-		reason     string
+		reason     state.ExitReason
 		incomplete bool
 		detail     string
 	}{
@@ -221,7 +230,7 @@ func TestDecideCapNotComplete(t *testing.T) {
 
 func TestLoopExitCode(t *testing.T) {
 	cases := []struct {
-		reason     string
+		reason     state.ExitReason
 		incomplete bool
 		want       int
 	}{
@@ -235,7 +244,7 @@ func TestLoopExitCode(t *testing.T) {
 		{ReasonBlocked, true, 2},
 	}
 	for _, c := range cases {
-		st := &state.Ralph{ExitReason: state.NullString(c.reason), CapIncomplete: c.incomplete}
+		st := &state.Ralph{LoopProgress: state.LoopProgress{ExitReason: c.reason, CapIncomplete: c.incomplete}}
 		if got := LoopExitCode(st); got != c.want {
 			t.Errorf("LoopExitCode(%s, incomplete=%v) = %d, want %d", c.reason, c.incomplete, got, c.want)
 		}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/swarmtools/swarm/internal/ready"
+	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/termtext"
 )
 
@@ -33,7 +34,7 @@ type Signal struct {
 }
 
 // Reason is the exit_reason a signal ends a loop with.
-func (k SignalKind) Reason() string {
+func (k SignalKind) Reason() state.ExitReason {
 	switch k {
 	case SignalComplete:
 		return ReasonComplete

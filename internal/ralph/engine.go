@@ -125,7 +125,7 @@ func (e *Engine) say(format string, args ...any) {
 
 // log appends an event to iterations.log; a failed write is reported in
 // the monitor's own output rather than lost.
-func (e *Engine) log(event, format string, args ...any) {
+func (e *Engine) log(event state.Event, format string, args ...any) {
 	if err := e.RS.Log(event, fmt.Sprintf(format, args...)); err != nil {
 		e.say("cannot write iterations.log: %v", err)
 	}
@@ -290,7 +290,7 @@ func (e *Engine) drive(ctx context.Context) (int, error) {
 		case d.Action == Stop:
 			return e.finish(d, e.reload(st))
 		case d.Action == Pause:
-			e.pause(d.Reason)
+			e.pause(d.Detail)
 		default:
 			e.sleepBetween(ctx, min(d.Delay-time.Since(e.endedAt), e.budgetLeft()))
 		}
@@ -377,18 +377,18 @@ func (e *Engine) beforeIteration(st *state.Ralph) (Decision, bool) {
 // no file (lastState): a new budget (ralph set) counts from the next poll.
 func (e *Engine) budgetLeft() time.Duration {
 	st := e.lastState()
-	if st == nil || st.MaxTime <= 0 {
+	if st == nil || st.MaxTime.Duration <= 0 {
 		return noBudget
 	}
-	return max(0, seconds(st.MaxTime)-time.Since(st.Started.Time))
+	return max(0, st.MaxTime.Duration-time.Since(st.Started.Time))
 }
 
 func (e *Engine) snapshot(st *state.Ralph) Snapshot {
 	return Snapshot{
 		Iteration: st.CurrentIteration, MaxIterations: st.MaxIterations,
 		ConsecutiveFailures: st.ConsecutiveFailures, TotalFailures: st.TotalFailures,
-		Elapsed: time.Since(st.Started.Time), MaxTime: seconds(st.MaxTime),
-		RestartDelay: seconds(st.RestartDelay),
+		Elapsed: time.Since(st.Started.Time), MaxTime: st.MaxTime.Duration,
+		RestartDelay: st.RestartDelay.Duration,
 		SameSession:  st.SameSession, Paused: st.Status != state.RalphRunning,
 		LastRejection: string(st.LastRejection), FailOnCap: st.FailOnCap,
 	}
@@ -467,7 +467,7 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 			return nil
 		}
 		ended = true
-		s.Status, s.ExitReason, s.ExitDetail = d.Status, state.NullString(d.Reason), state.NullString(d.Detail)
+		s.Status, s.ExitReason, s.ExitDetail = d.Status, d.Reason, state.NullString(d.Detail)
 		s.ExitHint = state.NullString(d.Hint)
 		s.CapIncomplete = d.Incomplete
 		s.IterationActive = false
@@ -508,7 +508,7 @@ func (e *Engine) endedElsewhere(st *state.Ralph, w *state.Worker) (int, error) {
 
 func (e *Engine) announce(st *state.Ralph) {
 	n := st.CurrentIteration
-	switch string(st.ExitReason) {
+	switch st.ExitReason {
 	case ReasonComplete:
 		e.say("<promise>%s</promise> received, stopping loop", st.CompletionPromise)
 		e.say("loop complete after %d iterations", n)
@@ -525,7 +525,7 @@ func (e *Engine) announce(st *state.Ralph) {
 		}
 		e.say("loop complete after %d iterations", n)
 	case ReasonMaxTime:
-		e.say("time budget (%s) used up after %d iterations, stopping loop", duration.Words(seconds(st.MaxTime)), n)
+		e.say("time budget (%s) used up after %d iterations, stopping loop", duration.Words(st.MaxTime.Duration), n)
 		if st.CapIncomplete {
 			e.say("%s", st.ExitDetail)
 		}
@@ -556,13 +556,13 @@ func (e *Engine) announce(st *state.Ralph) {
 // doneText is the DONE line of iterations.log in swarm.py's exact words
 // ("iterations" even for one, "complete" whatever the reason): scripts
 // and swarm.py's own readers grep for it.
-func doneText(iterations int, reason string) string {
+func doneText(iterations int, reason state.ExitReason) string {
 	return fmt.Sprintf("loop complete after %d iterations reason=%s", iterations, reason)
 }
 
 func reasonText(st *state.Ralph) string {
 	if st.ExitReason == "" {
-		return st.Status
+		return string(st.Status)
 	}
 	if st.ExitDetail != "" {
 		return fmt.Sprintf("%s: %s", st.ExitReason, st.ExitDetail)

@@ -73,8 +73,8 @@ func newFakeLoop(t *testing.T, agent tmuxtest.Program, opts Options) *fakeLoop {
 	if opts.MaxIterations == 0 {
 		opts.MaxIterations = 3
 	}
-	if opts.InactivityTimeout == 0 {
-		opts.InactivityTimeout = time.Minute
+	if opts.InactivityTimeout.Duration == 0 {
+		opts.InactivityTimeout.Duration = time.Minute
 	}
 	opts.Promise = true
 	opts.CheckDoneContinuous = true
@@ -121,11 +121,11 @@ func (l *fakeLoop) events(kind string) int {
 	return strings.Count(string(data), "["+kind+"]")
 }
 
-func (l *fakeLoop) expectEnd(code int, reason string, iterations int) {
+func (l *fakeLoop) expectEnd(code int, reason state.ExitReason, iterations int) {
 	l.t.Helper()
 	got, _ := l.run()
 	st := l.state()
-	if got != code || string(st.ExitReason) != reason || st.CurrentIteration != iterations {
+	if got != code || st.ExitReason != reason || st.CurrentIteration != iterations {
 		data, _ := os.ReadFile(l.e.RS.LogPath())
 		l.t.Fatalf("got exit %d reason %q after %d iterations; want %d %q after %d\n%s\n%s", got, st.ExitReason, st.CurrentIteration, code, reason, iterations, data, l.out)
 	}
@@ -217,7 +217,7 @@ func TestEngineSameSessionContinuesTheQuietAgent(t *testing.T) {
 	agent := &tmuxtest.Agent{OnMessage: func(p *tmuxtest.Pane, run int, msg string) {
 		p.SetScreen("thinking done, waiting\n> ")
 	}}
-	l := newFakeLoop(t, agent, Options{MaxIterations: 3, SameSession: true, InactivityTimeout: time.Second})
+	l := newFakeLoop(t, agent, Options{MaxIterations: 3, SameSession: true, InactivityTimeout: state.WholeSeconds{Duration: time.Second}})
 	l.expectEnd(0, ReasonMaxIterations, 3)
 	if agent.Runs() != 1 {
 		t.Fatalf("the agent was started %d times; want 1", agent.Runs())
@@ -285,7 +285,7 @@ func TestCleanAndResumeExcludeEachOther(t *testing.T) {
 	// And inside the removal itself: the loop resumed after clean looked.
 	err := l.m.Hooks.RemoveUnlessLoopHolds("w", func() error { t.Fatal("removed the record of a running loop"); return nil })
 	var held *worker.LoopHoldsError
-	if !errors.As(err, &held) || held.Status != state.RalphRunning {
+	if !errors.As(err, &held) || held.Status != string(state.RalphRunning) {
 		t.Fatalf("RemoveUnlessLoopHolds of a running loop: %v", err)
 	}
 	// Clean first: the resume is refused, and the loop stays ended.
@@ -460,7 +460,7 @@ func TestReadPromptRefusesFIFOsAndHugeFiles(t *testing.T) {
 	if s, err := readPrompt(ok); err != nil || s != "fine" {
 		t.Fatalf("ok: %q %v", s, err)
 	}
-	o := Options{PromptFile: fifo, MaxIterations: 1, InactivityTimeout: time.Second}
+	o := Options{PromptFile: fifo, MaxIterations: 1, InactivityTimeout: state.WholeSeconds{Duration: time.Second}}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "not a regular file: "+fifo) {
 		t.Fatalf("validate fifo: %v", err)
 	}

@@ -15,8 +15,8 @@ import (
 // are 0600 (issue 16, item 19). The agent itself keeps the pane's umask.
 func TestExitFileIsPrivate(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{ModeType, ModeStdin, ModeArg} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []state.PromptMode{ModeType, ModeStdin, ModeArg} {
+		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			snapshot, exit, umask := filepath.Join(dir, "prompt.txt"), filepath.Join(dir, "iteration-0001.exit"), filepath.Join(dir, "umask")
@@ -62,7 +62,7 @@ func TestAgentOfAnotherBootIsNotTheAgent(t *testing.T) {
 		{proc.BootID(), true},
 		{"", true},
 	} {
-		st := &state.Ralph{AgentPID: self.PID, AgentStartTicks: self.Ticks, AgentBootID: c.boot}
+		st := &state.Ralph{LoopProgress: state.LoopProgress{AgentPID: self.PID, AgentStartTicks: self.Ticks, AgentBootID: c.boot}}
 		if got := agentTarget(st).Alive(); got != c.alive {
 			t.Errorf("agent of boot %q: alive %v, want %v", c.boot, got, c.alive)
 		}

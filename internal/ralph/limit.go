@@ -25,7 +25,7 @@ func limitUntil(v agent.Verdict, st *state.Ralph, now time.Time) time.Time {
 	if !v.Reset.IsZero() {
 		return v.Reset.Add(limitSlack)
 	}
-	wait := seconds(st.LimitWait)
+	wait := st.LimitWait.Duration
 	if wait <= 0 {
 		wait = DefaultLimitWait
 	}

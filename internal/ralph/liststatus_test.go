@@ -18,15 +18,15 @@ func TestListStatusSaysWhenALimitResets(t *testing.T) {
 		notStarted bool
 		want       string
 	}{
-		{"running", state.Ralph{Status: state.RalphRunning}, false, "running"},
-		{"not started", state.Ralph{Status: state.RalphRunning}, true, "not-started"},
-		{"waiting today", state.Ralph{Status: state.RalphWaiting,
-			WaitingUntil: state.ZonedTimestamp{Time: now.Add(4*time.Hour + 5*time.Minute)}}, false, "waiting until 14:35"},
-		{"waiting for days", state.Ralph{Status: state.RalphWaiting,
-			WaitingUntil: state.ZonedTimestamp{Time: now.Add(50 * time.Hour)}}, false, "waiting until Mar 6 12:30"},
-		{"waiting, reset unknown", state.Ralph{Status: state.RalphWaiting}, false, "waiting"},
-		{"paused keeps no reset", state.Ralph{Status: state.RalphPaused,
-			WaitingUntil: state.ZonedTimestamp{Time: now}}, false, "paused"},
+		{"running", state.Ralph{LoopProgress: state.LoopProgress{Status: state.RalphRunning}}, false, "running"},
+		{"not started", state.Ralph{LoopProgress: state.LoopProgress{Status: state.RalphRunning}}, true, "not-started"},
+		{"waiting today", state.Ralph{LoopProgress: state.LoopProgress{Status: state.RalphWaiting,
+			WaitingUntil: state.ZonedTimestamp{Time: now.Add(4*time.Hour + 5*time.Minute)}}}, false, "waiting until 14:35"},
+		{"waiting for days", state.Ralph{LoopProgress: state.LoopProgress{Status: state.RalphWaiting,
+			WaitingUntil: state.ZonedTimestamp{Time: now.Add(50 * time.Hour)}}}, false, "waiting until Mar 6 12:30"},
+		{"waiting, reset unknown", state.Ralph{LoopProgress: state.LoopProgress{Status: state.RalphWaiting}}, false, "waiting"},
+		{"paused keeps no reset", state.Ralph{LoopProgress: state.LoopProgress{Status: state.RalphPaused,
+			WaitingUntil: state.ZonedTimestamp{Time: now}}}, false, "paused"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

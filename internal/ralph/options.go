@@ -22,53 +22,19 @@ import (
 	"github.com/swarmtools/swarm/internal/state"
 )
 
-// Prompt delivery modes.
+// Prompt delivery modes (state.PromptMode).
 const (
-	ModeType  = "type"  // paste into the agent's input once it looks ready
-	ModeStdin = "stdin" // the prompt is the command's standard input
-	ModeArg   = "arg"   // the prompt is the command's last argument
+	ModeType  = state.PromptType  // paste into the agent's input once it looks ready
+	ModeStdin = state.PromptStdin // the prompt is the command's standard input
+	ModeArg   = state.PromptArg   // the prompt is the command's last argument
 )
 
-// Options configure a loop; flags map onto them one to one.
-type Options struct {
-	PromptFile          string
-	MaxIterations       int
-	InactivityTimeout   time.Duration
-	DonePattern         string
-	CheckDoneContinuous bool
-	PromptMode          string
-	ReadyTimeout        time.Duration
-	Promise             bool
-	CompletionPromise   string
-	DoneFile            string
-	Checks              []string
-	CheckTimeout        time.Duration
-	RequireChange       bool
-	MaxTime             time.Duration
-	// FailOnCap: reaching the iteration cap or the time budget ends the
-	// loop not complete (exit 4) instead of exit 0 (--fail-on-cap).
-	FailOnCap    bool
-	SameSession  bool
-	RestartDelay time.Duration
-	OnExit       string
-	MaxContext   int
-	// Agent forces a profile (--agent); "" chooses it from the command.
-	Agent string
-	// IdleGrace: an agent with a profile that finished a turn and sat at
-	// its input box this long ends the iteration (--idle-grace).
-	IdleGrace time.Duration
-	// LimitMessage is typed into the agent when a usage limit resets;
-	// LimitWait is how long to wait when the limit names no reset time.
-	LimitMessage string
-	LimitWait    time.Duration
-	// LimitPatterns and ReadyPatterns add screens that mean a limit and
-	// an agent ready for its prompt (--limit-pattern, --ready-pattern).
-	LimitPatterns []string
-	ReadyPatterns []string
-	// Notify sends a desktop notification when the loop ends (and swarm
-	// top rings the terminal bell).
-	Notify bool
-}
+// Options configure a loop; flags map onto them one to one. They are the
+// loop's configuration as its state file keeps it (state.LoopConfig: one
+// struct, durations as time.Duration), with the methods that check it and
+// fill its defaults (Validate) and make the loop's first state (NewState).
+// Spawn fills WorkerName, WorkDir and MaxLogSize.
+type Options state.LoopConfig
 
 // Defaults of the agent-aware options (docs/agents.md).
 const (
@@ -93,7 +59,7 @@ func (o *Options) Validate() error {
 		return errors.New("--max-iterations must be at least 1")
 	}
 	if o.DonePattern != "" {
-		if _, err := regexp.Compile(o.DonePattern); err != nil {
+		if _, err := regexp.Compile(string(o.DonePattern)); err != nil {
 			return fmt.Errorf("invalid --done-pattern: %w", err)
 		}
 	}
@@ -114,7 +80,7 @@ func (o *Options) Validate() error {
 			}
 		}
 	}
-	if o.InactivityTimeout < time.Second {
+	if o.InactivityTimeout.Duration < time.Second {
 		return errors.New("--inactivity-timeout must be at least 1 second")
 	}
 	if o.MaxContext < 0 || o.MaxContext > 100 {
@@ -126,18 +92,18 @@ func (o *Options) Validate() error {
 	if !regexp.MustCompile(`^[A-Za-z0-9_.-]+$`).MatchString(o.CompletionPromise) {
 		return fmt.Errorf("invalid --completion-promise '%s' (use letters, digits, '.', '_', '-')", o.CompletionPromise)
 	}
-	if o.CheckTimeout <= 0 {
-		o.CheckTimeout = DefaultCheckTimeout
+	if o.CheckTimeout.Duration <= 0 {
+		o.CheckTimeout.Duration = DefaultCheckTimeout
 	}
-	if o.ReadyTimeout <= 0 {
-		o.ReadyTimeout = DefaultReadyTimeout
+	if o.ReadyTimeout.Duration <= 0 {
+		o.ReadyTimeout.Duration = DefaultReadyTimeout
 	}
 	if err := o.validateAgent(); err != nil {
 		return err
 	}
-	if o.DoneFile != "" && filepath.IsAbs(o.DoneFile) {
+	if o.DoneFile != "" && filepath.IsAbs(string(o.DoneFile)) {
 		// Allowed, but say nothing: relative is the documented form.
-		o.DoneFile = filepath.Clean(o.DoneFile)
+		o.DoneFile = state.NullString(filepath.Clean(string(o.DoneFile)))
 	}
 	return nil
 }
@@ -172,14 +138,14 @@ func (o *Options) validateAgent() error {
 	if _, err := CheckAgentFlags(o.Agent, o.LimitPatterns, o.ReadyPatterns); err != nil {
 		return err
 	}
-	if o.IdleGrace <= 0 {
-		o.IdleGrace = DefaultIdleGrace
+	if o.IdleGrace.Duration <= 0 {
+		o.IdleGrace.Duration = DefaultIdleGrace
 	}
 	if o.LimitMessage == "" {
 		o.LimitMessage = DefaultLimitMessage
 	}
-	if o.LimitWait <= 0 {
-		o.LimitWait = DefaultLimitWait
+	if o.LimitWait.Duration <= 0 {
+		o.LimitWait.Duration = DefaultLimitWait
 	}
 	return nil
 }
@@ -214,41 +180,10 @@ func compilePattern(p string) (*regexp.Regexp, error) {
 	return regexp.Compile("(?m)" + p)
 }
 
-// NewState returns the initial state.json of a loop.
+// NewState returns the initial state.json of a loop: its configuration
+// as given, running, started now.
 func (o *Options) NewState(name, workDir string) *state.Ralph {
-	st := &state.Ralph{
-		WorkerName:          name,
-		PromptFile:          o.PromptFile,
-		MaxIterations:       o.MaxIterations,
-		Status:              state.RalphRunning,
-		Started:             state.Now(),
-		DonePattern:         state.NullString(o.DonePattern),
-		InactivityTimeout:   int(o.InactivityTimeout / time.Second),
-		CheckDoneContinuous: o.CheckDoneContinuous,
-		MaxContext:          state.NullInt(o.MaxContext),
-		PromptMode:          o.PromptMode,
-		ReadyTimeout:        int(o.ReadyTimeout / time.Second),
-		Promise:             o.Promise,
-		CompletionPromise:   o.CompletionPromise,
-		DoneFile:            state.NullString(o.DoneFile),
-		Checks:              o.Checks,
-		CheckTimeout:        o.CheckTimeout.Seconds(),
-		RequireChange:       o.RequireChange,
-		MaxTime:             o.MaxTime.Seconds(),
-		FailOnCap:           o.FailOnCap,
-		SameSession:         o.SameSession,
-		RestartDelay:        o.RestartDelay.Seconds(),
-		OnExit:              state.NullString(o.OnExit),
-		WorkDir:             workDir,
-		Agent:               o.Agent,
-		IdleGrace:           o.IdleGrace.Seconds(),
-		LimitMessage:        o.LimitMessage,
-		LimitWait:           o.LimitWait.Seconds(),
-		LimitPatterns:       o.LimitPatterns,
-		ReadyPatterns:       o.ReadyPatterns,
-		Notify:              o.Notify,
-	}
-	return st
+	cfg := state.LoopConfig(*o)
+	cfg.WorkerName, cfg.WorkDir = name, workDir
+	return &state.Ralph{LoopConfig: cfg, LoopProgress: state.LoopProgress{Status: state.RalphRunning, Started: state.Now()}}
 }
-
-func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/hint"
+	"github.com/swarmtools/swarm/internal/state"
 )
 
 // MaxArgPromptBytes is the longest prompt --prompt-mode arg can pass:
@@ -18,7 +19,7 @@ const MaxArgPromptBytes = 131072 - 1
 // argPromptError is the error of a prompt too long to pass as one
 // argument in mode (only --prompt-mode arg passes it so), or nil. The
 // wrapper passes it as "$(cat FILE)", which drops trailing newlines.
-func argPromptError(mode, prompt string) error {
+func argPromptError(mode state.PromptMode, prompt string) error {
 	n := len(strings.TrimRight(prompt, "\n"))
 	if mode != ModeArg || n <= MaxArgPromptBytes {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux/tmuxtest"
 	"github.com/swarmtools/swarm/internal/worker"
 )
@@ -17,7 +18,7 @@ import (
 // counts once the engine has looked at the state again.
 func TestEngineBudgetLeftReadsNoFile(t *testing.T) {
 	t.Parallel()
-	l := newFakeLoop(t, &tmuxtest.Agent{}, Options{MaxTime: time.Hour})
+	l := newFakeLoop(t, &tmuxtest.Agent{}, Options{MaxTime: state.Seconds{Duration: time.Hour}})
 	st := l.state()
 	l.e.RS.KeepFallback(st) // as Run does
 	before, _ := l.e.RS.Reads()
@@ -54,7 +55,7 @@ func TestEngineBudgetLeftReadsNoFile(t *testing.T) {
 func TestEngineLooksAtTheStateOncePerPoll(t *testing.T) {
 	t.Parallel()
 	agent := &tmuxtest.Agent{OnMessage: func(p *tmuxtest.Pane, run int, msg string) { p.Print("working on it\n") }}
-	l := newFakeLoop(t, agent, Options{MaxIterations: 1, InactivityTimeout: time.Second})
+	l := newFakeLoop(t, agent, Options{MaxIterations: 1, InactivityTimeout: state.WholeSeconds{Duration: time.Second}})
 	l.expectEnd(0, ReasonMaxIterations, 1)
 	looks, changes := l.e.RS.Reads()
 	polls := l.srv.Calls["Poll"]

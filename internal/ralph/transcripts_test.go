@@ -75,7 +75,7 @@ func TestOutputTailIsTheLastIterationsText(t *testing.T) {
 	if _, _, err := OutputTail(rs, 5); err == nil {
 		t.Error("no state: no error")
 	}
-	if err := rs.Create(&state.Ralph{WorkerName: "loop", Status: state.RalphStopped, CurrentIteration: 3}); err != nil {
+	if err := rs.Create(&state.Ralph{LoopConfig: state.LoopConfig{WorkerName: "loop"}, LoopProgress: state.LoopProgress{Status: state.RalphStopped, CurrentIteration: 3}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := OutputTail(rs, 5); err == nil || err.Error() != "no output kept for 'loop'" {

@@ -44,7 +44,7 @@ func (e *Engine) verify(o *Outcome, st *state.Ralph, iter int) {
 		}
 	}
 	for _, check := range st.Checks {
-		res := runCheck(check, st.WorkDir, seconds(st.CheckTimeout))
+		res := runCheck(check, st.WorkDir, st.CheckTimeout.Duration)
 		if res.ok {
 			continue
 		}

@@ -120,7 +120,7 @@ func (e *Engine) waitPoll(ctx context.Context, a *attempt) {
 func (e *Engine) nextPoll(a *attempt) time.Duration {
 	wait := e.Poll
 	if !a.idleSince.IsZero() {
-		wait = min(wait, time.Until(a.idleSince.Add(seconds(a.st.IdleGrace))))
+		wait = min(wait, time.Until(a.idleSince.Add(a.st.IdleGrace.Duration)))
 	}
 	return max(wait, minPollGap)
 }
@@ -196,7 +196,7 @@ func (e *Engine) signalled(a *attempt) (Outcome, bool) {
 
 // overBudget: the loop's --max-time is used up.
 func (e *Engine) overBudget(a *attempt) (Outcome, bool) {
-	if a.st.MaxTime > 0 && time.Since(a.st.Started.Time) >= seconds(a.st.MaxTime) {
+	if a.st.MaxTime.Duration > 0 && time.Since(a.st.Started.Time) >= a.st.MaxTime.Duration {
 		return e.final(a, Outcome{End: EndMaxTime}), true
 	}
 	return Outcome{}, false
@@ -370,7 +370,7 @@ func (e *Engine) onIdle(a *attempt, v agent.Verdict) (Outcome, bool) {
 	if a.idleSince.IsZero() {
 		a.idleSince = idleStart(a, time.Now())
 	}
-	if time.Since(a.idleSince) < seconds(a.st.IdleGrace) {
+	if time.Since(a.idleSince) < a.st.IdleGrace.Duration {
 		return Outcome{}, false
 	}
 	return e.final(a, Outcome{End: EndIdle}), true
@@ -389,10 +389,10 @@ func (e *Engine) quiet(a *attempt) (Outcome, bool) {
 	if a.workingAt.After(last) {
 		last = a.workingAt
 	}
-	if time.Since(last) < time.Duration(a.st.InactivityTimeout)*time.Second {
+	if time.Since(last) < a.st.InactivityTimeout.Duration {
 		return Outcome{}, false
 	}
-	e.log("TIMEOUT", "iteration %d inactivity_timeout=%ds", a.iter, a.st.InactivityTimeout)
+	e.log("TIMEOUT", "iteration %d inactivity_timeout=%ds", a.iter, a.st.InactivityTimeout.Int())
 	return e.final(a, Outcome{End: EndInactive}), true
 }
 

@@ -85,12 +85,15 @@ func writeCompatState(t *testing.T, root string) compatExpect {
 		t.Fatal(err)
 	}
 	exit := 0
-	loops := map[string]string{"tmuxw": RalphRunning, "treew": RalphStopped}
+	loops := map[string]RalphStatus{"tmuxw": RalphRunning, "treew": RalphStopped}
 	for name, status := range loops {
-		st := &Ralph{WorkerName: name, PromptFile: filepath.Join(root, "PROMPT.md"), MaxIterations: 10, CurrentIteration: 3,
-			Status: status, IterationDurations: []float64{60.5, 120}, DonePattern: "ALL DONE", InactivityTimeout: 180,
-			LastExitCode: &exit, MonitorPID: pid, Started: Timestamp{ago(3600)},
-			LastIterationStart: Timestamp{ago(300)}, LastIterationEnd: Timestamp{ago(360)}}
+		st := &Ralph{
+			LoopConfig: LoopConfig{WorkerName: name, PromptFile: filepath.Join(root, "PROMPT.md"), MaxIterations: 10,
+				DonePattern: "ALL DONE", InactivityTimeout: WholeSeconds{180 * time.Second}},
+			LoopProgress: LoopProgress{CurrentIteration: 3, Status: status, IterationDurations: []float64{60.5, 120},
+				LastExitCode: &exit, MonitorPID: pid, Started: Timestamp{ago(3600)},
+				LastIterationStart: Timestamp{ago(300)}, LastIterationEnd: Timestamp{ago(360)}},
+		}
 		setTime(&st.LastScreenChange, ago(30))
 		if status == RalphStopped {
 			st.ExitReason = "max_iterations"

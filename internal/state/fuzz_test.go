@@ -103,7 +103,8 @@ func encodeRalph(t *testing.T, st *Ralph) []byte {
 
 func FuzzDecodeRalph(f *testing.F) {
 	f.Add([]byte(`{"worker_name":"w","prompt_file":"/p","max_iterations":3,"status":"running"}`))
-	fb := &Ralph{WorkerName: "w", PromptFile: "/p", MaxIterations: 7, Status: RalphRunning, Checks: []string{"make test"}}
+	fb := &Ralph{LoopConfig: LoopConfig{WorkerName: "w", PromptFile: "/p", MaxIterations: 7, Checks: []string{"make test"}},
+		LoopProgress: LoopProgress{Status: RalphRunning}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, bad, err := decodeRalph(data, nil)
 		if err != nil {

@@ -105,7 +105,7 @@ func names(reg *Registry) []string {
 }
 
 func loopState() *Ralph {
-	return &Ralph{WorkerName: "loop", PromptFile: "/p", MaxIterations: 3, Status: RalphRunning}
+	return &Ralph{LoopConfig: LoopConfig{WorkerName: "loop", PromptFile: "/p", MaxIterations: 3}, LoopProgress: LoopProgress{Status: RalphRunning}}
 }
 
 // Directories swarm creates are 0700 whatever the umask.
@@ -752,7 +752,7 @@ func TestRalphInvalidFieldIsSetAside(t *testing.T) {
 	}
 	checkWarnings(t, warnings, `ignoring invalid field "max_iterations" of ralph state for 'loop': json: cannot unmarshal`,
 		`ignoring invalid field "started" of ralph state for 'loop': started is out of range`)
-	rs.KeepFallback(&Ralph{WorkerName: "loop", PromptFile: "/p", MaxIterations: 9})
+	rs.KeepFallback(&Ralph{LoopConfig: LoopConfig{WorkerName: "loop", PromptFile: "/p", MaxIterations: 9}})
 	st, err = rs.Update(func(*Ralph) error { return nil })
 	if err != nil || st.MaxIterations != 9 || st.CurrentIteration != 4 {
 		t.Fatalf("Update = %+v, %v", st, err)

@@ -12,143 +12,6 @@ import (
 	"time"
 )
 
-// Ralph loop status values.
-const (
-	RalphRunning = "running"
-	RalphPaused  = "paused"
-	RalphStopped = "stopped"
-	RalphFailed  = "failed"
-	// RalphWaiting: the agent hit a usage limit; the loop waits until it
-	// resets (waiting_until), then continues the same iteration.
-	RalphWaiting = "waiting"
-)
-
-// Ralph is ralph/N/state.json: a superset of what swarm.py writes. Durations
-// that users set in seconds are stored in seconds (float where sub-second
-// values make sense), so the file stays readable and hand-editable (the seed
-// documents editing max_iterations in place).
-type Ralph struct {
-	WorkerName          string       `json:"worker_name"`
-	PromptFile          string       `json:"prompt_file"`
-	MaxIterations       int          `json:"max_iterations"`
-	CurrentIteration    int          `json:"current_iteration"`
-	Status              string       `json:"status"`
-	Started             Timestamp    `json:"started"`
-	LastIterationStart  Timestamp    `json:"last_iteration_started"`
-	LastIterationEnd    Timestamp    `json:"last_iteration_ended"`
-	IterationDurations  []float64    `json:"iteration_durations"`
-	ConsecutiveFailures int          `json:"consecutive_failures"`
-	TotalFailures       int          `json:"total_failures"`
-	DonePattern         NullString   `json:"done_pattern"`
-	InactivityTimeout   int          `json:"inactivity_timeout"`
-	CheckDoneContinuous bool         `json:"check_done_continuous"`
-	ExitReason          NullString   `json:"exit_reason"`
-	ExitDetail          NullString   `json:"exit_detail"`
-	ExitHint            NullString   `json:"exit_hint"`
-	LastExitCode        *int         `json:"last_exit_code"`
-	LastScreenChange    UTCTimestamp `json:"last_screen_change"`
-	MonitorPID          int          `json:"monitor_pid"`
-	MaxContext          NullInt      `json:"max_context"`
-
-	// Options of the completion contract.
-	PromptMode        string     `json:"prompt_mode"`
-	ReadyTimeout      int        `json:"ready_timeout"`
-	Promise           bool       `json:"promise"`
-	CompletionPromise string     `json:"completion_promise"`
-	DoneFile          NullString `json:"done_file"`
-	Checks            []string   `json:"checks"`
-	CheckTimeout      float64    `json:"check_timeout"`
-	RequireChange     bool       `json:"require_change"`
-	MaxTime           float64    `json:"max_time"`
-	FailOnCap         bool       `json:"fail_on_cap"`
-	SameSession       bool       `json:"same_session"`
-	RestartDelay      float64    `json:"restart_delay"`
-	OnExit            NullString `json:"on_exit"`
-	WorkDir           string     `json:"work_dir"`
-
-	// The agent and what its screen says (docs/agents.md).
-	Agent         string   `json:"agent"`      // profile name
-	IdleGrace     float64  `json:"idle_grace"` // seconds idle after a turn that end it
-	LimitMessage  string   `json:"limit_message"`
-	LimitWait     float64  `json:"limit_wait"` // seconds, when no reset time is known
-	LimitPatterns []string `json:"limit_patterns,omitempty"`
-	ReadyPatterns []string `json:"ready_patterns,omitempty"`
-	// AgentState is the agent's last judged state (working, idle,
-	// dialog, limited, error), AgentDetail the screen line behind it.
-	AgentState  NullString `json:"agent_state"`
-	AgentDetail NullString `json:"agent_detail"`
-	// LastError is the agent's last error line (an API error, a fatal
-	// start error) for ralph status.
-	LastError NullString `json:"last_error"`
-	// WaitingUntil is when a usage-limit wait ends (status waiting);
-	// LimitWaits counts waits in a row without a known reset time.
-	WaitingUntil ZonedTimestamp `json:"waiting_until"`
-	LimitWaits   int            `json:"limit_waits"`
-	// LastRejection is why the last completion signal was rejected, and
-	// LastCheckOutput the first lines of the failing check's output.
-	LastRejection   NullString `json:"last_rejection"`
-	LastCheckOutput []string   `json:"last_check_output,omitempty"`
-	// CapIncomplete: the loop ended at a cap (max_iterations, max_time)
-	// not complete: its last completion was rejected, or --fail-on-cap.
-	CapIncomplete bool `json:"cap_incomplete"`
-	// Notify: a desktop notification when the loop ends, and a bell in
-	// swarm top (--notify).
-	Notify bool `json:"notify"`
-	// MaxLogSize caps each iteration's output log (0: logcap.DefaultMax).
-	MaxLogSize int64 `json:"max_log_size"`
-	// AgentPID, AgentStartTicks and AgentBootID identify the current
-	// iteration's agent process (its pane's), so what it leaves behind
-	// after exiting can be stopped without ever signalling a stranger,
-	// not even after a reboot (start ticks count from boot; an empty
-	// boot id, from an older swarm, compares the ticks alone).
-	AgentPID        int    `json:"agent_pid"`
-	AgentStartTicks int64  `json:"agent_start_ticks"`
-	AgentBootID     string `json:"agent_boot_id"`
-
-	// Progress of the current iteration, so a new monitor can adopt a
-	// running agent after the old one died.
-	IterationActive bool  `json:"iteration_active"`
-	OutputOffset    int64 `json:"output_offset"`
-	PromptSent      bool  `json:"prompt_delivered"`
-	// PromptEntered: the prompt was typed and Enter pressed, but the
-	// agent has not yet shown it received it (PromptSent).
-	PromptEntered bool `json:"prompt_entered"`
-	// The prompt delivered in the current iteration lives in its own file
-	// (SaveDelivered, LoadDelivered), not here: a prompt can be hundreds
-	// of MB, and this file is rewritten at every update. These two
-	// identify it.
-	PromptSHA256 string     `json:"prompt_sha256"`
-	PromptBytes  int        `json:"prompt_bytes"`
-	StartHead    string     `json:"start_head,omitempty"`
-	StartTree    string     `json:"start_tree,omitempty"`
-	Feedback     NullString `json:"pending_feedback"`
-	PauseReason  NullString `json:"pause_reason"`
-	TasksDone    []TaskDone `json:"tasks_done"`
-	LastEnd      NullString `json:"last_iteration_result"`
-
-	// legacyDelivered is the delivered_prompt an older swarm kept in the
-	// file; the next locked write moves it to the delivered-prompt file.
-	legacyDelivered string
-}
-
-// TaskDone is one <promise>TASK-ID:DONE</promise> seen in an iteration.
-type TaskDone struct {
-	Iteration int    `json:"iteration"`
-	ID        string `json:"id"`
-}
-
-// Active reports whether the loop has not ended (running, paused or
-// waiting for a limit to reset).
-func (r *Ralph) Active() bool {
-	return r.Status == RalphRunning || r.Status == RalphPaused || r.Status == RalphWaiting
-}
-
-// Runs reports whether the loop goes on by itself: running, or waiting
-// out a limit (it continues on its own at waiting_until).
-func (r *Ralph) Runs() bool {
-	return r.Status == RalphRunning || r.Status == RalphWaiting
-}
-
 // ErrNoRalph is returned when a worker has no ralph state.
 var ErrNoRalph = errors.New("no ralph state")
 
@@ -293,12 +156,12 @@ func (r *RalphStore) ActiveOrUnreadable() bool {
 		return false
 	}
 	var st struct {
-		Status string `json:"status"`
+		Status RalphStatus `json:"status"`
 	}
 	if json.Unmarshal(data, &st) != nil {
 		return true
 	}
-	return (&Ralph{Status: st.Status}).Active()
+	return st.Status.Active()
 }
 
 // Load returns the loop state. It takes no lock and never writes: status
@@ -460,8 +323,8 @@ func (r *RalphStore) resetState() *Ralph {
 	if fb := r.LastGood(); fb != nil {
 		return fb
 	}
-	return &Ralph{WorkerName: r.Name, Status: RalphStopped, ExitReason: "failed",
-		ExitDetail: "ralph state was corrupt and has been reset"}
+	return &Ralph{LoopConfig: LoopConfig{WorkerName: r.Name}, LoopProgress: LoopProgress{Status: RalphStopped,
+		ExitReason: ReasonFailed, ExitDetail: "ralph state was corrupt and has been reset"}}
 }
 
 // warnRead tells, once per command (or per content, for a monitor), what a
@@ -594,10 +457,30 @@ func (r *RalphStore) shared() *notices {
 // it: local time to the second, no zone.
 const LogTimeLayout = "2006-01-02T15:04:05"
 
+// Event is the kind of an iterations.log line, the word in brackets.
+type Event string
+
+// The events of iterations.log (docs/ralph.md). Scripts and swarm.py's
+// readers grep for them: the words are swarm.py's.
+const (
+	EventStart   Event = "START"   // an iteration starts: "iteration I/M"
+	EventEnd     Event = "END"     // an iteration ends: exit, reason, duration
+	EventFail    Event = "FAIL"    // an iteration failed: attempt n/5, backoff
+	EventTimeout Event = "TIMEOUT" // the agent was quiet for the inactivity timeout
+	EventFatal   Event = "FATAL"   // the agent's context is spent: restarted fresh
+	EventReject  Event = "REJECT"  // a completion signal was rejected (checks, no change)
+	EventLimit   Event = "LIMIT"   // a usage limit: the loop waits until it resets
+	EventWarn    Event = "WARN"    // something the user may need to look at
+	EventPause   Event = "PAUSE"   // the loop was paused
+	EventResume  Event = "RESUME"  // the loop was resumed
+	EventSet     Event = "SET"     // ralph set changed the loop's settings
+	EventDone    Event = "DONE"    // the loop ended: "loop complete after I iterations reason=R"
+)
+
 // Log appends one event line to iterations.log:
 // "<local time> [EVENT] text". One write per line with O_APPEND, so lines
 // from concurrent writers never interleave.
-func (r *RalphStore) Log(event, text string) error {
+func (r *RalphStore) Log(event Event, text string) error {
 	if r.err != nil {
 		return r.err
 	}

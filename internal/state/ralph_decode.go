@@ -2,8 +2,11 @@ package state
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -96,12 +99,27 @@ func decodeRalphFields(obj map[string]json.RawMessage, fb *Ralph) (*Ralph, []rej
 func fieldProblem(one []byte) string {
 	var probe Ralph
 	if err := json.Unmarshal(one, &probe); err != nil {
-		return err.Error()
+		return fileFieldError(err).Error()
 	}
 	if f := probe.badTime(); f != "" {
 		return f + " is out of range"
 	}
 	return ""
+}
+
+// fileFieldError words a decoding error by the file's keys alone:
+// encoding/json names the embedded struct a field is in
+// ("Ralph.LoopConfig.max_iterations"), which is no part of the file and
+// was no part of the message before the state was split in two (the
+// message is kept in state.json.rejected).
+func fileFieldError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		for _, embedded := range []reflect.Type{reflect.TypeFor[LoopConfig](), reflect.TypeFor[LoopProgress]()} {
+			te.Field = strings.TrimPrefix(te.Field, embedded.Name()+".")
+		}
+	}
+	return err
 }
 
 // fallbackFields returns fb as a JSON object's fields; none without fb.

@@ -19,7 +19,7 @@ func TestSpawnLockIsExclusiveAndOutlivesTheLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rs.Create(&Ralph{WorkerName: "loop"}); err != nil {
+	if err := rs.Create(&Ralph{LoopConfig: LoopConfig{WorkerName: "loop"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := rs.Remove(); err != nil {

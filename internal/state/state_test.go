@@ -225,7 +225,7 @@ func TestRalphStoreUpdateAndLog(t *testing.T) {
 	if _, err := rs.Load(); err == nil {
 		t.Fatal("Load of missing state succeeded")
 	}
-	if err := rs.Create(&Ralph{WorkerName: "loop", PromptFile: "/p", MaxIterations: 3, Status: RalphRunning}); err != nil {
+	if err := rs.Create(&Ralph{LoopConfig: LoopConfig{WorkerName: "loop", PromptFile: "/p", MaxIterations: 3}, LoopProgress: LoopProgress{Status: RalphRunning}}); err != nil {
 		t.Fatal(err)
 	}
 	// A pause written by another process survives the monitor's update.

@@ -44,7 +44,7 @@ func TestStressConcurrentReadModifyWrite(t *testing.T) {
 		t.Skip("stress test")
 	}
 	root := t.TempDir()
-	if err := NewStore(root, nil).Ralph(stressLoop).Create(&Ralph{WorkerName: stressLoop, PromptFile: "/p", Status: RalphRunning}); err != nil {
+	if err := NewStore(root, nil).Ralph(stressLoop).Create(&Ralph{LoopConfig: LoopConfig{WorkerName: stressLoop, PromptFile: "/p"}, LoopProgress: LoopProgress{Status: RalphRunning}}); err != nil {
 		t.Fatal(err)
 	}
 	until := time.Now().Add(stressDuration)

@@ -138,8 +138,8 @@ func TestLoopStateTimestampForms(t *testing.T) {
 		return
 	}
 	at := instant.Truncate(time.Microsecond)
-	st := Ralph{Started: Timestamp{at}, LastIterationStart: Timestamp{at}, LastIterationEnd: Timestamp{at},
-		LastScreenChange: UTCTimestamp{at}, WaitingUntil: ZonedTimestamp{at}}
+	st := Ralph{LoopProgress: LoopProgress{Started: Timestamp{at}, LastIterationStart: Timestamp{at}, LastIterationEnd: Timestamp{at},
+		LastScreenChange: UTCTimestamp{at}, WaitingUntil: ZonedTimestamp{at}}}
 	data, err := json.Marshal(&st)
 	if err != nil {
 		t.Fatal(err)

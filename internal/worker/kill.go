@@ -261,7 +261,7 @@ func errCleanRunning(name string) error {
 // loop that goes on by itself (running, or waiting out a usage limit) is
 // a running worker, whether or not an agent runs this moment.
 func errCleanLoop(name, status string) error {
-	if status != state.RalphPaused {
+	if state.RalphStatus(status) != state.RalphPaused {
 		return errCleanRunning(name)
 	}
 	return hint.Errorf(cleanHint(name), "cannot clean worker '%s': its ralph loop is %s", name, status)

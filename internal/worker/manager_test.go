@@ -58,7 +58,7 @@ func (h *recordingHooks) RemoveUnlessLoopHolds(name string, remove func() error)
 		return &LoopHoldsError{Status: h.held[name]}
 	}
 	if h.resumed[name] {
-		return &LoopHoldsError{Status: state.RalphRunning}
+		return &LoopHoldsError{Status: string(state.RalphRunning)}
 	}
 	return remove()
 }
@@ -236,7 +236,7 @@ func TestCleanRefusesRunningAndCallsAfterClean(t *testing.T) {
 func TestCleanLeavesWorkersHeldByLoops(t *testing.T) {
 	m, _, dir := newFake(t)
 	h := &recordingHooks{
-		held:    map[string]string{"loop": state.RalphRunning, "limit": state.RalphWaiting, "paused": state.RalphPaused},
+		held:    map[string]string{"loop": string(state.RalphRunning), "limit": string(state.RalphWaiting), "paused": string(state.RalphPaused)},
 		resumed: map[string]bool{"late": true},
 	}
 	m.Hooks = h
