@@ -460,8 +460,8 @@ const LogTimeLayout = "2006-01-02T15:04:05"
 // Event is the kind of an iterations.log line, the word in brackets.
 type Event string
 
-// The events of iterations.log (docs/ralph.md). Scripts and swarm.py's
-// readers grep for them: the words are swarm.py's.
+// The events of iterations.log (docs/ralph.md). Scripts grep for them:
+// the words are swarm.py's, but for LIMIT and SET, which swarm added.
 const (
 	EventStart   Event = "START"   // an iteration starts: "iteration I/M"
 	EventEnd     Event = "END"     // an iteration ends: exit, reason, duration
