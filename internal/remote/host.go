@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 	"strings"
 	"unicode"
 )
@@ -35,17 +36,19 @@ type Host struct {
 	Options []string
 }
 
+// Compiled on first use: a package-level regexp is paid by every command
+// at start-up (the {0,63} alone is hundreds of allocations).
 var (
-	hostName   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	optionName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*$`)
+	hostName   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
+	envName    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	optionName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*$`) })
 )
 
 // ValidateName checks a host's name: it is typed before a worker's name
 // with a colon (gpu1:fixer) and becomes a column of listings, so it has a
 // worker name's characters and no colon.
 func ValidateName(name string) error {
-	if !hostName.MatchString(name) || name == Local {
+	if !hostName().MatchString(name) || name == Local {
 		return fmt.Errorf("invalid host name '%s' (use letters, digits, '.', '_', '-'; max 64; not %q)", name, Local)
 	}
 	return nil
@@ -81,7 +84,7 @@ func (h Host) Validate() error {
 	}
 	for _, kv := range h.Env {
 		k, _, ok := strings.Cut(kv, "=")
-		if !ok || !envName.MatchString(k) {
+		if !ok || !envName().MatchString(k) {
 			return fmt.Errorf("invalid environment variable '%s' (use KEY=VALUE)", kv)
 		}
 	}
@@ -96,7 +99,7 @@ func (h Host) Validate() error {
 // ValidateOption checks an ssh -o option: KEY=VALUE, the key a word.
 func ValidateOption(o string) error {
 	k, _, ok := strings.Cut(o, "=")
-	if !ok || !optionName.MatchString(k) {
+	if !ok || !optionName().MatchString(k) {
 		return fmt.Errorf("invalid ssh option '%s' (use KEY=VALUE, as in ssh -o Port=2222)", o)
 	}
 	return nil
