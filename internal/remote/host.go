@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sync"
 	"strings"
+	"sync"
 	"unicode"
 )
 
