@@ -425,10 +425,13 @@ func (m *Manager) makeWorktree(p *spawnPlan, rec *state.Worker, rollback *undo) 
 // windowScript runs a tmux worker's command and records how it ended:
 // "TOKEN CODE" into the exit file (state.WindowExit), whose time is the
 // end's. tmux 3.3 keeps a dead pane's status and time only now and then.
-// The shell catches the signals a terminal or kill sends the window's
-// process group, so it outlives the command to write the record; its
-// handlers are not inherited, so the command gets every signal as before.
-const windowScript = `f=$1; t=$2; shift 2; trap : HUP INT QUIT TERM; "$@"; c=$?; printf '%s %s\n' "$t" "$c" > "$f"; exit "$c"`
+// The shell catches the signals a terminal (Ctrl-C, Ctrl-\) or kill
+// (SIGTERM) sends the window's process group, so it outlives the command
+// to write the record; its handlers are not inherited, so the command
+// gets every signal as before. A hangup (the window or the server gone)
+// ends it with the command: there is nothing left to report to, and a
+// record written then could land in a state root being removed.
+const windowScript = `f=$1; t=$2; shift 2; trap : INT QUIT TERM; "$@"; c=$?; printf '%s %s\n' "$t" "$c" > "$f"; exit "$c"`
 
 // windowCommand is the argv a tmux worker's window runs: command under
 // windowScript.
