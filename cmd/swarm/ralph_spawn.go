@@ -90,6 +90,9 @@ when its last completion was rejected, or with --fail-on-cap.`,
 			if len(args) == 0 {
 				return fail(exitFail, "no command provided (use -- command...)")
 			}
+			if err := checkWorktreeFlags(w); err != nil {
+				return err
+			}
 			var err error
 			if opts.Heartbeat, err = parseSpawnHeartbeat(opts.IO, hb, cmd.Flags().Changed); err != nil {
 				return err

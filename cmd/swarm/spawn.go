@@ -89,7 +89,10 @@ func addWorkerSpawnFlags(fs *pflag.FlagSet, w *worker.SpawnOptions) {
 	fs.StringArrayVar(&w.Tags, "tag", nil, "tag the worker (repeatable)")
 	fs.StringArrayVar(&w.Env, "env", nil, "set KEY=VAL in the command's environment (repeatable)")
 	fs.StringVar(&w.Cwd, "cwd", "", "working directory (default: current)")
-	fs.BoolVar(&w.FreshBranch, "fresh-branch", false, "move an existing worktree branch to HEAD first (refused when that would drop commits or changes)")
+	fs.BoolVar(&w.FreshBranch, "fresh-branch", false, "move an existing worktree branch to HEAD (or --base) first (refused when that would drop commits or changes)")
+	fs.StringVar(&w.Base, "base", "", "branch, tag or commit a new worktree branch starts from (default: HEAD); swarm merge merges into it")
+	fs.BoolVar(&w.NewBranch, "new-branch", false, "refuse to reuse an existing worktree branch")
+	fs.StringVar(&w.WorktreeSetup, "worktree-setup", "", "shell command run in the worktree before the agent starts (e.g. 'npm ci'); its failure fails the spawn")
 	sizeVar(fs, &w.MaxLogSize, "max-log-size", logcap.DefaultMax, logcap.MinMax,
 		"cap each output log (a process worker's, each loop iteration's) at this size, keeping its head and tail")
 }
@@ -115,6 +118,23 @@ func (o *spawnOptions) check(lf *loopFlags) error {
 	}
 	if len(o.Worker.Command) == 0 {
 		return fail(exitFail, "no command provided (use -- command...)")
+	}
+	return checkWorktreeFlags(&o.Worker)
+}
+
+// checkWorktreeFlags refuses the worktree set-up flags on a worker that
+// gets no worktree: they would be ignored in silence.
+func checkWorktreeFlags(w *worker.SpawnOptions) error {
+	if w.Worktree {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"--base", w.Base != ""}, {"--new-branch", w.NewBranch}, {"--worktree-setup", w.WorktreeSetup != ""}} {
+		if f.set {
+			return usagef("%s needs a worktree (--worktree; ralph spawn makes one unless --no-worktree)", f.name)
+		}
 	}
 	return nil
 }

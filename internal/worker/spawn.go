@@ -62,9 +62,16 @@ type SpawnOptions struct {
 	// MaxLogSize caps a process worker's stdout and stderr logs (0: the
 	// default, logcap.DefaultMax).
 	MaxLogSize int64
-	// FreshBranch moves an existing worktree branch to HEAD (when that
-	// loses no work) instead of continuing on it.
+	// FreshBranch moves an existing worktree branch to HEAD (or Base;
+	// when that loses no work) instead of continuing on it.
 	FreshBranch bool
+	// Base is the branch, tag or commit a new worktree branch starts
+	// from ("": the repository's HEAD); NewBranch refuses to reuse an
+	// existing branch. WorktreeSetup is a shell command run in the
+	// worktree before the command starts (its failure fails the spawn).
+	Base          string
+	NewBranch     bool
+	WorktreeSetup string
 }
 
 // SpawnResult is a started worker.
@@ -140,6 +147,7 @@ func (u undo) run() {
 // created.
 type spawnPlan struct {
 	note     string // what makeWorktree found (an existing branch)
+	notes    []string
 	o        SpawnOptions
 	env      map[string]string
 	cwd      string // absolute, exists
@@ -229,6 +237,7 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 	if p.note != "" {
 		res.Notes = append(res.Notes, p.note)
 	}
+	res.Notes = append(res.Notes, p.notes...)
 	if o.ReadyWait && !o.NoStart {
 		m.waitSpawned(res, o)
 	}
@@ -330,6 +339,11 @@ func planWorktree(o SpawnOptions, root string) (*worktreePlan, error) {
 	if err := worktree.CheckBranch(root, branch); err != nil {
 		return nil, hint.Wrap(err, "give --branch a valid git branch name")
 	}
+	if o.Base != "" {
+		if _, err := worktree.ResolveBase(root, o.Base); err != nil {
+			return nil, err
+		}
+	}
 	_, statErr := os.Stat(path)
 	return &worktreePlan{Path: path, Branch: branch, BaseRepo: root, PathExisted: statErr == nil}, nil
 }
@@ -405,19 +419,46 @@ func (m *Manager) makeWorktree(p *spawnPlan, rec *state.Worker, rollback *undo) 
 		rec.Metadata[branchMadeKey] = commit
 		return m.note(*rec)
 	}
-	info, err := worktree.Create(wp.BaseRepo, wp.Path, wp.Branch,
-		worktree.CreateOptions{Fresh: p.o.FreshBranch, BeforeNewBranch: newBranch})
+	info, err := worktree.Create(wp.BaseRepo, wp.Path, wp.Branch, worktree.CreateOptions{
+		Fresh: p.o.FreshBranch, BeforeNewBranch: newBranch, Base: p.o.Base, NewBranch: p.o.NewBranch,
+	})
 	if err != nil {
 		return fmt.Errorf("failed to create worktree: %w", err)
 	}
+	// Set up below: what the copies and the set-up command put in a
+	// worktree this spawn made is this spawn's, and goes with it.
+	prepared := false
 	if !wp.PathExisted { // we made it: undo removes it (it is clean), and its new branch
-		rollback.add(func() { worktree.Undo(info) })
+		rollback.add(func() { worktree.Undo(info, prepared) })
 		rec.Metadata[worktreeMadeKey] = true
 	}
 	rec.Worktree = &state.WorktreeInfo{Path: info.Path, Branch: info.Branch, BaseRepo: info.BaseRepo}
 	rec.Cwd = info.Path
+	recordBase(rec, info)
 	p.note = info.Note()
-	return nil
+	prepared = p.o.WorktreeSetup != "" || worktree.HasIncludeFile(info.BaseRepo)
+	notes, err := m.prepareWorktree(p, info, !wp.PathExisted)
+	p.notes = append(p.notes, notes...)
+	return err
+}
+
+// recordBase keeps in the record what the worktree's branch was made
+// from: the base given, else the branch the repository had checked out.
+// A respawn's record keeps the base of the first spawn.
+func recordBase(rec *state.Worker, info worktree.Info) {
+	if _, ok := rec.Metadata[WorktreeBaseKey]; ok && info.Reused != "" {
+		return
+	}
+	base := info.Base
+	if base == "" {
+		base = worktree.CurrentBranch(info.BaseRepo)
+	}
+	if base != "" {
+		rec.Metadata[WorktreeBaseKey] = base
+	}
+	if info.BaseCommit != "" {
+		rec.Metadata[WorktreeBaseCommitKey] = info.BaseCommit
+	}
 }
 
 // launch checks the command and starts it in a tmux window or as a

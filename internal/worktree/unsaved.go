@@ -4,18 +4,22 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // checkClean returns a *DirtyError when the worktree at path holds work
 // that removing it would lose: what git status shows (changes, untracked
-// and git-ignored files), and what it does not (offBranch).
-func checkClean(path string) error {
+// and git-ignored files), and what it does not (offBranch). A git-ignored
+// file that is an unchanged copy of the base repository's (what
+// CopyIncluded put there) is no work.
+func checkClean(path, base string) error {
 	n, ign, err := status(path)
 	if err != nil {
 		return fmt.Errorf("cannot check %s for uncommitted changes: %w", path, err)
 	}
+	ign = slices.DeleteFunc(ign, func(name string) bool { return sameAsBase(path, base, name) })
 	d := &DirtyError{Path: path, Changes: n, Ignored: len(ign)}
 	if len(ign) > 0 {
 		d.FirstIgnored = ign[0]

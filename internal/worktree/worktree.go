@@ -37,6 +37,26 @@ type Info struct {
 	Commit        string
 	Behind, Ahead int
 	Fresh         bool
+	// Base is the ref a new branch starts from, as given ("" for the
+	// base repository's HEAD), BaseCommit the commit it named.
+	Base       string
+	BaseCommit string
+}
+
+// baseName is how a note names the base: "HEAD" or the ref given.
+func (i Info) baseName() string {
+	if i.Base == "" {
+		return "HEAD"
+	}
+	return i.Base
+}
+
+// baseRef is what git is given for the base.
+func (i Info) baseRef() string {
+	if i.BaseCommit != "" {
+		return i.BaseCommit
+	}
+	return "HEAD"
 }
 
 // Note says in words what Create did with an existing branch, for the
@@ -46,13 +66,14 @@ func (i Info) Note() string {
 	case i.Reused == "":
 		return ""
 	case i.Fresh:
-		return fmt.Sprintf("reset existing branch %s to HEAD (%s)", i.Branch, i.Commit)
+		return fmt.Sprintf("reset existing branch %s to %s (%s)", i.Branch, i.baseName(), i.Commit)
 	}
-	where := "up to date with HEAD"
+	base := i.baseName()
+	where := "up to date with " + base
 	if i.Behind > 0 || i.Ahead > 0 {
-		where = fmt.Sprintf("%d commit(s) behind HEAD, %d ahead", i.Behind, i.Ahead)
+		where = fmt.Sprintf("%d commit(s) behind %s, %d ahead", i.Behind, base, i.Ahead)
 		if i.Ahead == 0 {
-			where = fmt.Sprintf("%d commit(s) behind HEAD", i.Behind)
+			where = fmt.Sprintf("%d commit(s) behind %s", i.Behind, base)
 		}
 	}
 	what := "branch"
@@ -67,7 +88,7 @@ func (i *Info) describeBranch() {
 	if out, err := git(i.BaseRepo, "rev-parse", "--short", i.Branch); err == nil {
 		i.Commit = strings.TrimSpace(out)
 	}
-	if out, err := git(i.BaseRepo, "rev-list", "--left-right", "--count", "HEAD..."+i.Branch); err == nil {
+	if out, err := git(i.BaseRepo, "rev-list", "--left-right", "--count", i.baseRef()+"..."+i.Branch); err == nil {
 		fmt.Sscanf(strings.TrimSpace(out), "%d %d", &i.Behind, &i.Ahead)
 	}
 }
@@ -82,6 +103,49 @@ type CreateOptions struct {
 	// that records it there can undo the branch after a crash (git may
 	// have made the branch when it died). An error stops Create.
 	BeforeNewBranch func(commit string) error
+	// Base is the branch, tag or commit a new branch starts from (and
+	// Fresh moves an existing one to); "" is the base repository's HEAD.
+	Base string
+	// NewBranch refuses an existing branch (or worktree) instead of
+	// continuing on it: the work must start from Base.
+	NewBranch bool
+}
+
+// ResolveBase returns the commit base names in repo ("" is HEAD). A base
+// that is no commit there is an error that says how to list the refs.
+func ResolveBase(repo, base string) (string, error) {
+	ref := base
+	if ref == "" {
+		ref = "HEAD"
+	}
+	if strings.HasPrefix(ref, "-") {
+		return "", fmt.Errorf("invalid base '%s'", base)
+	}
+	out, err := git(repo, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	if err != nil {
+		if base == "" {
+			return "", fmt.Errorf("%s has no commit at HEAD to start a branch from (commit something first)", repo)
+		}
+		return "", hint.Errorf(fmt.Sprintf("give a branch, tag or commit of the repository (git -C %s branch -a lists the branches)", repo),
+			"unknown base '%s' in %s", base, repo)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// CurrentBranch is the branch checked out in dir, or "" (a detached
+// HEAD, no repository).
+func CurrentBranch(dir string) string {
+	out, err := git(dir, "symbolic-ref", "--short", "-q", "HEAD")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(out)
+}
+
+// errBranchExists refuses an existing branch under NewBranch.
+func errBranchExists(repo, branch string) error {
+	return hint.Errorf(fmt.Sprintf("pick another --branch, or delete the old one first: git -C %s branch -D %s", repo, branch),
+		"branch %s already exists (refusing to reuse it: a new branch was asked for)", branch)
 }
 
 // ErrNotRepo is returned when a directory is not inside a git work tree.
@@ -178,9 +242,10 @@ func DefaultPath(repoRoot, name string) string {
 }
 
 // Create adds a worktree at path on branch, creating the branch from the
-// current HEAD or checking out an existing one. If path already is a
-// worktree of this repository on that branch (a worktree kept because it
-// had uncommitted work), it is reused.
+// base (the current HEAD unless CreateOptions.Base) or checking out an
+// existing one (refused with CreateOptions.NewBranch). If path already is
+// a worktree of this repository on that branch (a worktree kept because
+// it had uncommitted work), it is reused.
 func Create(repoRoot, path, branch string, o ...CreateOptions) (Info, error) {
 	unlock, err := lockRepo(repoRoot)
 	if err != nil {
@@ -195,10 +260,18 @@ func Create(repoRoot, path, branch string, o ...CreateOptions) (Info, error) {
 		opt = o[0]
 	}
 	fresh := opt.Fresh
-	info := Info{Path: path, Branch: branch, BaseRepo: repoRoot}
+	info := Info{Path: path, Branch: branch, BaseRepo: repoRoot, Base: opt.Base}
+	if opt.Base != "" {
+		if info.BaseCommit, err = ResolveBase(repoRoot, opt.Base); err != nil {
+			return Info{}, err
+		}
+	}
 	if existing, ok := findWorktree(repoRoot, path); ok {
 		if existing != branch {
 			return Info{}, fmt.Errorf("%s is already a worktree on branch %s", path, existing)
+		}
+		if opt.NewBranch {
+			return Info{}, errBranchExists(repoRoot, branch)
 		}
 		info.Reused = "worktree"
 		info.describeBranch()
@@ -211,6 +284,9 @@ func Create(repoRoot, path, branch string, o ...CreateOptions) (Info, error) {
 		return Info{}, fmt.Errorf("%s already exists", path)
 	}
 	if branchExists(repoRoot, branch) {
+		if opt.NewBranch {
+			return Info{}, errBranchExists(repoRoot, branch)
+		}
 		info.Reused = "branch"
 		info.describeBranch()
 		if fresh {
@@ -228,15 +304,19 @@ func Create(repoRoot, path, branch string, o ...CreateOptions) (Info, error) {
 	return info, nil
 }
 
-// addWithNewBranch makes the worktree on a new branch at the base
-// repository's HEAD, telling before first where it makes the branch. A
-// failed git worktree add may have made the branch: it is deleted again.
+// addWithNewBranch makes the worktree on a new branch at the base (the
+// base repository's HEAD unless Base was given), telling before first
+// where it makes the branch. A failed git worktree add may have made the
+// branch: it is deleted again.
 func (i *Info) addWithNewBranch(before func(commit string) error) error {
-	head, err := git(i.BaseRepo, "rev-parse", "--verify", "HEAD^{commit}")
-	if err != nil {
-		return fmt.Errorf("%s has no commit at HEAD to start branch %s from (commit something first)", i.BaseRepo, i.Branch)
+	if i.BaseCommit == "" {
+		head, err := git(i.BaseRepo, "rev-parse", "--verify", "HEAD^{commit}")
+		if err != nil {
+			return fmt.Errorf("%s has no commit at HEAD to start branch %s from (commit something first)", i.BaseRepo, i.Branch)
+		}
+		i.BaseCommit = strings.TrimSpace(head)
 	}
-	i.BranchCommit = strings.TrimSpace(head)
+	i.BranchCommit = i.BaseCommit
 	if before != nil {
 		if err := before(i.BranchCommit); err != nil {
 			return err
@@ -293,13 +373,14 @@ func ensureParent(dir string) error {
 	return nil
 }
 
-// freshen moves the existing branch to the base repository's HEAD, in the
-// worktree wt when it has one, refusing when that would lose work.
+// freshen moves the existing branch to the base (the base repository's
+// HEAD unless Base was given), in the worktree wt when it has one,
+// refusing when that would lose work.
 func (i *Info) freshen(wt string) error {
 	if i.Ahead > 0 {
 		return fmt.Errorf("branch %s has %d commit(s) of its own; --fresh-branch would drop them (merge or delete the branch first)", i.Branch, i.Ahead)
 	}
-	head, err := git(i.BaseRepo, "rev-parse", "HEAD")
+	head, err := git(i.BaseRepo, "rev-parse", i.baseRef())
 	if err != nil {
 		return err
 	}
@@ -369,9 +450,10 @@ func canonical(p string) string {
 
 // Undo removes a worktree Create just made (or began to make: a path that
 // does not exist is fine), and its branch if Create made that too: a
-// failed or crashed spawn leaves nothing behind.
-func Undo(info Info) error {
-	if err := Remove(info, false); err != nil {
+// failed or crashed spawn leaves nothing behind. force removes it with
+// what the spawn put in it since (copied files, a set-up command's).
+func Undo(info Info, force ...bool) error {
+	if err := Remove(info, len(force) > 0 && force[0]); err != nil {
 		return err
 	}
 	if !info.NewBranch {
@@ -441,7 +523,7 @@ func Remove(info Info, force bool) error {
 	}
 	defer unlock()
 	if !force {
-		if err := checkClean(info.Path); err != nil {
+		if err := checkClean(info.Path, info.BaseRepo); err != nil {
 			return err
 		}
 	}
