@@ -54,6 +54,9 @@ var nameCompletions = map[string]nameSource{
 	// Every worker: a "running" record may be stale, and clean is how
 	// such a worker goes.
 	"clean": workers(anyWorker),
+	// The workers with a branch of their own.
+	"merge": workers(worktreeWorker),
+	"diff":  workers(worktreeWorker),
 
 	"ralph status": loops(anyLoop),
 	"ralph logs":   loops(anyLoop),

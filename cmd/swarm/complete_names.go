@@ -29,6 +29,9 @@ func liveTmuxWorker(root string, w *state.Worker) bool {
 	return tmuxWorker(root, w) && liveWorker(root, w)
 }
 
+// worktreeWorker: a worker in a worktree of its own (merge, diff).
+func worktreeWorker(_ string, w *state.Worker) bool { return w.Worktree != nil }
+
 // plainWorker: respawn refuses a ralph loop's worker.
 func plainWorker(_ string, w *state.Worker) bool { return !w.IsRalph() }
 

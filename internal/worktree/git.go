@@ -32,10 +32,14 @@ var safeConfig = []string{
 	// --no-ext-diff, but no command of swarm's is to run them.
 	"core.sshCommand=",
 	"diff.external=",
+	// Signing runs gpg.program (or gpg.ssh.program), which the
+	// repository's configuration can name, and may wait for a passphrase
+	// that a background merge can never be given.
+	"commit.gpgSign=false",
 }
 
 // filterFree are the git commands swarm runs that never read or write a
-// file's content, so never run a filter driver (see repoFilters).
+// file's content, so never run a filter driver (see repoDrivers).
 var filterFree = map[string]bool{
 	"rev-parse": true, "rev-list": true, "config": true, "check-ref-format": true,
 	"branch": true, "update-ref": true, "symbolic-ref": true, "worktree list": true, "worktree prune": true,
@@ -56,8 +60,9 @@ func git(dir string, args ...string) (string, error) {
 }
 
 // safeArgs puts the safety settings before args: safeConfig, and for a
-// command that may filter file content, the neutralising of every filter
-// driver the repository defines itself (repoFilters). With TrustRepoEnv
+// command that may filter or merge file content, the neutralising of
+// every filter and merge driver the repository defines itself
+// (repoDrivers). With TrustRepoEnv
 // set they are left out.
 func safeArgs(dir string, args []string) ([]string, error) {
 	if os.Getenv(TrustRepoEnv) == "1" {
@@ -72,15 +77,34 @@ func safeArgs(dir string, args []string) ([]string, error) {
 		cmd += " " + args[1]
 	}
 	if !filterFree[cmd] {
-		drivers, err := repoFilters(dir, pre)
+		drivers, merges, err := repoDrivers(dir, pre)
 		if err != nil {
 			return nil, err
 		}
 		for _, d := range drivers {
 			pre = append(pre, filterOff(d)...)
 		}
+		for _, d := range merges {
+			pre = append(pre, mergeDriverOff(d)...)
+		}
 	}
 	return append(pre, args...), nil
+}
+
+// falseEnv holds "false", the command a merge driver is set to.
+const falseEnv = "SWARM_GIT_FALSE"
+
+// mergeDriverOff makes the merge driver d's command "false": a file the
+// repository's .gitattributes gives that driver then conflicts whenever
+// both sides changed it, and is reported as a conflict (a driver with
+// an empty command would run as a shell that succeeds, and keep one
+// side silently).
+func mergeDriverOff(d string) []string {
+	name := "merge." + d + ".driver"
+	if strings.Contains(d, "=") {
+		return []string{"--config-env=" + name + "=" + falseEnv}
+	}
+	return []string{"-c", name + "=false"}
 }
 
 // filterOff empties the filter driver d's commands and makes it optional:
@@ -100,21 +124,22 @@ func filterOff(d string) []string {
 	return out
 }
 
-// repoFilters names the filter drivers (filter.<driver>.clean, smudge,
-// process) that the repository's own configuration sets: its config file,
-// a worktree's config.worktree, and what they include. Their commands
-// would run on a checkout or a status. Drivers set only in the system or
-// the user's global configuration (git-lfs's, say) are the user's own and
-// stay. pre is the safety configuration the lookup runs with.
-func repoFilters(dir string, pre []string) ([]string, error) {
-	out, code, err := runGit(dir, append(pre, "config", "-z", "--show-scope", "--get-regexp", `^filter\.`))
+// repoDrivers names the filter drivers (filter.<driver>.clean, smudge,
+// process) and the merge drivers (merge.<driver>.driver) that the
+// repository's own configuration sets: its config file, a worktree's
+// config.worktree, and what they include. Their commands would run on a
+// checkout or a status, and on a merge or rebase (swarm merge). Drivers
+// set only in the system or the user's global configuration (git-lfs's,
+// say) are the user's own and stay. pre is the safety configuration the
+// lookup runs with.
+func repoDrivers(dir string, pre []string) (filters, merges []string, err error) {
+	out, code, err := runGit(dir, append(pre, "config", "-z", "--show-scope", "--get-regexp", `^(filter|merge)\.`))
 	if code == 1 && out == "" {
-		return nil, nil // no filter configured
+		return nil, nil, nil // none configured
 	}
 	if err != nil {
-		return nil, errors.New("cannot read the repository's git configuration: " + err.Error())
+		return nil, nil, errors.New("cannot read the repository's git configuration: " + err.Error())
 	}
-	var drivers []string
 	fields := strings.Split(out, "\x00")
 	for i := 0; i+1 < len(fields); i += 2 {
 		scope, key := fields[i], fields[i+1]
@@ -122,17 +147,21 @@ func repoFilters(dir string, pre []string) ([]string, error) {
 		if scope == "system" || scope == "global" || scope == "command" {
 			continue
 		}
-		// filter.<driver>.<setting>: the driver is all between.
-		rest := strings.TrimPrefix(key, "filter.")
+		section, rest, _ := strings.Cut(key, ".")
+		// <section>.<driver>.<setting>: the driver is all between.
 		dot := strings.LastIndex(rest, ".")
 		if dot <= 0 {
-			continue
+			continue // merge.ff and the like: no driver
 		}
-		if d := rest[:dot]; !slices.Contains(drivers, d) {
-			drivers = append(drivers, d)
+		d, setting := rest[:dot], rest[dot+1:]
+		switch {
+		case section == "filter" && !slices.Contains(filters, d):
+			filters = append(filters, d)
+		case section == "merge" && setting == "driver" && !slices.Contains(merges, d):
+			merges = append(merges, d)
 		}
 	}
-	return drivers, nil
+	return filters, merges, nil
 }
 
 // runGit runs git -C dir args and returns its standard output and exit
@@ -142,7 +171,7 @@ func runGit(dir string, args []string) (string, int, error) {
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	// Never prompt for credentials or an editor from a background command.
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true", emptyEnv+"=")
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true", emptyEnv+"=", falseEnv+"=false")
 	if err := start(cmd); err != nil {
 		return "", -1, err
 	}

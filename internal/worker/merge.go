@@ -1,0 +1,143 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/swarmtools/swarm/internal/hint"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
+	"github.com/swarmtools/swarm/internal/worktree"
+)
+
+// MergeOptions is swarm merge's choice: the target branch ("": the
+// worker's base), the strategy, and whether to only look.
+type MergeOptions struct {
+	Into     string
+	Strategy string
+	DryRun   bool
+}
+
+// Merge merges worker name's branch into its base branch (or o.Into) in
+// a temporary worktree (worktree.Merge). A worker whose loop holds it
+// (running, paused, waiting), or whose worktree holds uncommitted work,
+// is refused: the merge would take a branch that is still changing, or
+// leave work behind.
+func (m *Manager) Merge(name string, o MergeOptions) (worktree.MergeResult, error) {
+	w, into, err := m.mergeTarget(name, o.Into)
+	if err != nil {
+		return worktree.MergeResult{}, err
+	}
+	if o.Strategy == "" {
+		o.Strategy = worktree.StrategyMerge
+	}
+	return worktree.Merge(worktree.MergeOptions{
+		Repo: w.Worktree.BaseRepo, Branch: w.Worktree.Branch, Into: into, Strategy: o.Strategy, DryRun: o.DryRun,
+	})
+}
+
+// mergeTarget checks that worker name can be merged now and returns its
+// record and the branch to merge into.
+func (m *Manager) mergeTarget(name, into string) (*state.Worker, string, error) {
+	w, err := m.Get(name)
+	if err != nil {
+		return nil, "", err
+	}
+	if w.Worktree == nil {
+		return nil, "", hint.Errorf("swarm merge takes the branch of a worker spawned with --worktree",
+			"worker '%s' has no worktree: nothing to merge", name)
+	}
+	if m.Hooks != nil {
+		if status := m.Hooks.LoopHolds(name); status != "" {
+			return nil, "", hint.Errorf(fmt.Sprintf("wait for it to end (swarm ralph wait %s) or stop it (swarm kill %s), then merge", name, name),
+				"worker '%s' has a ralph loop that is %s: its branch is still changing", name, status)
+		}
+	}
+	if err := checkCommitted(w); err != nil {
+		return nil, "", err
+	}
+	if into == "" {
+		if into, err = baseBranch(w); err != nil {
+			return nil, "", err
+		}
+	}
+	return w, into, nil
+}
+
+// checkCommitted refuses a worker whose worktree holds work its branch
+// does not have, with the command that shows it. A worktree that is gone
+// has none: its branch is merged as it is.
+func checkCommitted(w *state.Worker) error {
+	path := w.Worktree.Path
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	err := worktree.Committed(path)
+	var d *worktree.DirtyError
+	if !errors.As(err, &d) {
+		return err
+	}
+	see := fmt.Sprintf("see it: git -C %s status; commit it on branch %s, then merge", tmux.ShellQuote(path), w.Worktree.Branch)
+	switch {
+	case d.Changes > 0:
+		return hint.Errorf(see, "worker '%s' has %d uncommitted change(s) in its worktree %s", w.Name, d.Changes, path)
+	case d.Rebase:
+		return hint.Errorf(see, "worker '%s' has a rebase in progress in its worktree %s", w.Name, path)
+	}
+	return hint.Errorf(fmt.Sprintf("see it: git -C %s status; put the work on its branch (git -C %s checkout -B %s), then merge",
+		tmux.ShellQuote(path), tmux.ShellQuote(path), w.Worktree.Branch),
+		"worker '%s' has its worktree %s on no branch (HEAD detached%s)", w.Name, path, unsavedText(d))
+}
+
+func unsavedText(d *worktree.DirtyError) string {
+	if d.Unsaved == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d commit(s) on no branch", d.Unsaved)
+}
+
+// baseBranch is the branch a worker's work goes back to: the base its
+// worktree was made from when that is a branch, else (an older record)
+// the branch the base repository has checked out.
+func baseBranch(w *state.Worker) (string, error) {
+	base, _ := w.Metadata[WorktreeBaseKey].(string)
+	repo := w.Worktree.BaseRepo
+	if base == "" {
+		if base = worktree.CurrentBranch(repo); base == "" {
+			return "", hint.Errorf("give the branch to merge into: --into BRANCH",
+				"worker '%s' has no base branch recorded, and %s has no branch checked out", w.Name, repo)
+		}
+		return base, nil
+	}
+	if strings.HasPrefix(base, "refs/heads/") || worktree.IsBranch(repo, base) {
+		return strings.TrimPrefix(base, "refs/heads/"), nil
+	}
+	return "", hint.Errorf("give the branch to merge into: --into BRANCH",
+		"worker '%s' was made from %s, which is not a branch", w.Name, base)
+}
+
+// Diff writes worker name's changes against its base: the commits of its
+// branch since it left the base, and (when its worktree is there) what
+// is not committed yet; stat gives the diffstat instead.
+func (m *Manager) Diff(name string, stat bool) (string, error) {
+	w, err := m.Get(name)
+	if err != nil {
+		return "", err
+	}
+	if w.Worktree == nil {
+		return "", hint.Errorf("swarm diff shows the branch of a worker spawned with --worktree",
+			"worker '%s' has no worktree", name)
+	}
+	base, _ := w.Metadata[WorktreeBaseKey].(string)
+	if base == "" || !worktree.IsCommit(w.Worktree.BaseRepo, base) {
+		base, _ = w.Metadata[WorktreeBaseCommitKey].(string)
+	}
+	if base == "" {
+		if base = worktree.CurrentBranch(w.Worktree.BaseRepo); base == "" {
+			return "", fmt.Errorf("worker '%s' has no base recorded, and %s has no branch checked out", name, w.Worktree.BaseRepo)
+		}
+	}
+	return worktree.Diff(w.Worktree.BaseRepo, w.Worktree.Path, w.Worktree.Branch, base, stat)
+}

@@ -1,0 +1,201 @@
+package worktree
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// mergeRepo is a repository (main checked out, with a committer identity
+// in its config) and a worker worktree on branch w made from main; main
+// and w then each get a commit (a.txt on main, b.txt on w).
+func mergeRepo(t *testing.T) (repo, wt string) {
+	t.Helper()
+	repo = newRepo(t)
+	run(t, repo, "git", "config", "user.name", "Merger")
+	run(t, repo, "git", "config", "user.email", "merger@example.com")
+	commitFile(t, repo, "shared.txt", "base\n")
+	info, err := Create(repo, DefaultPath(repo, "w"), "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitFile(t, repo, "a.txt", "main\n")
+	commitFile(t, info.Path, "b.txt", "worker\n")
+	return repo, info.Path
+}
+
+func revParse(t *testing.T, dir, ref string) string {
+	t.Helper()
+	return strings.TrimSpace(run(t, dir, "git", "rev-parse", ref))
+}
+
+// worktreeCount is how many worktrees git lists for repo.
+func worktreeCount(t *testing.T, repo string) int {
+	return strings.Count(run(t, repo, "git", "worktree", "list", "--porcelain"), "worktree ")
+}
+
+// TestMergeStrategies (issue 19, item 2): each strategy lands the
+// worker's commit on main, which is checked out in the repository and
+// fast-forwarded there (a local change it does not touch is kept); the
+// history has the strategy's shape; no temporary worktree is left; the
+// worker's branch does not move.
+func TestMergeStrategies(t *testing.T) {
+	for _, c := range []struct {
+		strategy string
+		parents  int    // of main's new commit
+		subject  string // its subject
+	}{
+		{StrategyMerge, 2, "Merge branch 'w' into main"},
+		{StrategyRebase, 1, "add b.txt"},
+		{StrategySquash, 1, "Squashed branch 'w' into main"},
+	} {
+		t.Run(c.strategy, func(t *testing.T) {
+			repo, wt := mergeRepo(t)
+			oldMain, oldW := revParse(t, repo, "main"), revParse(t, wt, "HEAD")
+			os.WriteFile(filepath.Join(repo, "a.txt"), []byte("local edit\n"), 0o644)
+			res, err := Merge(MergeOptions{Repo: repo, Branch: "w", Into: "main", Strategy: c.strategy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Commits) != 1 || !strings.HasSuffix(res.Commits[0], " add b.txt") || !strings.Contains(res.Diffstat, "b.txt") {
+				t.Errorf("plan: %q %q", res.Commits, res.Diffstat)
+			}
+			if got := revParse(t, repo, "main"); got != res.NewCommit || got == oldMain {
+				t.Errorf("main at %s, want the merge's %s", got, res.NewCommit)
+			}
+			if res.Checkout != repo {
+				t.Errorf("checkout = %q, want %q", res.Checkout, repo)
+			}
+			parents := strings.Fields(run(t, repo, "git", "log", "-1", "--format=%P", "main"))
+			subject := strings.TrimSpace(run(t, repo, "git", "log", "-1", "--format=%s", "main"))
+			if len(parents) != c.parents || subject != c.subject {
+				t.Errorf("main's new commit: %d parent(s), subject %q", len(parents), subject)
+			}
+			if committer := strings.TrimSpace(run(t, repo, "git", "log", "-1", "--format=%cn <%ce>", "main")); committer != "Merger <merger@example.com>" {
+				t.Errorf("committer %q", committer)
+			}
+			if data, _ := os.ReadFile(filepath.Join(repo, "b.txt")); string(data) != "worker\n" {
+				t.Errorf("the checkout of main was not fast-forwarded: b.txt = %q", data)
+			}
+			if data, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(data) != "local edit\n" {
+				t.Errorf("the local edit of a.txt was lost: %q", data)
+			}
+			if got := revParse(t, wt, "HEAD"); got != oldW {
+				t.Error("the worker's branch moved")
+			}
+			if n := worktreeCount(t, repo); n != 2 {
+				t.Errorf("%d worktrees after the merge, want 2 (the temporary one removed)", n)
+			}
+			if _, err := PlanMerge(repo, "w", "main"); c.strategy == StrategyMerge && !errors.Is(err, ErrNothingToMerge) {
+				t.Errorf("a second plan after a merge: %v", err)
+			}
+		})
+	}
+}
+
+// TestMergeConflictChangesNothing (issue 19, item 2): a conflict is
+// reported with its files, for every strategy, and every ref, the
+// checkout and the worktree list are as they were.
+func TestMergeConflictChangesNothing(t *testing.T) {
+	for _, strategy := range Strategies {
+		t.Run(strategy, func(t *testing.T) {
+			repo, wt := mergeRepo(t)
+			commitFile(t, repo, "shared.txt", "main's\n")
+			commitFile(t, wt, "shared.txt", "worker's\n")
+			refs := run(t, repo, "git", "for-each-ref")
+			status := run(t, repo, "git", "status", "--porcelain")
+			_, err := Merge(MergeOptions{Repo: repo, Branch: "w", Into: "main", Strategy: strategy})
+			var conflict *ConflictError
+			if !errors.As(err, &conflict) || strings.Join(conflict.Files, " ") != "shared.txt" {
+				t.Fatalf("Merge = %v, want a conflict in shared.txt", err)
+			}
+			if !strings.Contains(err.Error(), "nothing was changed") {
+				t.Errorf("message: %v", err)
+			}
+			if got := run(t, repo, "git", "for-each-ref"); got != refs {
+				t.Errorf("refs changed:\n%s\nwas:\n%s", got, refs)
+			}
+			if got := run(t, repo, "git", "status", "--porcelain"); got != status {
+				t.Errorf("the checkout changed: %q", got)
+			}
+			if n := worktreeCount(t, repo); n != 2 {
+				t.Errorf("%d worktrees, want 2", n)
+			}
+		})
+	}
+}
+
+// TestMergeIntoBranchNotCheckedOut: a target no worktree has is moved by
+// update-ref; a dry run moves nothing; an unknown target is an error.
+func TestMergeIntoBranchNotCheckedOut(t *testing.T) {
+	repo, _ := mergeRepo(t)
+	run(t, repo, "git", "branch", "release", "main~1")
+	old := revParse(t, repo, "release")
+	res, err := Merge(MergeOptions{Repo: repo, Branch: "w", Into: "release", Strategy: StrategyMerge, DryRun: true})
+	if err != nil || res.NewCommit == "" || revParse(t, repo, "release") != old {
+		t.Fatalf("dry run: %+v %v", res, err)
+	}
+	res, err = Merge(MergeOptions{Repo: repo, Branch: "w", Into: "release", Strategy: StrategyMerge})
+	if err != nil || res.Checkout != "" || revParse(t, repo, "release") != res.NewCommit {
+		t.Fatalf("merge into release: %+v %v", res, err)
+	}
+	if _, err := Merge(MergeOptions{Repo: repo, Branch: "w", Into: "nosuch", Strategy: StrategyMerge}); err == nil || !strings.Contains(err.Error(), "no branch nosuch") {
+		t.Errorf("unknown target: %v", err)
+	}
+}
+
+// TestMergeRunsNoRepositoryProgram (issue 19, item 2, with issue 16's
+// rule): a merge in a repository whose configuration names a merge
+// driver, hooks and a signing program runs none of them; the file the
+// driver was for conflicts instead.
+func TestMergeRunsNoRepositoryProgram(t *testing.T) {
+	repo, wt := mergeRepo(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	prog := func(name string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte("#!/bin/sh\necho "+name+" >> "+marker+"\nexit 0\n"), 0o755)
+		return p
+	}
+	commitFile(t, repo, ".gitattributes", "*.cfg merge=evil\n")
+	run(t, wt, "git", "-c", "user.email=t@t", "-c", "user.name=t", "merge", "-q", "main")
+	commitFile(t, repo, "x.cfg", "main\n")
+	commitFile(t, wt, "x.cfg", "worker\n")
+	hooks := filepath.Join(dir, "hooks")
+	os.Mkdir(hooks, 0o755)
+	for _, h := range []string{"pre-merge-commit", "commit-msg", "post-merge", "post-rewrite", "reference-transaction"} {
+		os.Rename(prog("hook-"+h), filepath.Join(hooks, h))
+	}
+	for _, kv := range [][2]string{
+		{"merge.evil.driver", prog("driver") + " %O %A %B"},
+		{"core.hooksPath", hooks},
+		{"commit.gpgSign", "true"},
+		{"gpg.program", prog("gpg")},
+	} {
+		run(t, repo, "git", "config", kv[0], kv[1])
+	}
+	_, err := Merge(MergeOptions{Repo: repo, Branch: "w", Into: "main", Strategy: StrategyMerge})
+	var conflict *ConflictError
+	if !errors.As(err, &conflict) || strings.Join(conflict.Files, " ") != "x.cfg" {
+		t.Errorf("Merge = %v, want a conflict in x.cfg (its driver off)", err)
+	}
+	if data, _ := os.ReadFile(marker); len(data) > 0 {
+		t.Errorf("the merge ran the repository's programs: %s", data)
+	}
+}
+
+// TestMergeNeedsIdentity: without a committer identity the merge stops
+// before it begins, saying how to set one.
+func TestMergeNeedsIdentity(t *testing.T) {
+	repo, _ := mergeRepo(t)
+	run(t, repo, "git", "config", "--unset", "user.name")
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_COMMITTER_NAME", "")
+	_, err := Merge(MergeOptions{Repo: repo, Branch: "w", Into: "main", Strategy: StrategyMerge})
+	if err == nil || !strings.Contains(err.Error(), "no git identity") {
+		t.Errorf("Merge without an identity: %v", err)
+	}
+}
