@@ -1,0 +1,111 @@
+package main
+
+// Black-box tests of issue 19, item 2: swarm merge and swarm diff.
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/swarmtools/swarm/internal/testenv"
+)
+
+// lcMergeEnv is a repository (main checked out) with a branch "stable"
+// and a process worker w spawned with --worktree --base stable, whose
+// worktree has one commit of its own (b.txt).
+func lcMergeEnv(t *testing.T) (*testenv.Env, string) {
+	t.Helper()
+	e := testenv.New(t)
+	e.InitRepo()
+	e.Git(e.Dir, "config", "user.name", "Merger")
+	e.Git(e.Dir, "config", "user.email", "merger@example.com")
+	e.Git(e.Dir, "branch", "stable")
+	e.MustRun("spawn", "--name", "w", "--worktree", "--base", "stable", "--", "sleep", "300")
+	wt := wkWorktreePath(e, "w")
+	os.WriteFile(filepath.Join(wt, "b.txt"), []byte("worker\n"), 0o644)
+	e.Git(wt, "add", "b.txt")
+	e.Git(wt, "commit", "-qm", "add b.txt")
+	return e, wt
+}
+
+// TestMergeCommand: swarm merge refuses uncommitted work with the command
+// that shows it; --dry-run shows the commits and diffstat and changes
+// nothing; the merge goes into the worker's --base (stable), not the
+// branch checked out; diff shows the change; a second merge has nothing
+// to merge.
+func TestMergeCommand(t *testing.T) {
+	t.Parallel()
+	e, wt := lcMergeEnv(t)
+	os.WriteFile(filepath.Join(wt, "c.txt"), []byte("uncommitted\n"), 0o644)
+	wkExpect(t, "merge with uncommitted work", e.Run("merge", "w"), 1, "",
+		"swarm: error: worker 'w' has 1 uncommitted change(s) in its worktree "+wt+"\n"+
+			"hint: see it: git -C '"+wt+"' status; commit it on branch w, then merge\n")
+	os.Remove(filepath.Join(wt, "c.txt"))
+
+	diff := e.MustRun("diff", "w")
+	if !strings.Contains(diff.Stdout, "+++ b/b.txt\n") || !strings.Contains(diff.Stdout, "+worker\n") {
+		t.Errorf("swarm diff:\n%s", diff.Stdout)
+	}
+	if r := e.MustRun("diff", "w", "--stat"); !strings.Contains(r.Stdout, "b.txt | 1 +") {
+		t.Errorf("swarm diff --stat: %q", r.Stdout)
+	}
+
+	stable := strings.TrimSpace(e.Git(e.Dir, "rev-parse", "stable"))
+	r := e.MustRun("merge", "w", "--dry-run")
+	plan := regexp.MustCompile(`^would merge w \(branch w, 1 commit\(s\)\) into stable by merge:\n  [0-9a-f]+ add b.txt\n b.txt \| 1 \+\n 1 file changed, 1 insertion\(\+\)\ndry run: merges cleanly \(stable would move [0-9a-f]{12} -> [0-9a-f]{12}\); nothing was changed\n$`)
+	if !plan.MatchString(r.Stdout) || r.Stderr != "" {
+		t.Errorf("merge --dry-run: %s", r)
+	}
+	if got := strings.TrimSpace(e.Git(e.Dir, "rev-parse", "stable")); got != stable {
+		t.Error("--dry-run moved stable")
+	}
+
+	r = e.MustRun("merge", "w")
+	if !regexp.MustCompile(`\nmerged w into stable: [0-9a-f]{12} -> [0-9a-f]{12}\n$`).MatchString(r.Stdout) {
+		t.Errorf("merge: %s", r)
+	}
+	if got := e.Git(e.Dir, "show", "stable:b.txt"); got != "worker\n" {
+		t.Errorf("stable's b.txt: %q", got)
+	}
+	if wkExists(filepath.Join(e.Dir, "b.txt")) {
+		t.Error("the merge touched the checkout of main")
+	}
+	wkExpect(t, "merge again", e.Run("merge", "w"), 0, "w: nothing to merge: stable has every commit of w\n", "")
+}
+
+// TestMergeCommandConflictAndLoop: a conflict exits 1 listing the file
+// and leaves the target as it was; a worker whose ralph loop runs is
+// refused; a worker without a worktree is refused.
+func TestMergeCommandConflictAndLoop(t *testing.T) {
+	t.Parallel()
+	e, wt := lcMergeEnv(t)
+	e.Git(e.Dir, "checkout", "-q", "stable")
+	e.WriteFile("b.txt", "stable's\n")
+	e.Git(e.Dir, "add", "b.txt")
+	e.Git(e.Dir, "commit", "-qm", "stable b.txt")
+	before := e.Git(e.Dir, "for-each-ref")
+	r := e.Run("merge", "w", "--strategy", "rebase")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "swarm: error: merging w into stable (rebase) conflicts in 1 file(s): b.txt; nothing was changed\n") {
+		t.Errorf("conflicting merge: %s", r)
+	}
+	if e.Git(e.Dir, "for-each-ref") != before || e.Git(e.Dir, "status", "--porcelain") != "" {
+		t.Error("a conflicting merge changed a ref or the checkout")
+	}
+	if n := strings.Count(e.Git(e.Dir, "worktree", "list"), "\n"); n != 2 {
+		t.Errorf("%d worktrees after a conflict, want 2", n)
+	}
+	_ = wt
+
+	prompt := e.WriteFile("PROMPT.md", "work\n")
+	e.MustRun("ralph", "spawn", "--name", "loop", "--prompt-file", prompt, "--", e.Agent, "--script", "quiet")
+	wkExpect(t, "merge of a running loop", e.Run("merge", "loop"), 1, "",
+		"swarm: error: worker 'loop' has a ralph loop that is running: its branch is still changing\n"+
+			"hint: wait for it to end (swarm ralph wait loop) or stop it (swarm kill loop), then merge\n")
+	e.MustRun("kill", "loop")
+
+	e.MustRun("spawn", "--name", "plain", "--", "sleep", "300")
+	wkExpect(t, "merge without a worktree", e.Run("merge", "plain"), 1, "",
+		"swarm: error: worker 'plain' has no worktree: nothing to merge\nhint: swarm merge takes the branch of a worker spawned with --worktree\n")
+}
