@@ -40,7 +40,8 @@ monitor is dead, agents quiet for longer than the inactivity timeout, loops
 waiting out a usage limit and paused loops come first.
 
 Keys: up/down select; enter shows the worker's screen, or an ended loop's last
-output, and l the loop's events (esc goes back); a attaches (detach to come
+output, l the loop's events and d a worktree worker's diff against its base
+(esc goes back); a attaches (detach to come
 back); p pauses and r resumes the loop; k kills the worker after y confirms;
 / filters by name or tag (esc clears); ? shows every key; q quits. The
 terminal bell rings when a loop spawned with --notify ends while the board is

@@ -16,7 +16,9 @@ type keyMap struct {
 	Up, Down, PageUp, PageDown, Home, End key.Binding
 	// Open shows the selected worker's screen, or an ended loop's last
 	// output; Back leaves that view (enter works too).
-	Open, Back, Events             key.Binding
+	// Diff shows a worktree worker's changes against its base (in the
+	// full help only: the short line is full).
+	Open, Back, Events, Diff       key.Binding
 	Attach, Pause, Resume, Kill    key.Binding
 	Filter, ClearFilter, Help      key.Binding
 	Quit, ForceQuit, Yes           key.Binding
@@ -37,6 +39,7 @@ func newKeyMap() keyMap {
 		Open:        b("enter", "screen", "enter"),
 		Back:        b("esc", "back", "esc", "enter"),
 		Events:      b("l", "events", "l"),
+		Diff:        b("d", "diff", "d"),
 		Attach:      b("a", "attach", "a"),
 		Pause:       b("p", "pause", "p"),
 		Resume:      b("r", "resume", "r"),
@@ -71,7 +74,7 @@ func (h listHelp) FullHelp() [][]key.Binding {
 	k := h.k
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End},
-		{k.Open, k.Events, k.Attach},
+		{k.Open, k.Events, k.Diff, k.Attach},
 		{k.Pause, k.Resume, k.Kill},
 		{k.Filter, k.ClearFilter, k.Help, k.Quit},
 	}
@@ -84,7 +87,7 @@ func (h detailHelp) ShortHelp() []key.Binding {
 
 func (h detailHelp) FullHelp() [][]key.Binding {
 	k := h.k
-	return [][]key.Binding{{k.Back, k.Events, k.Attach}, {k.Pause, k.Resume, k.Kill}, {k.Help, k.Quit}}
+	return [][]key.Binding{{k.Back, k.Events, k.Diff, k.Attach}, {k.Pause, k.Resume, k.Kill}, {k.Help, k.Quit}}
 }
 
 func (h filterHelp) ShortHelp() []key.Binding {
@@ -214,13 +217,15 @@ func (m *Model) onActionKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 }
 
 // onDetailKey: esc or enter goes back to the list; l switches to the
-// loop's events.
+// loop's events, d to the worker's diff.
 func (m *Model) onDetailKey(k tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(k, m.keys.Back):
 		m.view, m.target, m.detail, m.detTitle, m.detErr = viewList, "", "", "", nil
 	case key.Matches(k, m.keys.Events):
 		return m.open(viewLog, m.target)
+	case key.Matches(k, m.keys.Diff):
+		return m.open(viewDiff, m.target)
 	}
 	return nil
 }
@@ -248,6 +253,8 @@ func (m *Model) onListKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.open(viewPeek, m.selected)
 	case key.Matches(k, m.keys.Events):
 		return m.open(viewLog, m.selected)
+	case key.Matches(k, m.keys.Diff):
+		return m.open(viewDiff, m.selected)
 	case key.Matches(k, m.keys.Filter):
 		m.editing = true
 		m.scroll()
@@ -275,8 +282,8 @@ func (m *Model) move(by int) {
 	m.syncSelection()
 }
 
-// open shows a worker's screen, a loop's events or an ended loop's last
-// output, read at once and then at every tick.
+// open shows a worker's screen, a loop's events, an ended loop's last
+// output or a worker's diff, read at once and then at every tick.
 func (m *Model) open(v view, name string) tea.Cmd {
 	if name == "" {
 		return nil

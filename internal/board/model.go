@@ -35,6 +35,7 @@ const (
 	viewPeek        // the selected worker's screen
 	viewLog         // the selected loop's events
 	viewOutput      // an ended loop's last iteration output
+	viewDiff        // the selected worker's changes against its base
 )
 
 // Options configure a board.
@@ -171,6 +172,8 @@ func (m *Model) fetchDetail() tea.Cmd {
 			msg.text, msg.err = src.Peek(name, lines)
 		case viewLog:
 			msg.text, msg.err = src.Events(name, lines)
+		case viewDiff:
+			msg.text, msg.err = src.Diff(name)
 		default:
 			var iter int
 			iter, msg.text, msg.err = src.Output(name, lines)

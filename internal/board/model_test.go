@@ -56,6 +56,15 @@ func (f *fakeSource) Kill(name string) (string, error) {
 	f.record("kill " + name)
 	return "killed " + name, nil
 }
+func (f *fakeSource) Diff(name string) (string, error) {
+	f.record("diff " + name)
+	var b strings.Builder
+	b.WriteString(" a.txt | 40 +++\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "+diff line %d\n", i)
+	}
+	return b.String(), nil
+}
 func (f *fakeSource) AttachCommand(name string) *exec.Cmd {
 	return exec.Command("true", name)
 }
@@ -297,6 +306,28 @@ func TestPeekAndLogViews(t *testing.T) {
 	h.keys("enter")
 	if h.m.view != viewList {
 		t.Error("enter did not go back")
+	}
+}
+
+// TestDiffView (issue 19, item 2): d opens the selected worker's diff
+// against its base, from the list and from another view; it shows the
+// top (the diffstat first), is read again every tick, and esc goes back.
+func TestDiffView(t *testing.T) {
+	h := newHarness(t)
+	h.keys("down", "d")
+	h.viewHas("diff of zombie against its base", " a.txt | 40 +++", "+diff line 1")
+	if strings.Contains(h.screen(), "+diff line 40") {
+		t.Errorf("the diff view shows the end of the diff, not its top:\n%s", h.screen())
+	}
+	h.send(tickMsg{})
+	if h.calls() != "diff zombie,diff zombie" {
+		t.Errorf("calls %q", h.calls())
+	}
+	h.keys("esc", "enter", "d")
+	h.viewHas("diff of zombie")
+	h.keys("esc")
+	if h.m.view != viewList {
+		t.Error("esc did not leave the diff view")
 	}
 }
 

@@ -36,6 +36,9 @@ type Source interface {
 	// AttachCommand is the command that attaches the terminal to a
 	// worker's window.
 	AttachCommand(name string) *exec.Cmd
+	// Diff returns a worktree worker's changes against its base: the
+	// diffstat, then the patch.
+	Diff(name string) (string, error)
 }
 
 // ManagerSource reads and acts through a worker manager.
@@ -87,6 +90,19 @@ func (s *ManagerSource) Output(name string, lines int) (int, string, error) {
 		return 0, "", err
 	}
 	return ralph.OutputTail(rs, lines)
+}
+
+// Diff returns the worker's diffstat and patch against its base.
+func (s *ManagerSource) Diff(name string) (string, error) {
+	stat, err := s.M.Diff(name, true)
+	if err != nil {
+		return "", err
+	}
+	patch, err := s.M.Diff(name, false)
+	if stat == "" && patch == "" {
+		return "(no changes)\n", err
+	}
+	return stat + "\n" + patch, err
 }
 
 // Pause pauses a loop (the running agent finishes its iteration).
@@ -209,6 +225,24 @@ func (s *HostsSource) Events(key string, lines int) (string, error) {
 	return s.local().Events(key, lines)
 }
 
+// Diff returns a worker's diff against its base: on a host, swarm diff
+// there (its output is shown as plain text, like every remote text).
+func (s *HostsSource) Diff(key string) (string, error) {
+	h, n, ok := split(key)
+	if !ok {
+		return s.local().Diff(key)
+	}
+	stat, err := s.Hosts.Run(h, "diff", n, "--stat")
+	if err != nil {
+		return "", err
+	}
+	patch, err := s.Hosts.Run(h, "diff", n)
+	if err != nil {
+		return "", err
+	}
+	return stat + "\n" + patch, nil
+}
+
 // Output returns the last lines of an ended loop's last iteration
 // output: on a host, its iteration from ralph status, then that
 // iteration's output.
@@ -290,6 +324,8 @@ func (noLocal) Snapshot() (Snapshot, error)             { return Snapshot{}, nil
 func (noLocal) Peek(string, int) (string, error)        { return "", errNoLocal }
 func (noLocal) Events(string, int) (string, error)      { return "", errNoLocal }
 func (noLocal) Output(string, int) (int, string, error) { return 0, "", errNoLocal }
+
+func (noLocal) Diff(string) (string, error) { return "", errNoLocal }
 func (noLocal) Pause(string) (string, error)            { return "", errNoLocal }
 func (noLocal) Resume(string) (string, error)           { return "", errNoLocal }
 func (noLocal) Kill(string) (string, error)             { return "", errNoLocal }

@@ -241,6 +241,8 @@ func (m *Model) detailView() []string {
 		title = fmt.Sprintf("events of %s", m.target)
 	case m.view == viewOutput:
 		title = fmt.Sprintf("last output of %s", m.target)
+	case m.view == viewDiff:
+		title = fmt.Sprintf("diff of %s against its base (swarm diff %s for all of it)", m.target, m.target)
 	}
 	lines := []string{m.styles.title.Render(m.clip(title))}
 	n := m.detailLines()
@@ -253,7 +255,12 @@ func (m *Model) detailView() []string {
 	default:
 		body = strings.Split(strings.TrimRight(m.detail, "\n"), "\n")
 	}
-	if len(body) > n {
+	switch {
+	case len(body) <= n:
+	case m.view == viewDiff:
+		// A diff reads from its top: the diffstat, then the patch.
+		body = body[:n]
+	default:
 		body = body[len(body)-n:]
 	}
 	// A screen, a loop's events and its output quote the agent: each
