@@ -195,6 +195,8 @@ func flagCompletion(f *factory, c *cobra.Command, fl *pflag.Flag) cobra.Completi
 	switch {
 	case fl.Name == "agent":
 		return fixedValues(agent.Names())
+	case fl.Name == "notify":
+		return fixedValues([]string{"desktop", "webhook:", "ntfy:"})
 	case fl.Name == "file" && commandPath(c) == "init":
 		return fixedValues([]string{"AGENTS.md", "CLAUDE.md"})
 	case fl.Name == "prompt-file":

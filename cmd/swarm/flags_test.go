@@ -184,6 +184,15 @@ var ipUsageCases = []struct {
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "/nonexistent/P.md", "--heartbeat", "abc", "--", "y"}, 1, "swarm: error: invalid heartbeat interval 'abc'\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--heartbeat", "4h", "--heartbeat-expire", "-1h", "--", "y"}, 1, "swarm: error: invalid heartbeat-expire '-1h'\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--heartbeat-expire"}, 2, "swarm: error: flag needs an argument: --heartbeat-expire (see: swarm ralph spawn --help)\n"},
+	// issue 19: --notify's targets, --on-complete
+	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--notify=mail:me", "--", "y"}, 2, "swarm: error: invalid --notify 'mail:me': unknown notification target 'mail:me' (use desktop, webhook:URL or ntfy:URL) (see: swarm ralph spawn --help)\n"},
+	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--notify", "ntfy:https://ntfy.sh/t", "--", "y"}, 2, "swarm: error: --notify takes its value with '=': --notify=ntfy:https://ntfy.sh/t (ntfy:https://ntfy.sh/t was read as the command) (see: swarm ralph spawn --help)\n"},
+	{[]string{"spawn", "--name", "x", "--ralph", "--prompt-file", "P.md", "--max-iterations", "1", "--notify", "desktop", "--", "y"}, 2, "swarm: error: --notify takes its value with '=': --notify=desktop (desktop was read as the command) (see: swarm spawn --help)\n"},
+	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--on-complete", "push", "--", "y"}, 2, "swarm: error: invalid choice for --on-complete: 'push' (use merge, rebase or squash) (see: swarm ralph spawn --help)\n"},
+	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--no-worktree", "--on-complete", "merge", "--", "y"}, 2, "swarm: error: --on-complete needs a worktree to merge (--worktree; ralph spawn makes one unless --no-worktree) (see: swarm ralph spawn --help)\n"},
+	{[]string{"merge", "a", "--strategy", "octopus"}, 2, "swarm: error: invalid choice for --strategy: 'octopus' (use merge, rebase or squash) (see: swarm merge --help)\n"},
+	{[]string{"merge"}, 2, "swarm: error: swarm merge expects one worker name (see: swarm merge --help)\n"},
+	{[]string{"diff", "a", "b"}, 2, "swarm: error: swarm diff expects one worker name (see: swarm diff --help)\n"},
 
 	// ralph run, pause, resume, stop
 	{[]string{"ralph", "run"}, 2, "swarm: error: swarm ralph run expects one loop name (see: swarm ralph run --help)\n"},

@@ -27,9 +27,10 @@ func TestLoopSpawnChecksConfig(t *testing.T) {
 	for _, c := range []struct {
 		name, content, problem string
 	}{
-		{"unknown key", `{"onexit": "notify"}`, `unknown key "onexit" (the keys are: on_exit)`},
+		{"unknown key", `{"onexit": "notify"}`, `unknown key "onexit" (the keys are: on_exit, notify)`},
 		{"bad JSON", `{"on_exit": "notify"`, `invalid JSON: unexpected EOF`},
 		{"wrong type", `{"on_exit": ["notify"]}`, `"on_exit" must be a string`},
+		{"bad notify target", `{"notify": ["desktop", "email:me"]}`, `unknown notification target 'email:me' (use desktop, webhook:URL or ntfy:URL)`},
 	} {
 		if err := os.WriteFile(config, []byte(c.content), 0o600); err != nil {
 			t.Fatal(err)
@@ -66,18 +67,29 @@ func TestLoopSpawnNotifyWithoutNotifier(t *testing.T) {
 	bare := t.TempDir()
 	withNotifier := t.TempDir()
 	testenv.WriteExecutable(t, filepath.Join(withNotifier, "notify-send"), "#!/bin/sh\nexit 0\n")
-	spawn := func(name, path string) testenv.Result {
+	spawnWith := func(name, path, notify string) testenv.Result {
 		t.Helper()
 		// --no-run: nothing runs that needs the PATH but the check.
 		e.Extra = []string{"PATH=" + path}
 		defer func() { e.Extra = nil }()
-		return e.Run("spawn", "--name", name, "--ralph", "--notify", "--prompt-file", prompt,
-			"--max-iterations", "1", "--no-run", "--", e.Agent)
+		args := []string{"spawn", "--name", name, "--ralph", "--prompt-file", prompt, "--max-iterations", "1", "--no-run"}
+		if notify != "" {
+			args = append(args, notify)
+		}
+		return e.Run(append(args, "--", e.Agent)...)
 	}
+	spawn := func(name, path string) testenv.Result { return spawnWith(name, path, "--notify") }
 	spawned := func(name string) string {
 		return "spawned " + name + " (tmux: " + wkSession(e) + ":" + name + ") [ralph mode: iteration 1/1]\nnot started (--no-run); start it with: swarm ralph run " + name + "\n"
 	}
 	wkExpect(t, "spawn --notify without notify-send", spawn("quiet", bare), 0, spawned("quiet"),
 		"swarm: warning: --notify: notify-send is not installed (not on PATH); the loop's end will only ring the bell in swarm top\n")
 	wkExpect(t, "spawn --notify with notify-send", spawn("loud", withNotifier), 0, spawned("loud"), "")
+	// A webhook needs no notify-send; desktop in config.json does.
+	wkExpect(t, "spawn --notify=webhook:URL", spawnWith("hook", bare, "--notify=webhook:http://127.0.0.1:9/x"), 0, spawned("hook"), "")
+	if err := os.WriteFile(filepath.Join(e.Home, "config.json"), []byte(`{"notify": ["desktop"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wkExpect(t, "desktop in config.json without notify-send", spawnWith("cfg", bare, ""), 0, spawned("cfg"),
+		"swarm: warning: --notify: notify-send is not installed (not on PATH); the loop's end will only ring the bell in swarm top\n")
 }

@@ -80,6 +80,27 @@ func TestSpawnRalphOptions(t *testing.T) {
 	ipEqual(t, "command", o.Worker.Command, []string{"claude"})
 }
 
+// TestLifecycleFlags (issue 19): the worktree set-up flags reach the
+// worker; a bare --notify is the desktop (swarm.py's bool flag), values
+// add targets; --on-complete names the strategy.
+func TestLifecycleFlags(t *testing.T) {
+	t.Parallel()
+	o := ipParse(t, newCmdRalphSpawn, "--name", "r", "--prompt-file", "P.md", "--base", "main", "--new-branch",
+		"--worktree-setup", "npm ci", "--notify", "--notify=webhook:http://127.0.0.1:8/h", "--notify=ntfy:https://ntfy.sh/t",
+		"--notify=webhook:http://127.0.0.1:8/h", "--on-complete", "squash", "--", "claude")
+	w, l := o.Spawn.Worker, o.Spawn.Loop
+	if w.Base != "main" || !w.NewBranch || w.WorktreeSetup != "npm ci" {
+		t.Errorf("worker options %+v", w)
+	}
+	ipEqual(t, "notify", []any{l.Notify, l.NotifyTo}, []any{true, []string{"webhook:http://127.0.0.1:8/h", "ntfy:https://ntfy.sh/t"}})
+	ipEqual(t, "on-complete", l.OnComplete, "squash")
+	ipEqual(t, "command", o.Spawn.Worker.Command, []string{"claude"})
+	s := ipParse(t, newCmdSpawn, "--name", "r", "--ralph", "--prompt-file", "P.md", "--max-iterations", "1", "--notify", "--", "claude")
+	ipEqual(t, "spawn --ralph --notify", []any{s.Loop.Loop.Notify, s.Loop.Loop.NotifyTo, s.Worker.Command}, []any{true, []string(nil), []string{"claude"}})
+	s = ipParse(t, newCmdSpawn, "--name", "r", "--ralph", "--prompt-file", "P.md", "--max-iterations", "1", "--notify", "claude")
+	ipEqual(t, "spawn --ralph --notify CMD", []any{s.Loop.Loop.Notify, s.Worker.Command}, []any{true, []string{"claude"}})
+}
+
 func TestRalphSpawnDefaults(t *testing.T) {
 	t.Parallel()
 	o := ipParse(t, newCmdRalphSpawn, "--name", "r", "--prompt-file", "PROMPT.md", "--", "claude", "-p")

@@ -2,12 +2,15 @@ package main
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/notify"
 	"github.com/swarmtools/swarm/internal/ralph"
+	"github.com/swarmtools/swarm/internal/worktree"
 )
 
 // loopFlags registers the ralph loop flags shared by spawn --ralph and
@@ -43,7 +46,9 @@ func registerLoopFlags(fs *pflag.FlagSet, o *ralph.SpawnOptions, maxIterations i
 	fs.BoolVar(&l.SameSession, "same-session", false, "when the agent goes quiet, type a continuation instead of restarting it")
 	durationVar(fs, &l.RestartDelay.Duration, "restart-delay", defaultRestartDelay, 0, "pause between iterations (seconds, or 500ms)")
 	fs.StringVar((*string)(&l.OnExit), "on-exit", "", "shell command run once when the loop ends (gets SWARM_EXIT_REASON, SWARM_EXIT_CODE, ...)")
-	fs.BoolVar(&l.Notify, "notify", false, "a desktop notification (notify-send) when the loop ends, and a bell in swarm top")
+	notifyVar(fs, l, "notify", "notify when the loop ends, pauses or waits out a usage limit: desktop (notify-send; the default), webhook:URL or ntfy:URL (repeatable; give a value with '='); swarm top rings its bell")
+	enumVar(fs, &l.OnComplete, "on-complete", "", []string{worktree.StrategyMerge, worktree.StrategyRebase, worktree.StrategySquash},
+		"when the loop ends complete, merge its branch into its base with this strategy (merge, rebase or squash; see swarm merge)")
 	intVar(fs, (*int)(&l.MaxContext), "max-context", 0, 0, maxContextPercent, "at this context usage %, ask the agent to commit and exit; at +15% restart it (0: off)")
 	fs.StringVar(&l.Agent, "agent", "", "the agent's profile ("+strings.Join(agent.Names(), ", ")+"); default: chosen from the command")
 	durationVar(fs, &l.IdleGrace.Duration, "idle-grace", ralph.DefaultIdleGrace, 0, "end an iteration when the agent finished its turn and sat idle this long (agents with a profile)")
@@ -57,6 +62,56 @@ func registerLoopFlags(fs *pflag.FlagSet, o *ralph.SpawnOptions, maxIterations i
 	fs.BoolVar(&o.CleanState, "clean-state", false, "remove old ralph state of this name first")
 	fs.BoolVar(&o.ForceDirty, "force-dirty", false, "with --replace, remove the old worktree even with uncommitted changes")
 	return lf
+}
+
+// notifyValue is --notify: with no value (swarm.py's bool flag) the
+// desktop; with one, a target of internal/notify; repeatable.
+type notifyValue struct{ o *ralph.Options }
+
+func (v *notifyValue) Type() string { return "target" }
+
+func (v *notifyValue) String() string {
+	var all []string
+	if v.o.Notify {
+		all = append(all, notify.Desktop)
+	}
+	return strings.Join(append(all, v.o.NotifyTo...), ",")
+}
+
+func (v *notifyValue) Set(s string) error {
+	t, err := notify.Parse(s)
+	switch {
+	case err != nil:
+		return err
+	case t.Kind == notify.Desktop:
+		v.o.Notify = true
+	case !slices.Contains(v.o.NotifyTo, t.String()):
+		v.o.NotifyTo = append(v.o.NotifyTo, t.String())
+	}
+	return nil
+}
+
+// notifyVar registers --notify: a bare --notify is the desktop, as the
+// bool flag swarm.py has (pflag's NoOptDefVal); a value is given with
+// "=" (--notify=ntfy:URL), since a word after it is the command's.
+func notifyVar(fs *pflag.FlagSet, o *ralph.Options, name, usage string) {
+	fs.Var(&notifyValue{o: o}, name, usage)
+	fs.Lookup(name).NoOptDefVal = notify.Desktop
+}
+
+// notifySpaced refuses a --notify whose value was given after a space:
+// pflag took the bare --notify (desktop) and the value became the first
+// word of the command, which would be run.
+func notifySpaced(changed bool, args []string) error {
+	if !changed || len(args) == 0 {
+		return nil
+	}
+	first := args[0]
+	if strings.HasPrefix(first, notify.Webhook+":") || strings.HasPrefix(first, notify.Ntfy+":") ||
+		(first == notify.Desktop && len(args) > 1 && args[1] == "--") {
+		return usagef("--notify takes its value with '=': --notify=%s (%s was read as the command)", first, first)
+	}
+	return nil
 }
 
 // completionWord reports whether s is what internal/ralph accepts as a

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/heartbeat"
+	"github.com/swarmtools/swarm/internal/notify"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/worker"
 )
@@ -91,6 +92,9 @@ when its last completion was rejected, or with --fail-on-cap.`,
 				return fail(exitFail, "no command provided (use -- command...)")
 			}
 			if err := checkWorktreeFlags(w); err != nil {
+				return err
+			}
+			if err := checkLifecycleFlags(cmd, args, w, &opts.Spawn.Loop); err != nil {
 				return err
 			}
 			var err error
@@ -193,6 +197,8 @@ func runEngine(io *IO, m *worker.Manager, name string) error {
 		}
 	}()
 	code, err := eng.Run(ctx)
+	// The loop's last notifications are being delivered: give them time.
+	ralph.WaitNotifications(notify.Drain)
 	if err != nil {
 		return &exitError{code: code, err: err}
 	}

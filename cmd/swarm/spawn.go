@@ -52,6 +52,9 @@ process whose output goes to $SWARM_HOME/logs/NAME.stdout.log.`,
 			if err := opts.check(lf); err != nil {
 				return err
 			}
+			if err := checkLifecycleFlags(cmd, args, &opts.Worker, &opts.Loop.Loop); err != nil {
+				return err
+			}
 			var err error
 			if opts.Heartbeat, err = parseSpawnHeartbeat(opts.IO, hb, cmd.Flags().Changed); err != nil {
 				return err
@@ -120,6 +123,19 @@ func (o *spawnOptions) check(lf *loopFlags) error {
 		return fail(exitFail, "no command provided (use -- command...)")
 	}
 	return checkWorktreeFlags(&o.Worker)
+}
+
+// checkLifecycleFlags checks the loop flags of issue 19 against the
+// command line: a --notify value given after a space, --on-complete
+// without a worktree to merge.
+func checkLifecycleFlags(cmd *cobra.Command, args []string, w *worker.SpawnOptions, l *ralph.Options) error {
+	if err := notifySpaced(cmd.Flags().Changed("notify"), args); err != nil {
+		return err
+	}
+	if l.OnComplete != "" && !w.Worktree {
+		return usagef("--on-complete needs a worktree to merge (--worktree; ralph spawn makes one unless --no-worktree)")
+	}
+	return nil
 }
 
 // checkWorktreeFlags refuses the worktree set-up flags on a worker that

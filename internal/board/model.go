@@ -287,13 +287,13 @@ func endedLoops(before map[string]bool, loops []*ralph.Info) []*ralph.Info {
 }
 
 // bellFor rings the bell once if any of the ended loops was spawned with
-// --notify.
+// --notify (whatever its targets).
 func (m *Model) bellFor(ended []*ralph.Info) tea.Cmd {
 	if m.opts.Bell == nil {
 		return nil
 	}
 	for _, in := range ended {
-		if in.State.Notify {
+		if in.State.Notify || len(in.State.NotifyTo) > 0 {
 			// Off the UI goroutine: the write waits for a frame being
 			// written.
 			bell := m.opts.Bell

@@ -325,8 +325,8 @@ func (noLocal) Peek(string, int) (string, error)        { return "", errNoLocal 
 func (noLocal) Events(string, int) (string, error)      { return "", errNoLocal }
 func (noLocal) Output(string, int) (int, string, error) { return 0, "", errNoLocal }
 
-func (noLocal) Diff(string) (string, error) { return "", errNoLocal }
-func (noLocal) Pause(string) (string, error)            { return "", errNoLocal }
-func (noLocal) Resume(string) (string, error)           { return "", errNoLocal }
-func (noLocal) Kill(string) (string, error)             { return "", errNoLocal }
-func (noLocal) AttachCommand(string) *exec.Cmd          { return exec.Command("false") }
+func (noLocal) Diff(string) (string, error)    { return "", errNoLocal }
+func (noLocal) Pause(string) (string, error)   { return "", errNoLocal }
+func (noLocal) Resume(string) (string, error)  { return "", errNoLocal }
+func (noLocal) Kill(string) (string, error)    { return "", errNoLocal }
+func (noLocal) AttachCommand(string) *exec.Cmd { return exec.Command("false") }

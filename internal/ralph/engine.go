@@ -129,6 +129,7 @@ func (e *Engine) log(event state.Event, format string, args ...any) {
 	if err := e.RS.Log(event, fmt.Sprintf(format, args...)); err != nil {
 		e.say("cannot write iterations.log: %v", err)
 	}
+	e.noteEvent(event, fmt.Sprintf(format, args...)) // notifications (lifecycle.go)
 }
 
 // update is a locked read-modify-write of the loop state; a failure is

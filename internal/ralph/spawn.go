@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/hint"
+	"github.com/swarmtools/swarm/internal/notify"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -49,10 +51,11 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 	if err := checkSpawn(&o); err != nil {
 		return nil, err
 	}
-	if err := checkConfig(m.Store); err != nil {
+	cfg, err := checkConfig(m.Store)
+	if err != nil {
 		return nil, err
 	}
-	if o.Loop.Notify {
+	if o.Loop.Notify || slices.Contains(cfg.Notify, notify.Desktop) {
 		warnNoNotifier(m)
 	}
 	rs := m.Store.Ralph(name)
@@ -147,15 +150,20 @@ func checkSpawn(o *SpawnOptions) error {
 	return err
 }
 
-// checkConfig reads config.json, whose on_exit runs when the loop ends: a
-// broken file is an error now, before anything is created, not a line in
-// monitor.log after the loop has ended.
-func checkConfig(s *state.Store) error {
-	if _, err := s.Config(); err != nil {
-		return hint.Errorf(`fix it or remove it; it holds settings for every loop: {"on_exit": "CMD"}`,
+// checkConfig reads config.json, whose on_exit runs and whose notify
+// targets are told when the loop ends: a broken file is an error now,
+// before anything is created, not a line in monitor.log after the loop
+// has ended.
+func checkConfig(s *state.Store) (state.Config, error) {
+	cfg, err := s.Config()
+	if err == nil {
+		_, err = notify.ParseAll(cfg.Notify)
+	}
+	if err != nil {
+		return cfg, hint.Errorf(`fix it or remove it; it holds settings for every loop: {"on_exit": "CMD"}`,
 			"invalid %s: %v", s.ConfigPath(), err)
 	}
-	return nil
+	return cfg, nil
 }
 
 // warnNoNotifier warns when --notify has nothing to notify with: the loop's

@@ -184,6 +184,7 @@ func tail(s string, n int) string {
 // gets the outcome in its environment (SWARM_WORKER, SWARM_EXIT_REASON,
 // SWARM_EXIT_CODE, SWARM_EXIT_DETAIL, SWARM_ITERATIONS).
 func (e *Engine) onExit(st *state.Ralph, code int) {
+	e.afterEnd(st, code) // --on-complete merge, notifications (lifecycle.go)
 	env := append(os.Environ(),
 		"SWARM_WORKER="+e.Name,
 		"SWARM_EXIT_REASON="+string(st.ExitReason),
@@ -220,9 +221,6 @@ func (e *Engine) globalHook() string {
 	}
 	return cfg.OnExit
 }
-
-// Notifier is the program --notify runs when a loop ends.
-const Notifier = "notify-send"
 
 // notify shows a desktop notification with notify-send, when it is
 // installed (swarm top rings the terminal bell for these loops too).

@@ -18,7 +18,32 @@ type Config struct {
 	// OnExit is a shell command run whenever a loop ends, with the same
 	// environment as a loop's --on-exit (SWARM_ON_EXIT overrides it).
 	OnExit string `json:"on_exit,omitempty"`
+	// Notify are notification targets every loop notifies besides its
+	// own --notify: "desktop", "webhook:URL", "ntfy:URL"; one as a string
+	// or several as a list.
+	Notify StringList `json:"notify,omitempty"`
 }
+
+// StringList is a JSON string or list of strings.
+type StringList []string
+
+// UnmarshalJSON takes "x" or ["x", "y"].
+func (l *StringList) UnmarshalJSON(data []byte) error {
+	var one string
+	if err := json.Unmarshal(data, &one); err == nil {
+		*l = StringList{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(data, &many); err != nil {
+		return errNotifyType
+	}
+	*l = many
+	return nil
+}
+
+// errNotifyType is the one type error of "notify".
+var errNotifyType = errors.New(`"notify" must be a string or a list of strings`)
 
 // ConfigPath is where Config lives.
 func (s *Store) ConfigPath() string { return filepath.Join(s.Root, "config.json") }
@@ -66,13 +91,15 @@ func decodeConfig(data []byte, c *Config) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, errNotifyType):
+		return errNotifyType
 	case errors.As(err, &typeErr) && typeErr.Field != "":
 		return fmt.Errorf("%q must be a %s", typeErr.Field, typeErr.Type)
 	case errors.As(err, &typeErr):
 		return errors.New(`not a JSON object (write {"on_exit": "CMD"})`)
 	}
 	if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return fmt.Errorf("unknown key %s (the keys are: on_exit)", key)
+		return fmt.Errorf("unknown key %s (the keys are: on_exit, notify)", key)
 	}
 	return fmt.Errorf("invalid JSON: %w", err)
 }

@@ -2,6 +2,7 @@ package state
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -15,7 +16,7 @@ func TestConfigStrict(t *testing.T) {
 		{"missing", "", "", ""},
 		{"empty object", "{}", "", ""},
 		{"on_exit", `{"on_exit": "notify"}`, "notify", ""},
-		{"unknown key", `{"on_exit": "x", "onexit": "y"}`, "", `unknown key "onexit" (the keys are: on_exit)`},
+		{"unknown key", `{"on_exit": "x", "onexit": "y"}`, "", `unknown key "onexit" (the keys are: on_exit, notify)`},
 		{"wrong type", `{"on_exit": 3}`, "", `"on_exit" must be a string`},
 		{"bad JSON", `{"on_exit": "x"`, "", "invalid JSON: unexpected EOF"},
 		{"two values", `{} {}`, "", "invalid JSON: more than one JSON value"},
@@ -37,6 +38,38 @@ func TestConfigStrict(t *testing.T) {
 				t.Errorf("error %v, want %q", err, tc.err)
 			case tc.err == "" && c.OnExit != tc.onExit:
 				t.Errorf("on_exit %q, want %q", c.OnExit, tc.onExit)
+			}
+		})
+	}
+}
+
+// TestConfigNotify (issue 19, item 4): notify in config.json is one
+// target as a string or several as a list; anything else is an error.
+func TestConfigNotify(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, data, want, err string
+	}{
+		{"one", `{"notify": "ntfy:https://ntfy.sh/t"}`, "ntfy:https://ntfy.sh/t", ""},
+		{"list", `{"notify": ["desktop", "webhook:http://h/x"]}`, "desktop webhook:http://h/x", ""},
+		{"number", `{"notify": 3}`, "", `"notify" must be a string or a list of strings`},
+		{"list of numbers", `{"notify": [1]}`, "", `"notify" must be a string or a list of strings`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := newStore(t)
+			if err := os.WriteFile(s.ConfigPath(), []byte(tc.data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			c, err := s.Config()
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Errorf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || strings.Join(c.Notify, " ") != tc.want {
+				t.Errorf("notify %q, %v; want %q", c.Notify, err, tc.want)
 			}
 		})
 	}

@@ -122,8 +122,14 @@ type LoopConfig struct {
 	LimitPatterns []string `json:"limit_patterns,omitempty"`
 	ReadyPatterns []string `json:"ready_patterns,omitempty"`
 	// Notify: a desktop notification when the loop ends, and a bell in
-	// swarm top (--notify).
-	Notify bool `json:"notify"`
+	// swarm top (--notify). NotifyTo are the targets --notify named
+	// (desktop, webhook:URL, ntfy:URL); without them Notify means
+	// desktop, as swarm.py's --notify did.
+	Notify   bool     `json:"notify"`
+	NotifyTo []string `json:"notify_to,omitempty"`
+	// OnComplete is the merge strategy a loop that ends complete merges
+	// its worker's branch into its base with ("": none).
+	OnComplete string `json:"on_complete,omitempty"`
 	// MaxLogSize caps each iteration's output log (0: logcap.DefaultMax).
 	MaxLogSize int64 `json:"max_log_size"`
 }
@@ -240,7 +246,7 @@ var ralphKeyOrder = []string{
 	"restart_delay", "on_exit", "work_dir",
 	"agent", "idle_grace", "limit_message", "limit_wait", "limit_patterns", "ready_patterns",
 	"agent_state", "agent_detail", "last_error", "waiting_until", "limit_waits",
-	"last_rejection", "last_check_output", "cap_incomplete", "notify", "max_log_size",
+	"last_rejection", "last_check_output", "cap_incomplete", "notify", "notify_to", "on_complete", "max_log_size",
 	"agent_pid", "agent_start_ticks", "agent_boot_id",
 	"iteration_active", "output_offset", "prompt_delivered", "prompt_entered",
 	"prompt_sha256", "prompt_bytes", "start_head", "start_tree", "pending_feedback",

@@ -308,7 +308,7 @@ func TestRalphActiveOrUnreadable(t *testing.T) {
 // config.json: missing is an empty config, invalid JSON an error.
 func TestConfig(t *testing.T) {
 	s, _ := newStore(t)
-	if c, err := s.Config(); err != nil || c != (Config{}) {
+	if c, err := s.Config(); err != nil || c.OnExit != "" || c.Notify != nil {
 		t.Fatalf("missing config = %+v, %v", c, err)
 	}
 	os.WriteFile(s.ConfigPath(), []byte(`{"on_exit": "echo done"}`), 0o600)
