@@ -57,6 +57,8 @@ var nameCompletions = map[string]nameSource{
 	// The workers with a branch of their own.
 	"merge": workers(worktreeWorker),
 	"diff":  workers(worktreeWorker),
+	// Any: a "running" record may be lost.
+	"restore": workers(anyWorker),
 
 	"ralph status": loops(anyLoop),
 	"ralph logs":   loops(anyLoop),

@@ -193,6 +193,8 @@ var ipUsageCases = []struct {
 	{[]string{"merge", "a", "--strategy", "octopus"}, 2, "swarm: error: invalid choice for --strategy: 'octopus' (use merge, rebase or squash) (see: swarm merge --help)\n"},
 	{[]string{"merge"}, 2, "swarm: error: swarm merge expects one worker name (see: swarm merge --help)\n"},
 	{[]string{"diff", "a", "b"}, 2, "swarm: error: swarm diff expects one worker name (see: swarm diff --help)\n"},
+	{[]string{"restore"}, 2, "swarm: error: give worker names, --all or --install-unit (see: swarm restore --help)\n"},
+	{[]string{"restore", "--all", "a"}, 2, "swarm: error: give worker names or --all, not both (see: swarm restore --help)\n"},
 
 	// ralph run, pause, resume, stop
 	{[]string{"ralph", "run"}, 2, "swarm: error: swarm ralph run expects one loop name (see: swarm ralph run --help)\n"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/restore"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/termtext"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -70,6 +71,7 @@ func (opts *lsOptions) listed() ([]worker.Live, error) {
 	if err != nil {
 		return nil, &exitError{code: exitFail, err: err}
 	}
+	restore.Mark(m, live)
 	var shown []worker.Live
 	for _, l := range live {
 		if opts.Status != "all" && l.Status != opts.Status {
@@ -85,7 +87,7 @@ func (opts *lsOptions) listed() ([]worker.Live, error) {
 
 // recordOf is a worker as ls --format json prints it.
 func recordOf(l worker.Live) lsRecord {
-	r := lsRecord{Worker: l.Worker}
+	r := lsRecord{Worker: l.Worker, Lost: l.Lost}
 	if code, ok := exitOf(l); ok {
 		r.ExitCode = &code
 	}
@@ -118,10 +120,12 @@ func runLs(opts *lsOptions) error {
 // lsRecord is a worker record as ls --format json prints it: swarm.py's
 // keys with the live status, and the exit code of a worker whose command
 // exited (a tmux worker's pane kept, a process worker's recorded by its
-// supervisor), which swarm.py readers ignore.
+// supervisor), and lost for one a reboot or a killed tmux server took
+// (swarm restore brings it back), which swarm.py readers ignore.
 type lsRecord struct {
 	state.Worker
 	ExitCode *int `json:"exit_code,omitempty"`
+	Lost     bool `json:"lost,omitempty"`
 }
 
 // exitOf is a stopped worker's exit code, when it is known.
@@ -130,7 +134,8 @@ func exitOf(l worker.Live) (int, bool) {
 }
 
 // printWorkerTable prints swarm.py's ls columns; a stopped worker's exit
-// code, when known, follows its status ("stopped(3)").
+// code, when known, follows its status ("stopped(3)"), and a lost one is
+// noted so ("stopped(lost)": swarm restore brings it back).
 func printWorkerTable(w io.Writer, shown []worker.Live) error {
 	if len(shown) == 0 {
 		return nil
@@ -167,6 +172,9 @@ func workerCells(l worker.Live) []string {
 	status := l.Status
 	if code, ok := exitOf(l); ok {
 		status = fmt.Sprintf("%s(%d)", l.Status, code)
+	}
+	if l.Lost {
+		status = l.Status + "(lost)"
 	}
 	cells := []string{l.Name, status, where, age(l.Started), wt, tags}
 	for i, c := range cells {

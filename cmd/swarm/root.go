@@ -81,7 +81,7 @@ State lives in $SWARM_HOME (else $SWARM_DIR, else ~/.swarm).`,
 		newCmdRespawn(f, nil), newCmdInit(f, nil), newCmdVersion(f, nil), newCmdRalph(f), newCmdHeartbeat(f),
 		newCmdTop(f, nil), newCmdLogPipe(f, nil), newCmdSupervise(f, nil), newCmdExec(f, nil),
 		newCmdHosts(f), newCmdWithPrompt(f),
-		newCmdMerge(f, nil), newCmdDiff(f, nil),
+		newCmdMerge(f, nil), newCmdDiff(f, nil), newCmdRestore(f, nil),
 	)
 	addHostFlags(cmd)
 	cmd.InitDefaultCompletionCmd()

@@ -91,6 +91,10 @@ type WindowExit struct {
 	Token    string
 	ExitCode int
 	Ended    time.Time
+	// Signal is the signal the window's shell itself got while the
+	// command ran ("term": a stop, a shutdown), "" for none: the command
+	// ended by itself.
+	Signal string
 }
 
 // WindowExitPath is where the window of tmux worker name records how its
@@ -114,8 +118,9 @@ func (s *Store) PrepareWindowExit(name string) (string, error) {
 	return path, f.Close()
 }
 
-// WindowExit reads worker name's window exit record ("TOKEN CODE"); ok is
-// false when there is none (the command runs, or ended unrecorded).
+// WindowExit reads worker name's window exit record ("TOKEN CODE", then
+// the signal the shell got, if any); ok is false when there is none (the
+// command runs, or ended unrecorded).
 func (s *Store) WindowExit(name string) (e WindowExit, ok bool) {
 	path := s.WindowExitPath(name)
 	f, err := OpenFile(path, os.O_RDONLY, 0)
@@ -131,12 +136,19 @@ func (s *Store) WindowExit(name string) (e WindowExit, ok bool) {
 	if err != nil {
 		return e, false
 	}
-	token, code, found := strings.Cut(strings.TrimSpace(string(data)), " ")
-	n, err := strconv.Atoi(code)
-	if !found || err != nil || token == "" {
+	words := strings.Fields(string(data))
+	if len(words) < 2 || len(words) > 3 {
 		return e, false
 	}
-	return WindowExit{Token: token, ExitCode: n, Ended: fi.ModTime()}, true
+	n, err := strconv.Atoi(words[1])
+	if err != nil {
+		return e, false
+	}
+	e = WindowExit{Token: words[0], ExitCode: n, Ended: fi.ModTime()}
+	if len(words) == 3 {
+		e.Signal = words[2]
+	}
+	return e, true
 }
 
 // RemoveWindowExit removes worker name's window exit record, if any.

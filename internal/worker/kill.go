@@ -321,8 +321,27 @@ func (m *Manager) Respawn(name string, o RespawnOptions) (*SpawnResult, error) {
 	if _, err := m.stop(w); err != nil {
 		return nil, err
 	}
+	opts := respawnOptions(w)
+	if w.Worktree != nil {
+		if o.CleanFirst {
+			if err := worktree.Remove(WorktreeOf(w), o.ForceDirty); err != nil {
+				var dirty *worktree.DirtyError
+				if errors.As(err, &dirty) {
+					return nil, fmt.Errorf("cannot remove worktree for '%s': %w (use --force-dirty to discard it)", name, err)
+				}
+				return nil, fmt.Errorf("cannot remove worktree for '%s': %w", name, err)
+			}
+		}
+	}
+	return m.Spawn(opts)
+}
+
+// respawnOptions starts the worker of record w again as it was: the same
+// command, env, tags, directory, session, socket and worktree, updating
+// the record in place.
+func respawnOptions(w *state.Worker) SpawnOptions {
 	opts := SpawnOptions{
-		Name: name, Command: w.Cmd, Tmux: w.Tmux != nil, Tags: w.Tags, Env: EnvList(w.Env),
+		Name: w.Name, Command: w.Cmd, Tmux: w.Tmux != nil, Tags: w.Tags, Env: EnvList(w.Env),
 		Cwd: w.Cwd, Metadata: w.Metadata, Replace: true,
 	}
 	if w.Tmux != nil {
@@ -336,15 +355,6 @@ func (m *Manager) Respawn(name string, o RespawnOptions) (*SpawnResult, error) {
 		opts.Cwd = w.Worktree.BaseRepo
 		opts.Branch = w.Worktree.Branch
 		opts.WorktreeDir = filepath.Dir(w.Worktree.Path)
-		if o.CleanFirst {
-			if err := worktree.Remove(WorktreeOf(w), o.ForceDirty); err != nil {
-				var dirty *worktree.DirtyError
-				if errors.As(err, &dirty) {
-					return nil, fmt.Errorf("cannot remove worktree for '%s': %w (use --force-dirty to discard it)", name, err)
-				}
-				return nil, fmt.Errorf("cannot remove worktree for '%s': %w", name, err)
-			}
-		}
 	}
-	return m.Spawn(opts)
+	return opts
 }

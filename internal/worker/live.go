@@ -3,6 +3,7 @@ package worker
 import (
 	"fmt"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/state"
@@ -31,6 +32,10 @@ type Live struct {
 	// Crashed: the record is "starting" but the process spawning it is
 	// gone (killed mid-spawn).
 	Crashed bool
+	// Lost: a tmux worker whose record says running while its window is
+	// gone, and whose command did not end by itself (a tmux server
+	// killed, a reboot): swarm restore brings it back.
+	Lost bool
 }
 
 // Running reports the refreshed status.
@@ -75,6 +80,8 @@ func (m *Manager) Refresh(workers []state.Worker) ([]Live, error) {
 				if !win.AllDead || w.IsRalph() {
 					l.Status = state.StatusRunning
 				}
+			} else if _, reachable := byServer[Server(&w)]; reachable {
+				l.Lost = m.lost(&l, w.Status)
 			}
 		case w.PID != nil:
 			if t, ok := processTarget(&l.Worker); ok && t.Alive() {
@@ -161,6 +168,32 @@ func (m *Manager) status(name string, rollBack bool) (*Live, error) {
 	}
 	return &live[0], nil
 }
+
+// lost reports whether a tmux worker whose window is gone was lost: its
+// record says running (kill marks it stopped), it is no loop's (a loop
+// is lost by its monitor: internal/restore), and its command did not end
+// by itself: no record of its end (its shell was hung up with the window,
+// or killed), or one the shell wrote after it was terminated, or of a
+// command that died of SIGHUP or SIGTERM (the tmux server's end, a
+// shutdown). An end it recorded is kept.
+func (m *Manager) lost(l *Live, recorded string) bool {
+	if recorded != state.StatusRunning || l.IsRalph() {
+		return false
+	}
+	token, _ := l.Metadata[WindowTokenKey].(string)
+	e, ok := m.Store.WindowExit(l.Name)
+	if !ok || token == "" || e.Token != token {
+		return true
+	}
+	if e.Signal != "" || e.ExitCode == sigExit(syscall.SIGHUP) || e.ExitCode == sigExit(syscall.SIGTERM) {
+		return true
+	}
+	l.ExitCode, l.HasExit, l.Ended = e.ExitCode, true, e.Ended
+	return false
+}
+
+// sigExit is the shell's exit status of a command killed by sig.
+func sigExit(sig syscall.Signal) int { return 128 + int(sig) }
 
 // processEnd fills in how a stopped process worker ended, from its
 // supervisor's record, if that record is about the worker's own process

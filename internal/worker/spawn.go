@@ -465,14 +465,18 @@ func recordBase(rec *state.Worker, info worktree.Info) {
 // detached process (nothing with NoStart: the ralph monitor starts it).
 // windowScript runs a tmux worker's command and records how it ended:
 // "TOKEN CODE" into the exit file (state.WindowExit), whose time is the
-// end's. tmux 3.3 keeps a dead pane's status and time only now and then.
-// The shell catches the signals a terminal (Ctrl-C, Ctrl-\) or kill
-// (SIGTERM) sends the window's process group, so it outlives the command
-// to write the record; its handlers are not inherited, so the command
-// gets every signal as before. A hangup (the window or the server gone)
-// ends it with the command: there is nothing left to report to, and a
-// record written then could land in a state root being removed.
-const windowScript = `f=$1; t=$2; shift 2; trap : INT QUIT TERM; "$@"; c=$?; printf '%s %s\n' "$t" "$c" > "$f"; exit "$c"`
+// end's, then "term" when the shell itself got SIGTERM (a stop, a
+// shutdown): the command did not end by itself, and a worker whose window
+// is gone too was lost (swarm restore). tmux 3.3 keeps a dead pane's
+// status and time only now and then. The shell catches the signals a
+// terminal or kill sends the window's process group, so it outlives the
+// command to write the record; its handlers are not inherited, so the
+// command gets every signal as before. All but SIGHUP: when the window or
+// its tmux server goes, only the shell (the session leader) is hung up,
+// and it must die of it for the kernel to hang up the command too (a
+// shell that lived on would leave the agent running with no window);
+// such an end is not recorded, and the worker is lost.
+const windowScript = `f=$1; t=$2; shift 2; h=; trap 'h=term' TERM; trap : INT QUIT; "$@"; c=$?; printf '%s %s %s\n' "$t" "$c" "$h" > "$f"; exit "$c"`
 
 // windowCommand is the argv a tmux worker's window runs: command under
 // windowScript.

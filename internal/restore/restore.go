@@ -1,0 +1,155 @@
+// Package restore brings back what a reboot or a killed tmux server took
+// (swarm restore): tmux workers whose window is gone while their record
+// says running, re-spawned with their recorded command, env, directory
+// and worktree (worker.Manager.Restore); ralph loops whose monitor is
+// gone while they run, resumed at their iteration by a new monitor
+// (ralph.ResumeLoop). A restore holds the state root's restore lock and
+// looks again at each one under its own claim, so nothing is restored
+// twice; a record whose worktree or directory is gone is reported, never
+// guessed at.
+package restore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/swarmtools/swarm/internal/ralph"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/worker"
+)
+
+// sigtermPause is the pause reason a monitor writes when it is sent
+// SIGTERM (ralph's RequestPause): a shutdown stops monitors so. A loop
+// paused so, whose monitor is gone, was running and is lost; one the user
+// paused is not.
+const sigtermPause = "monitor received SIGTERM"
+
+// Kinds of what is restored.
+const (
+	KindWorker = "worker"
+	KindLoop   = "loop"
+)
+
+// Result is what a restore did with one worker or loop.
+type Result struct {
+	Name, Kind string
+	// Done says what was done ("" when nothing was); Err why it was not
+	// restored; Notes what the user should know.
+	Done  string
+	Err   error
+	Notes []string
+}
+
+// LoopLost reports whether the loop of worker name was lost: it runs (or
+// waits out a limit, or was paused by a stop of its monitor) and no
+// monitor holds its lock.
+func LoopLost(m *worker.Manager, name string) bool {
+	rs := m.Store.Ralph(name)
+	if !rs.Exists() {
+		return false
+	}
+	st, err := rs.Load()
+	if err != nil {
+		return false
+	}
+	return loopLost(rs, st)
+}
+
+func loopLost(rs *state.RalphStore, st *state.Ralph) bool {
+	running := st.Runs() || (st.Status == state.RalphPaused && string(st.PauseReason) == sigtermPause)
+	return running && !ralph.MonitorAlive(rs)
+}
+
+// Mark sets Lost on the live workers whose loop was lost (a tmux worker's
+// own is set by worker.Manager.Refresh).
+func Mark(m *worker.Manager, live []worker.Live) {
+	for i := range live {
+		if live[i].IsRalph() && LoopLost(m, live[i].Name) {
+			live[i].Lost = true
+		}
+	}
+}
+
+// Run restores the lost workers and loops: those named, or with all every
+// one. A name that is not lost gets a Result without Done or Err.
+func Run(m *worker.Manager, names []string, all bool) ([]Result, error) {
+	release, err := m.Store.LockRestore()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	live, err := m.List()
+	if err != nil {
+		return nil, err
+	}
+	Mark(m, live)
+	for _, n := range names {
+		if _, err := m.Get(n); err != nil {
+			return nil, err
+		}
+	}
+	var out []Result
+	for _, l := range live {
+		named := slices.Contains(names, l.Name)
+		if !named && (!all || !l.Lost) {
+			continue
+		}
+		out = append(out, one(m, &l))
+	}
+	return out, nil
+}
+
+// one restores one worker or loop, after looking again at whether it is
+// lost.
+func one(m *worker.Manager, l *worker.Live) Result {
+	if l.IsRalph() {
+		return loop(m, l.Name)
+	}
+	r := Result{Name: l.Name, Kind: KindWorker}
+	res, err := m.Restore(l.Name)
+	switch {
+	case errors.Is(err, worker.ErrNotLost):
+	case err != nil:
+		r.Err = err
+	default:
+		r.Done = "restored"
+		if w := res.Worker; w.Tmux != nil {
+			r.Done = fmt.Sprintf("restored %s (tmux: %s:%s)", w.Name, w.Tmux.Session, w.Tmux.Window)
+		}
+	}
+	return r
+}
+
+// loop resumes a lost loop: a new monitor continues it at its iteration
+// (an iteration whose agent went with its window ends as it left it, and
+// the next starts with a fresh agent).
+func loop(m *worker.Manager, name string) Result {
+	r := Result{Name: name, Kind: KindLoop}
+	rs := m.Store.Ralph(name)
+	st, err := rs.Load()
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	if !loopLost(rs, st) {
+		return r
+	}
+	if _, err := os.Stat(st.WorkDir); err != nil {
+		r.Err = fmt.Errorf("its directory %s is gone (swarm ralph spawn --replace starts the loop again)", st.WorkDir)
+		return r
+	}
+	if err := ralph.ResumeLoop(m, name); err != nil {
+		var w *ralph.ErrWarning
+		if !errors.As(err, &w) {
+			r.Err = err
+		}
+		return r
+	}
+	r.Done = fmt.Sprintf("resumed loop %s at iteration %d", name, st.CurrentIteration)
+	if st.SameSession {
+		r.Notes = append(r.Notes, fmt.Sprintf("loop %s used --same-session: it goes on with a fresh agent (no agent session id is recorded to resume)", name))
+	}
+	return r
+}
