@@ -64,8 +64,8 @@ func registerLoopFlags(fs *pflag.FlagSet, o *ralph.SpawnOptions, maxIterations i
 	return lf
 }
 
-// notifyValue is --notify: with no value (swarm.py's bool flag) the
-// desktop; with one, a target of internal/notify; repeatable.
+// notifyValue is --notify: with no value (what the switch it was meant)
+// the desktop; with one, a target of internal/notify; repeatable.
 type notifyValue struct{ o *ralph.Options }
 
 func (v *notifyValue) Type() string { return "target" }
@@ -91,8 +91,8 @@ func (v *notifyValue) Set(s string) error {
 	return nil
 }
 
-// notifyVar registers --notify: a bare --notify is the desktop, as the
-// bool flag swarm.py has (pflag's NoOptDefVal); a value is given with
+// notifyVar registers --notify: a bare --notify is the desktop, as when
+// it was a switch (pflag's NoOptDefVal); a value is given with
 // "=" (--notify=ntfy:URL), since a word after it is the command's.
 func notifyVar(fs *pflag.FlagSet, o *ralph.Options, name, usage string) {
 	fs.Var(&notifyValue{o: o}, name, usage)
