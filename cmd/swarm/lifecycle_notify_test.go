@@ -106,3 +106,36 @@ func lcMonitorRuns(e *testenv.Env, name string) bool {
 	}
 	return false
 }
+
+// TestLoopOnCompleteConflictChangesNothing: when the loop's branch
+// conflicts with its base (here a --check commits a clashing file on main
+// before the completion counts), the on-complete merge changes nothing and
+// says why in the log.
+func TestLoopOnCompleteConflictChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	e.InitRepo()
+	e.Git(e.Dir, "config", "user.name", "Night")
+	e.Git(e.Dir, "config", "user.email", "night@example.com")
+	prompt := e.WriteFile("PROMPT.md", "work\n")
+	e.Git(e.Dir, "add", "PROMPT.md")
+	e.Git(e.Dir, "commit", "-qm", "prompt")
+	clash := "git add night.txt && git commit -qm 'night work' && cd " + e.Dir +
+		" && echo other > night.txt && git add night.txt && git commit -qm clash"
+	e.MustRun("ralph", "spawn", "--name", "night", "--prompt-file", prompt, "--base", "main", "--max-iterations", "3",
+		"--on-complete", "merge", "--check", clash,
+		"--", e.Agent, "--script", "touch night.txt;print <promise>COMPLETE</promise>;quiet")
+	if r := e.Run("ralph", "wait", "night", "--timeout", "60"); r.Code != 0 {
+		t.Fatalf("ralph wait: %s\n%s", r, e.RalphLog("night"))
+	}
+	e.Eventually("the monitor to exit", wkTimeout, func() bool { return !lcMonitorRuns(e, "night") })
+	if subject := strings.TrimSpace(e.Git(e.Dir, "log", "-1", "--format=%s", "main")); subject != "clash" {
+		t.Errorf("main moved past its own commit: %q", subject)
+	}
+	if st := e.Git(e.Dir, "status", "--porcelain"); st != "" {
+		t.Errorf("the checkout of main changed: %q", st)
+	}
+	if log := e.RalphLog("night"); !strings.Contains(log, "[MERGE] on-complete merge not done: merging night into main (merge) conflicts in 1 file(s): night.txt; nothing was changed") {
+		t.Errorf("iterations.log:\n%s", log)
+	}
+}
