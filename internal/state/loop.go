@@ -122,9 +122,8 @@ type LoopConfig struct {
 	LimitPatterns []string `json:"limit_patterns,omitempty"`
 	ReadyPatterns []string `json:"ready_patterns,omitempty"`
 	// Notify: a desktop notification when the loop ends, and a bell in
-	// swarm top (--notify). NotifyTo are the targets --notify named
-	// (desktop, webhook:URL, ntfy:URL); without them Notify means
-	// desktop, as swarm.py's --notify did.
+	// swarm top (a bare --notify, or --notify=desktop). NotifyTo are the
+	// other targets --notify named (webhook:URL, ntfy:URL).
 	Notify   bool     `json:"notify"`
 	NotifyTo []string `json:"notify_to,omitempty"`
 	// OnComplete is the merge strategy a loop that ends complete merges
