@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/state"
 )
 
@@ -109,17 +111,25 @@ func waitHeld(s Spec, p *os.Process, exited <-chan struct{}) (int, error) {
 	if timeout <= 0 {
 		timeout = DefaultStartTimeout
 	}
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	var pid int
+	var exitedFirst bool
+	clock.Wait(context.Background(), clock.Real, waitPoll, timeout, func() bool {
 		select {
 		case <-exited:
-			return 0, &ExitedError{What: s.What, LogPath: s.LogPath}
+			exitedFirst = true
+			return true
 		default:
 		}
 		if Alive(s.LockPath) && lockPID(s.LockPath) == p.Pid && (s.Ready == nil || s.Ready(p.Pid)) {
-			return p.Pid, nil
+			pid = p.Pid
 		}
-		time.Sleep(waitPoll)
+		return pid != 0
+	})
+	switch {
+	case exitedFirst:
+		return 0, &ExitedError{What: s.What, LogPath: s.LogPath}
+	case pid != 0:
+		return pid, nil
 	}
 	// Our own child, not yet reaped (or reaped by Wait, which Kill knows):
 	// this cannot hit a recycled pid.

@@ -1,12 +1,14 @@
 package heartbeat
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"syscall"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/daemon"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
@@ -265,12 +267,13 @@ func (s *Store) waitGone(name string, t proc.Target, exitWait time.Duration) err
 	if t.PID <= 0 || t.PID == os.Getpid() {
 		return nil
 	}
-	if proc.WaitUntil(exitWait, exitPoll, func() bool { return !t.Alive() }) {
+	gone := func() bool { return !t.Alive() }
+	if clock.Wait(context.Background(), clock.Real, exitPoll, exitWait, gone) {
 		return nil
 	}
 	if t.Ticks != 0 && t.Alive() {
 		syscall.Kill(t.PID, syscall.SIGKILL)
-		if proc.WaitUntil(killTimeout, exitPoll, func() bool { return !t.Alive() }) {
+		if clock.Wait(context.Background(), clock.Real, exitPoll, killTimeout, gone) {
 			return nil
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/proc"
@@ -241,7 +242,7 @@ func (h *Hooks) AfterKill(w *state.Worker) {
 	}
 	wait := killWait(worker.PollInterval(DefaultPoll))
 	resumed := false
-	exited := proc.WaitUntil(wait, monitorExitPoll, func() bool {
+	exited := clock.Wait(context.Background(), clock.Real, monitorExitPoll, wait, func() bool {
 		if !MonitorAlive(rs) {
 			return true
 		}
@@ -260,7 +261,7 @@ func (h *Hooks) AfterKill(w *state.Worker) {
 		}
 		return
 	}
-	proc.WaitUntil(monitorExitAfterUnlock, monitorExitPoll, func() bool { return mon.PID <= 0 || !mon.Alive() })
+	clock.Wait(context.Background(), clock.Real, monitorExitPoll, monitorExitAfterUnlock, func() bool { return mon.PID <= 0 || !mon.Alive() })
 }
 
 // AfterClean keeps the loop's state: as with swarm.py, only ralph clean

@@ -1,12 +1,13 @@
 package ralph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/daemon"
-	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
 )
 
@@ -70,7 +71,7 @@ func StartMonitor(root, name string) (int, error) {
 // died (held until that child's exec). It returns the live holder's pid,
 // or whether the lock is free; neither after monitorStartWait.
 func settleMonitorLock(rs *state.RalphStore) (holder int, free bool) {
-	proc.WaitUntil(monitorStartWait, lockLook, func() bool {
+	clock.Wait(context.Background(), clock.Real, lockLook, monitorStartWait, func() bool {
 		if !MonitorAlive(rs) {
 			free = true
 			return true
