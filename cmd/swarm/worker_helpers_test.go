@@ -5,6 +5,7 @@ package main
 // package.
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/testenv"
 )
 
@@ -102,16 +104,11 @@ func wkWaitStopped(t *testing.T, e *testenv.Env, name string) {
 func wkWaitScreen(t *testing.T, e *testenv.Env, name, want string) {
 	t.Helper()
 	var last string
-	deadline := time.Now().Add(wkTimeout)
-	for {
+	if !clock.Wait(context.Background(), clock.Real, 50*time.Millisecond, wkTimeout, func() bool {
 		last = e.Screen(name)
-		if strings.Contains(last, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("window %s never showed %q; screen:\n%s", name, want, last)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return strings.Contains(last, want)
+	}) {
+		t.Fatalf("window %s never showed %q; screen:\n%s", name, want, last)
 	}
 }
 

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/proc"
+	"github.com/swarmtools/swarm/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,7 +37,7 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Println("helper exiting at once")
 		os.Exit(3)
 	case "nolock":
-		time.Sleep(helperLife)
+		clock.Real.Sleep(context.Background(), helperLife)
 		os.Exit(0)
 	case "hold":
 		wd, _ := os.Getwd()
@@ -50,11 +53,10 @@ func TestHelperProcess(t *testing.T) {
 		final := filepath.Join(dir, fmt.Sprintf("report.%d", os.Getpid()))
 		os.WriteFile(final+".tmp", []byte(report), 0o600)
 		os.Rename(final+".tmp", final)
-		for end := time.Now().Add(helperLife); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-			if _, err := os.Stat(filepath.Join(dir, "stop")); err == nil {
-				break
-			}
-		}
+		clock.Wait(context.Background(), clock.Real, 10*time.Millisecond, helperLife, func() bool {
+			_, err := os.Stat(filepath.Join(dir, "stop"))
+			return err == nil
+		})
 		h.Release()
 		os.Exit(0)
 	}
@@ -300,13 +302,7 @@ func TestChildEnv(t *testing.T) {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.EventuallyEvery(t, what, 10*time.Millisecond, 10*time.Second, cond)
 }
 
 func TestStartWaitsForReady(t *testing.T) {

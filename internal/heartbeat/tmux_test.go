@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/daemon"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/testenv"
@@ -40,7 +41,7 @@ func TestHelperProcess(t *testing.T) {
 		// A process stuck in its exit after letting go of its lock. The
 		// signal handler above still catches SIGTERM: only SIGKILL ends
 		// it (Start's, or the env's cleanup's if a test fails first).
-		time.Sleep(time.Hour)
+		clock.Real.Sleep(context.Background(), time.Hour)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "swarm: error: %v\n", err)
@@ -221,10 +222,8 @@ func (h *hbEnv) spawnAgent(name string) string {
 // multiple of the interval under test.
 func never(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			t.Fatalf("%s", what)
-		}
+	if clock.Wait(context.Background(), clock.Real, 20*time.Millisecond, d, cond) {
+		t.Fatalf("%s", what)
 	}
 }
 

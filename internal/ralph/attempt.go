@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/logcap"
@@ -174,15 +175,15 @@ func (e *Engine) start(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	iter := st.CurrentIteration + 1
 	prompt, err := readPrompt(st.PromptFile)
 	if err != nil {
-		return e.newAttempt(st, w, st.CurrentIteration, time.Now(), ""), &Outcome{End: EndPromptError, Detail: err.Error()}, nil
+		return e.newAttempt(st, w, st.CurrentIteration, e.Clock.Now(), ""), &Outcome{End: EndPromptError, Detail: err.Error()}, nil
 	}
 	if st.Feedback != "" {
 		prompt = strings.TrimRight(prompt, "\n") + "\n\n" + string(st.Feedback)
 	}
 	if err := argPromptError(st.PromptMode, prompt); err != nil {
-		return e.newAttempt(st, w, st.CurrentIteration, time.Now(), ""), &Outcome{End: EndPromptError, Detail: err.Error(), Hint: hint.Of(err)}, nil
+		return e.newAttempt(st, w, st.CurrentIteration, e.Clock.Now(), ""), &Outcome{End: EndPromptError, Detail: err.Error(), Hint: hint.Of(err)}, nil
 	}
-	a := e.newAttempt(st, w, iter, time.Now(), prompt)
+	a := e.newAttempt(st, w, iter, e.Clock.Now(), prompt)
 	if err := e.claim(a); err != nil {
 		if errors.Is(err, errSkip) {
 			return nil, nil, err
@@ -275,7 +276,7 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	if st.PromptSent || (st.PromptEntered && e.received(a)) {
 		e.log("WARN", "monitor restarted; adopting iteration %d", a.iter)
 		e.say("adopting running iteration %d", a.iter)
-		a.promptAt = time.Now()
+		a.promptAt = e.Clock.Now()
 		a.det = e.primedDetector(a)
 		if !st.PromptSent {
 			e.confirm(a)
@@ -310,7 +311,7 @@ func (e *Engine) received(a *attempt) bool {
 	if err != nil {
 		return false
 	}
-	v := a.profile.Judge(withoutEcho(screen, a.prompt), time.Now(), a.limits...)
+	v := a.profile.Judge(withoutEcho(screen, a.prompt), e.Clock.Now(), a.limits...)
 	return v.State == agent.Working || v.Turns > 0 || v.State == agent.Error || v.State == agent.Limited
 }
 
@@ -495,7 +496,7 @@ func readPrompt(path string) (string, error) {
 // prompt at start. A dialog before the prompt went in is never answered:
 // the loop stops (pre-flight) with the dialog's text and its fix.
 func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
-	a.promptAt = time.Now()
+	a.promptAt = e.Clock.Now()
 	if a.st.PromptMode != ModeType {
 		return nil
 	}
@@ -509,7 +510,7 @@ func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
 		Stuck:   a.profile.StuckKind,
 		OnStuck: func(string) {
 			if screen, _, err := pane(); err == nil {
-				v := a.profile.Judge(screen, time.Now())
+				v := a.profile.Judge(screen, e.Clock.Now())
 				stuck = &v
 			}
 			cancel()
@@ -546,11 +547,11 @@ func (e *Engine) typePrompt(ctx context.Context, a *attempt, text string) {
 		a.off = from
 		e.earlySignal(a, text)
 		if _, sc, err := a.tc.Poll(a.window); err == nil {
-			a.baseTurns = a.profile.Judge(withoutEcho(sc, text), time.Now()).Turns
+			a.baseTurns = a.profile.Judge(withoutEcho(sc, text), e.Clock.Now()).Turns
 		}
 		e.update(func(s *state.Ralph) error { s.OutputOffset, s.PromptEntered = a.off, true; return nil })
 	})
-	a.promptAt = time.Now()
+	a.promptAt = e.Clock.Now()
 }
 
 // outputSize is the length of the attempt's output stream so far.
@@ -583,7 +584,7 @@ func (e *Engine) submit(ctx context.Context, a *attempt, text string, beforeEnte
 	if text != "" {
 		e.awaitEcho(ctx, a, text)
 	}
-	settle(a)
+	e.settle(ctx, a)
 	if beforeEnter != nil {
 		beforeEnter()
 	}
@@ -599,18 +600,17 @@ func (e *Engine) awaitEcho(ctx context.Context, a *attempt, text string) {
 	if !a.profile.CanSeeTyped() {
 		return
 	}
-	deadline := time.Now().Add(echoWait)
-	for ctx.Err() == nil && time.Now().Before(deadline) {
+	gone := false
+	shown := clock.Wait(ctx, e.Clock, echoPoll, echoWait, func() bool {
 		_, sc, err := a.tc.Poll(a.window)
 		if err != nil {
-			return
+			gone = true // the watch finds the window gone
+			return true
 		}
-		if pending, _ := a.profile.Pending(sc, text); pending {
-			return
-		}
-		e.Sleep(ctx, echoPoll)
-	}
-	if ctx.Err() != nil {
+		pending, _ := a.profile.Pending(sc, text)
+		return pending
+	})
+	if shown || gone || ctx.Err() != nil {
 		return
 	}
 	e.log("WARN", "iteration %d: the agent did not show the pasted text within %s; pressing Enter anyway", a.iter, duration.Compact(echoWait))
@@ -625,27 +625,31 @@ func (e *Engine) ensureSubmitted(ctx context.Context, a *attempt, text string) {
 		return
 	}
 	for try := 0; try < maxEnterRetries; try++ {
-		deadline := time.Now().Add(submitWait)
-		for time.Now().Before(deadline) {
-			if ctx.Err() != nil {
-				return
-			}
-			_, sc, err := a.tc.Poll(a.window)
-			if err != nil {
-				return
-			}
-			if v := a.profile.Judge(withoutEcho(sc, text), time.Now()); v.State == agent.Working {
-				e.noteAgent(a, v)
-				return
-			}
-			if pending, _ := a.profile.Pending(sc, text); !pending {
-				return
-			}
-			e.Sleep(ctx, echoPoll)
+		if e.tookEnter(ctx, a, text) || ctx.Err() != nil {
+			return
 		}
 		e.log("WARN", "iteration %d: the text was still in the agent's input box %s after Enter; pressing Enter again", a.iter, duration.Compact(submitWait))
 		a.tc.SendKeys(a.window, "Enter")
 	}
+}
+
+// tookEnter waits, at most submitWait, until the agent shows it took the
+// Enter: its input box no longer holds the text, or it works (noteAgent
+// confirms the delivery). A window that cannot be polled counts as taken:
+// the watch finds it gone.
+func (e *Engine) tookEnter(ctx context.Context, a *attempt, text string) bool {
+	return clock.Wait(ctx, e.Clock, echoPoll, submitWait, func() bool {
+		_, sc, err := a.tc.Poll(a.window)
+		if err != nil {
+			return true
+		}
+		if v := a.profile.Judge(withoutEcho(sc, text), e.Clock.Now()); v.State == agent.Working {
+			e.noteAgent(a, v)
+			return true
+		}
+		pending, _ := a.profile.Pending(sc, text)
+		return !pending
+	})
 }
 
 // earlySignal warns about a completion tag the agent printed before its
@@ -736,16 +740,13 @@ func (e *Engine) warnStuck(iter int, kind string) {
 // settle waits until the output stops growing (the agent finished
 // echoing the paste), at most settleMax: Enter pressed into a redraw
 // still under way can be dropped.
-func settle(a *attempt) {
-	size := a.outputSize
-	last, stable := size(), time.Now()
-	deadline := time.Now().Add(settleMax)
-	for time.Now().Before(deadline) {
-		time.Sleep(settleTick)
-		if s := size(); s != last {
-			last, stable = s, time.Now()
-		} else if time.Since(stable) >= settleQuiet {
-			break
+func (e *Engine) settle(ctx context.Context, a *attempt) {
+	last, stable := a.outputSize(), e.Clock.Now()
+	clock.Wait(ctx, e.Clock, settleTick, settleMax, func() bool {
+		if s := a.outputSize(); s != last {
+			last, stable = s, e.Clock.Now()
+			return false
 		}
-	}
+		return e.Clock.Since(stable) >= settleQuiet
+	})
 }

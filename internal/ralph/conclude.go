@@ -15,8 +15,8 @@ import (
 // what comes next (Decide), stops the agent unless it continues in the
 // same session, and logs the decision.
 func (e *Engine) conclude(a *attempt, o Outcome, w *state.Worker) Decision {
-	dur := time.Since(a.started)
-	e.endedAt = time.Now()
+	dur := e.Clock.Since(a.started)
+	e.endedAt = e.Clock.Now()
 	e.fatalStart(a, &o)
 	e.undelivered(a, &o)
 	st := e.recordEnd(a, o, dur)
@@ -175,10 +175,10 @@ func (e *Engine) continueSession(ctx context.Context, a *attempt) (*attempt, Out
 	// unconfirmed, not yet worked, not idle, or its first poll would end
 	// it at once as idle again.
 	next := *a
-	next.iter, next.started, next.prompt = a.iter+1, time.Now(), msg
+	next.iter, next.started, next.prompt = a.iter+1, e.Clock.Now(), msg
 	next.warned, next.nudged, next.tasks, next.det, next.reader = map[string]bool{}, false, 0, nil, nil
 	next.confirmed, next.worked, next.dialog, next.shown = false, false, "", ""
-	next.idleSince, next.errorSince, next.lastChange = time.Time{}, time.Time{}, time.Now()
+	next.idleSince, next.errorSince, next.lastChange = time.Time{}, time.Time{}, e.Clock.Now()
 	next.workingAt, next.outputAt, next.pollErrors = time.Time{}, time.Time{}, 0
 	sum, size, err := e.RS.SaveDelivered(msg)
 	if err != nil {

@@ -386,36 +386,41 @@ func WaitLoop(ctx context.Context, m *worker.Manager, name string, timeout time.
 	if err != nil {
 		return WaitResult{}, err
 	}
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
+	if timeout <= 0 {
+		timeout = clock.Forever
 	}
-	interval := worker.PollInterval(time.Second)
+	var res WaitResult
+	var werr error
 	dead := 0 // consecutive looks without a live monitor
-	for {
+	ended := clock.Wait(ctx, clock.Real, worker.PollInterval(time.Second), timeout, func() bool {
 		st, err := rs.Load()
 		if err != nil {
-			return WaitResult{}, err
+			res, werr = WaitResult{}, err
+			return true
 		}
+		res.State = st
 		if !st.Active() {
-			return WaitResult{State: st, Code: LoopExitCode(st)}, nil
+			res.Code = LoopExitCode(st)
+			return true
 		}
 		if MonitorAlive(rs) {
 			dead = 0
 		} else if dead++; dead >= deadMonitorLooks && st.Runs() {
 			// Checked a few times: a monitor being restarted is briefly
 			// absent.
-			return WaitResult{State: st}, fmt.Errorf("the monitor of ralph loop '%s' is not running; resume it with: swarm ralph resume %s", name, name)
+			werr = fmt.Errorf("the monitor of ralph loop '%s' is not running; resume it with: swarm ralph resume %s", name, name)
+			return true
 		}
-		if !deadline.IsZero() && time.Now().After(deadline) {
-			return WaitResult{State: st, TimedOut: true}, nil
-		}
-		select {
-		case <-ctx.Done():
-			return WaitResult{State: st}, ctx.Err()
-		case <-time.After(interval):
-		}
+		return false
+	})
+	switch {
+	case ended:
+		return res, werr
+	case ctx.Err() != nil:
+		return res, ctx.Err()
 	}
+	res.TimedOut = true
+	return res, nil
 }
 
 // Info is a loop's status as ralph status and ralph ls show it: its state

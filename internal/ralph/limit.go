@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
 )
@@ -42,7 +43,7 @@ func limitUntil(v agent.Verdict, st *state.Ralph, now time.Time) time.Time {
 // iteration (the loop stays paused), Ctrl-C ends the loop; an agent that
 // exits while waiting ends its iteration when the wait is over.
 func (e *Engine) waitOutLimit(ctx context.Context, a *attempt, v agent.Verdict) (Outcome, bool) {
-	until := limitUntil(v, a.st, time.Now())
+	until := limitUntil(v, a.st, e.Clock.Now())
 	e.update(func(s *state.Ralph) error {
 		if s.Status == state.RalphRunning {
 			s.Status = state.RalphWaiting
@@ -56,18 +57,8 @@ func (e *Engine) waitOutLimit(ctx context.Context, a *attempt, v agent.Verdict) 
 	})
 	e.log("LIMIT", "iteration %d until=%s %s", a.iter, until.Local().Format(state.LogTimeLayout), v.Line)
 	e.say("agent hit a limit (%s); waiting until %s", v.Line, until.Local().Format("15:04"))
-	for time.Now().Before(until) {
-		if o, stop := e.interruptWait(ctx, a); stop {
-			return o, true
-		}
-		// The agent may go on by itself (a limit it retries past) and
-		// finish: its output still counts.
-		e.readOutput(a)
-		if o, done := e.signalled(a); done {
-			e.endWait()
-			return o, true
-		}
-		e.Sleep(ctx, min(e.Poll, time.Until(until)))
+	if o, ended := e.waitUntilReset(ctx, a, until); ended {
+		return o, true
 	}
 	if o, stop := e.interruptWait(ctx, a); stop {
 		return o, true
@@ -84,8 +75,26 @@ func (e *Engine) waitOutLimit(ctx context.Context, a *attempt, v agent.Verdict) 
 	// The limit stays the agent's last message until it answers: it is
 	// the limit just waited out, not a new one, until the agent works.
 	a.resumedLimit = v.Line
-	a.worked, a.idleSince, a.errorSince, a.lastChange = false, time.Time{}, time.Time{}, time.Now()
+	a.worked, a.idleSince, a.errorSince, a.lastChange = false, time.Time{}, time.Time{}, e.Clock.Now()
 	return Outcome{}, false
+}
+
+// waitUntilReset waits, a poll at a time, until the limit resets; a kill,
+// a pause or Ctrl-C ends the wait and the iteration (interruptWait), and
+// so does a completion the agent printed meanwhile: it may go on by
+// itself (a limit it retries past) and finish, and its output counts.
+func (e *Engine) waitUntilReset(ctx context.Context, a *attempt, until time.Time) (o Outcome, ended bool) {
+	clock.Wait(ctx, e.Clock, e.Poll, e.Clock.Until(until), func() bool {
+		if o, ended = e.interruptWait(ctx, a); ended {
+			return true
+		}
+		e.readOutput(a)
+		if o, ended = e.signalled(a); ended {
+			e.endWait()
+		}
+		return ended
+	})
+	return o, ended
 }
 
 // endWait sets a waiting loop running again.

@@ -1,6 +1,7 @@
 package ralph_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/testenv"
 	"github.com/swarmtools/swarm/internal/tmux"
 )
@@ -85,10 +87,8 @@ func (l *loop) monitorPID() int { return l.num("monitor_pid") }
 // watched for a while, never waited for.
 func (l *loop) holds(what string, d time.Duration, cond func() bool) {
 	l.T.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		if !cond() {
-			l.T.Fatalf("%s: broke after less than %v: %v\n%s", what, d, l.state(), l.RalphLog(l.name))
-		}
+	if clock.Wait(context.Background(), clock.Real, 50*time.Millisecond, d, func() bool { return !cond() }) {
+		l.T.Fatalf("%s: broke after less than %v: %v\n%s", what, d, l.state(), l.RalphLog(l.name))
 	}
 }
 

@@ -1,12 +1,14 @@
 package ralph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
@@ -216,14 +218,10 @@ func removeOldWorktree(m *worker.Manager, w *state.Worker, forceDirty bool) erro
 // waitFirstIteration returns once the monitor has started iteration 1 (or
 // the loop already ended), so that peek and attach work right after spawn.
 func waitFirstIteration(rs *state.RalphStore, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	clock.Wait(context.Background(), clock.Real, firstIterationPoll, timeout, func() bool {
 		st, err := rs.Load()
-		if err != nil || st.CurrentIteration >= 1 || !st.Active() {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err != nil || st.CurrentIteration >= 1 || !st.Active()
+	})
 }
 
 // replace stops an existing loop of the same name and removes its worker,

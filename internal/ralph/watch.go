@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/ready"
@@ -32,7 +33,7 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 	if a.det == nil {
 		a.det = e.primedDetector(a)
 	}
-	a.lastChange = time.Now()
+	a.lastChange = e.Clock.Now()
 	for {
 		cur, _ := e.RS.Load()
 		if o, ok := e.stoppedFromOutside(ctx, cur); ok {
@@ -49,7 +50,7 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 			if a.pollErrors++; tmux.IsNotFound(err) || a.pollErrors > maxPollErrors {
 				return e.final(a, Outcome{End: EndWindowLost})
 			}
-			e.Sleep(ctx, e.Poll)
+			e.Clock.Sleep(ctx, e.Poll)
 			continue
 		}
 		a.pollErrors = 0
@@ -93,25 +94,24 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 func (e *Engine) waitPoll(ctx context.Context, a *attempt) {
 	wait := e.nextPoll(a)
 	if !a.profile.CanTellIdle() || wait < 2*outputCheck {
-		e.Sleep(ctx, wait)
+		e.Clock.Sleep(ctx, wait)
 		return
 	}
-	start := time.Now()
-	deadline := start.Add(wait)
+	start := e.Clock.Now()
 	early := a.shown == agent.Working || !a.worked
 	last, grew, quietSince := a.off, false, start
-	for ctx.Err() == nil && time.Now().Before(deadline) {
-		e.Sleep(ctx, min(outputCheck, time.Until(deadline)))
+	clock.Wait(ctx, e.Clock, outputCheck, wait, func() bool {
 		n, err := logcap.Size(a.out, logMax(a.st))
 		switch {
 		case err != nil:
 		case n != last:
-			last, grew, quietSince = n, true, time.Now()
+			last, grew, quietSince = n, true, e.Clock.Now()
 			a.outputAt = quietSince
-		case early && grew && time.Since(quietSince) >= outputQuiet && time.Since(start) >= earlyPollGap:
-			return
+		case early && grew && e.Clock.Since(quietSince) >= outputQuiet && e.Clock.Since(start) >= earlyPollGap:
+			return true
 		}
-	}
+		return false
+	})
 }
 
 // nextPoll is the time to the next poll: the poll interval, or less when
@@ -120,7 +120,7 @@ func (e *Engine) waitPoll(ctx context.Context, a *attempt) {
 func (e *Engine) nextPoll(a *attempt) time.Duration {
 	wait := e.Poll
 	if !a.idleSince.IsZero() {
-		wait = min(wait, time.Until(a.idleSince.Add(seconds(a.st.IdleGrace))))
+		wait = min(wait, e.Clock.Until(a.idleSince.Add(seconds(a.st.IdleGrace))))
 	}
 	return max(wait, minPollGap)
 }
@@ -146,7 +146,7 @@ func (e *Engine) readOutput(a *attempt) {
 		// the context there is; more is not on its way.
 		a.det.Flush()
 	} else {
-		a.outputAt = time.Now()
+		a.outputAt = e.Clock.Now()
 	}
 	e.recordTasks(a)
 }
@@ -154,7 +154,7 @@ func (e *Engine) readOutput(a *attempt) {
 // noteScreen updates the inactivity fingerprint.
 func (e *Engine) noteScreen(a *attempt, screen string) {
 	if h := screenHash(screen); h != a.lastHash {
-		a.lastHash, a.lastChange = h, time.Now()
+		a.lastHash, a.lastChange = h, e.Clock.Now()
 	}
 	e.persistScreenChange(a.lastChange)
 }
@@ -169,17 +169,28 @@ func (e *Engine) exited(a *attempt, ps tmux.PaneStatus) (Outcome, bool) {
 	if !ps.Dead {
 		return Outcome{}, false
 	}
-	// tmux may mark the pane dead a moment before the status is readable.
-	for i := 0; i < exitStatusLooks && !ps.ExitKnown(); i++ {
-		time.Sleep(exitStatusGap)
-		if code, ok := a.readExit(); ok {
-			return e.final(a, Outcome{End: EndExited, ExitCode: code, ExitKnown: true}), true
+	code, known := e.deadPaneExit(a, ps)
+	return e.final(a, Outcome{End: EndExited, ExitCode: code, ExitKnown: known}), true
+}
+
+// deadPaneExit is the exit status of an agent whose pane tmux shows dead:
+// the wrapper's record, else tmux's own. tmux may mark the pane dead a
+// moment before either is readable: they are looked for during
+// exitStatusWait before the exit is called unknown.
+func (e *Engine) deadPaneExit(a *attempt, ps tmux.PaneStatus) (code int, known bool) {
+	clock.Wait(context.Background(), e.Clock, exitStatusGap, exitStatusWait, func() bool {
+		if code, known = a.readExit(); known || ps.ExitKnown() {
+			return true
 		}
 		if p2, _, err := a.tc.Poll(a.window); err == nil {
 			ps = p2
 		}
+		return false
+	})
+	if known {
+		return code, true
 	}
-	return e.final(a, Outcome{End: EndExited, ExitCode: ps.ExitCode(), ExitKnown: ps.ExitKnown()}), true
+	return ps.ExitCode(), ps.ExitKnown()
 }
 
 // signalled: a completion signal in the output (acted on while the agent
@@ -196,7 +207,7 @@ func (e *Engine) signalled(a *attempt) (Outcome, bool) {
 
 // overBudget: the loop's --max-time is used up.
 func (e *Engine) overBudget(a *attempt) (Outcome, bool) {
-	if a.st.MaxTime > 0 && time.Since(a.st.Started.Time) >= seconds(a.st.MaxTime) {
+	if a.st.MaxTime > 0 && e.Clock.Since(a.st.Started.Time) >= seconds(a.st.MaxTime) {
 		return e.final(a, Outcome{End: EndMaxTime}), true
 	}
 	return Outcome{}, false
@@ -223,7 +234,7 @@ func (e *Engine) heldAtDialog(a *attempt, cur *state.Ralph) bool {
 // verdict is the screen's judgement (JudgeScreen) for the attempt now.
 func (e *Engine) verdict(a *attempt, screen string) ScreenVerdict {
 	return JudgeScreen(Look{Screen: screen, Prompt: a.prompt, MaxContext: int(a.st.MaxContext),
-		Profile: a.profile, Limits: a.limits, Now: time.Now()})
+		Profile: a.profile, Limits: a.limits, Now: e.Clock.Now()})
 }
 
 // judge acts on the screen's verdict (JudgeScreen): first what stops the
@@ -270,7 +281,7 @@ func (e *Engine) judge(ctx context.Context, a *attempt, screen string) (Outcome,
 // worked, and records a new state for ralph status.
 func (e *Engine) noteAgent(a *attempt, v agent.Verdict) {
 	if v.State == agent.Working {
-		a.workingAt = time.Now()
+		a.workingAt = e.Clock.Now()
 	}
 	if v.State == agent.Working || v.Turns > a.baseTurns {
 		a.worked = true
@@ -298,7 +309,7 @@ func (e *Engine) noteAgent(a *attempt, v agent.Verdict) {
 // pre-flight failed. (Setup dialogs before a typed prompt are caught by
 // deliver.) A dialog is never inactivity.
 func (e *Engine) onDialog(a *attempt, v agent.Verdict) (Outcome, bool) {
-	a.lastChange, a.idleSince, a.errorSince = time.Now(), time.Time{}, time.Time{}
+	a.lastChange, a.idleSince, a.errorSince = e.Clock.Now(), time.Time{}, time.Time{}
 	if a.dialog == v.Kind {
 		return Outcome{}, false
 	}
@@ -329,9 +340,9 @@ func (e *Engine) onDialog(a *attempt, v agent.Verdict) (Outcome, bool) {
 func (e *Engine) onError(a *attempt, v agent.Verdict) (Outcome, bool) {
 	a.idleSince = time.Time{}
 	if a.errorSince.IsZero() {
-		a.errorSince = time.Now()
+		a.errorSince = e.Clock.Now()
 	}
-	if time.Since(a.errorSince) < errorSettle(e.Poll) {
+	if e.Clock.Since(a.errorSince) < errorSettle(e.Poll) {
 		return Outcome{}, false
 	}
 	e.log("WARN", "iteration %d: agent error: %s", a.iter, v.Line)
@@ -368,9 +379,9 @@ func (e *Engine) onIdle(a *attempt, v agent.Verdict) (Outcome, bool) {
 		return Outcome{}, false
 	}
 	if a.idleSince.IsZero() {
-		a.idleSince = idleStart(a, time.Now())
+		a.idleSince = idleStart(a, e.Clock.Now())
 	}
-	if time.Since(a.idleSince) < seconds(a.st.IdleGrace) {
+	if e.Clock.Since(a.idleSince) < seconds(a.st.IdleGrace) {
 		return Outcome{}, false
 	}
 	return e.final(a, Outcome{End: EndIdle}), true
@@ -389,7 +400,7 @@ func (e *Engine) quiet(a *attempt) (Outcome, bool) {
 	if a.workingAt.After(last) {
 		last = a.workingAt
 	}
-	if time.Since(last) < time.Duration(a.st.InactivityTimeout)*time.Second {
+	if e.Clock.Since(last) < time.Duration(a.st.InactivityTimeout)*time.Second {
 		return Outcome{}, false
 	}
 	e.log("TIMEOUT", "iteration %d inactivity_timeout=%ds", a.iter, a.st.InactivityTimeout)
@@ -411,14 +422,10 @@ func (e *Engine) drain(a *attempt) {
 	if a.det == nil {
 		a.det = e.primedDetector(a)
 	}
-	deadline := time.Now().Add(drainWait)
-	for {
+	clock.Wait(context.Background(), e.Clock, settleTick, drainWait, func() bool {
 		e.feed(a)
-		if a.ended || time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(settleTick)
-	}
+		return a.ended
+	})
 }
 
 // final completes an outcome with what the rest of the output holds: the
@@ -534,10 +541,10 @@ func (e *Engine) recordTasks(a *attempt) {
 // ralph status: at most one write a second, and the latest change is
 // always written eventually.
 func (e *Engine) persistScreenChange(t time.Time) {
-	if t.Equal(e.persisted) || time.Since(e.lastPersist) < screenChangePersist {
+	if t.Equal(e.persisted) || e.Clock.Since(e.lastPersist) < screenChangePersist {
 		return
 	}
-	e.lastPersist, e.persisted = time.Now(), t
+	e.lastPersist, e.persisted = e.Clock.Now(), t
 	e.update(func(s *state.Ralph) error {
 		s.LastScreenChange = state.UTCTimestamp{Time: t}
 		return nil
@@ -564,12 +571,8 @@ func (e *Engine) stopAgent(tc Tmux, id string, agentProc ...proc.Target) {
 		return
 	}
 	proc.TerminateTarget(t, e.StopGrace)
-	deadline := time.Now().Add(paneDeadWait)
-	for time.Now().Before(deadline) {
+	clock.Wait(context.Background(), e.Clock, exitStatusGap, paneDeadWait, func() bool {
 		ps, _, err := tc.Poll(id)
-		if err != nil || ps.Dead {
-			return
-		}
-		time.Sleep(exitStatusGap)
-	}
+		return err != nil || ps.Dead
+	})
 }
