@@ -403,16 +403,16 @@ func TestEngineActsOnASignalDuringALimitWait(t *testing.T) {
 // The watch polls again when the idle grace ends, not a whole poll later.
 func TestNextPollMeetsTheIdleGrace(t *testing.T) {
 	e := &Engine{Poll: 2 * time.Second, Clock: clock.Real}
-	a := &attempt{st: &state.Ralph{IdleGrace: 3}}
-	if got := e.nextPoll(a); got != 2*time.Second {
+	tn := &turn{session: &session{st: &state.Ralph{IdleGrace: 3}}}
+	if got := e.nextPoll(tn); got != 2*time.Second {
 		t.Fatalf("not idle: %s", got)
 	}
-	a.idleSince = time.Now().Add(-2500 * time.Millisecond)
-	if got := e.nextPoll(a); got > 600*time.Millisecond || got < minPollGap {
+	tn.idleSince = time.Now().Add(-2500 * time.Millisecond)
+	if got := e.nextPoll(tn); got > 600*time.Millisecond || got < minPollGap {
 		t.Fatalf("idle 2.5 s of 3: next poll in %s", got)
 	}
-	a.idleSince = time.Now().Add(-time.Hour)
-	if got := e.nextPoll(a); got != minPollGap {
+	tn.idleSince = time.Now().Add(-time.Hour)
+	if got := e.nextPoll(tn); got != minPollGap {
 		t.Fatalf("grace over: %s", got)
 	}
 }
@@ -430,9 +430,9 @@ func TestWaitPollComesEarlyWhenOutputStops(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := &Engine{Poll: 2 * time.Second, Clock: clock.Real}
-		a := &attempt{st: &state.Ralph{IdleGrace: 15}, out: out, profile: agent.Claude(), shown: agent.Working, worked: true}
+		tn := &turn{session: &session{st: &state.Ralph{IdleGrace: 15}, out: out, profile: agent.Claude()}, shown: agent.Working, worked: true}
 		start := time.Now()
-		e.waitPoll(context.Background(), a)
+		e.waitPoll(context.Background(), tn)
 		if d := time.Since(start); d < 1900*time.Millisecond {
 			t.Fatalf("no output: the poll came after %s, not the whole 2 s", d)
 		}
@@ -462,10 +462,10 @@ func TestWaitPollComesEarlyWhenOutputStops(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a.profile, a.shown, a.worked, a.off, a.outputAt = c.profile, c.shown, c.worked, fi.Size(), time.Time{}
+			tn.profile, tn.shown, tn.worked, tn.off, tn.outputAt = c.profile, c.shown, c.worked, fi.Size(), time.Time{}
 			go burst()
 			start = time.Now()
-			e.waitPoll(context.Background(), a)
+			e.waitPoll(context.Background(), tn)
 			d := time.Since(start)
 			switch {
 			case c.early && (d < earlyPollGap || d > 1500*time.Millisecond):
@@ -473,7 +473,7 @@ func TestWaitPollComesEarlyWhenOutputStops(t *testing.T) {
 			case !c.early && d < 1900*time.Millisecond:
 				t.Errorf("%s: the poll came early (%s)", c.name, d)
 			}
-			if c.profile.CanTellIdle() && a.outputAt.Before(start) {
+			if c.profile.CanTellIdle() && tn.outputAt.Before(start) {
 				t.Errorf("%s: the output's growth was not recorded", c.name)
 			}
 		}
@@ -487,15 +487,15 @@ func TestIdleStart(t *testing.T) {
 	worked, drew := now.Add(-3*time.Second), now.Add(-2*time.Second)
 	cases := []struct {
 		name string
-		a    attempt
+		tn   turn
 		want time.Time
 	}{
-		{"never seen working", attempt{outputAt: drew}, now},
-		{"output after the working poll", attempt{workingAt: worked, outputAt: drew}, drew},
-		{"no output since", attempt{workingAt: drew, outputAt: worked}, drew},
+		{"never seen working", turn{outputAt: drew}, now},
+		{"output after the working poll", turn{workingAt: worked, outputAt: drew}, drew},
+		{"no output since", turn{workingAt: drew, outputAt: worked}, drew},
 	}
 	for _, c := range cases {
-		if got := idleStart(&c.a, now); !got.Equal(c.want) {
+		if got := idleStart(&c.tn, now); !got.Equal(c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got.Sub(now), c.want.Sub(now))
 		}
 	}

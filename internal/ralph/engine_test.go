@@ -366,7 +366,7 @@ func TestCleanedNeverStartedLoopRunsNoIteration(t *testing.T) {
 		if _, err := l.m.Clean("w", worker.CleanOptions{}); err != nil {
 			t.Fatalf("clean of a loop never started: %v", err)
 		}
-		if err := l.e.claim(l.e.newAttempt(l.state(), w, 1, time.Now(), "work")); !errors.Is(err, errSkip) {
+		if err := l.e.claim(l.e.freshTurn(l.state(), w, 1, time.Now(), "work")); !errors.Is(err, errSkip) {
 			t.Fatalf("claim of an iteration for a cleaned worker: %v", err)
 		}
 		if st := l.state(); st.CurrentIteration != 0 || st.IterationActive {
@@ -590,22 +590,22 @@ func TestDrainKnowsTheMarkerAPollRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &Engine{Clock: clock.Real}
-	a := &attempt{st: &state.Ralph{}, out: out}
-	a.det = e.primedDetector(a)
-	e.feed(a)
+	tn := &turn{session: &session{st: &state.Ralph{}, out: out}}
+	tn.det = e.primedDetector(tn)
+	e.feed(tn)
 	f, err := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.WriteString(endMarker[half:])
 	f.Close()
-	e.feed(a) // the poll that reads the rest of the marker
+	e.feed(tn) // the poll that reads the rest of the marker
 	start := time.Now()
-	e.drain(a)
+	e.drain(tn)
 	if d := time.Since(start); d >= drainWait/2 {
 		t.Fatalf("drain took %s after a poll had read the end marker", d)
 	}
-	if !a.ended {
+	if !tn.ended {
 		t.Fatal("the end marker split across two reads was not noticed")
 	}
 }
