@@ -129,7 +129,7 @@ func runRalphRun(opts *loopOptions) error {
 	if err != nil {
 		return err
 	}
-	if !ralph.IsBackgroundMonitor() {
+	if !isBackgroundMonitor() {
 		ralph.UnpauseForRun(m, opts.Name)
 	}
 	return runEngine(opts.IO, m, opts.Name)

@@ -64,8 +64,13 @@ func TestHelperProcess(t *testing.T) {
 }
 
 func spec(t *testing.T, dir, mode string) Spec {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	return Spec{
 		What:     "test daemon",
+		Exe:      exe,
 		Args:     []string{"-test.run=^TestHelperProcess$"},
 		Env:      []string{helperEnv + "=" + mode, "DAEMON_DIR=" + dir},
 		Marker:   "DAEMON_MARK",
@@ -330,5 +335,39 @@ func TestStartWaitsForReady(t *testing.T) {
 	})
 	if calls != 3 {
 		t.Fatalf("Ready called %d times, want Start to wait for it (3)", calls)
+	}
+}
+
+// Start runs what its caller says and nothing else: a spec without a
+// program is refused, and nothing is started in its place (this binary
+// was, before the command line became the caller's to give).
+func TestStartRefusesASpecWithoutAProgram(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := spec(t, dir, "exit")
+	s.Exe = ""
+	s.Args = []string{"-test.run=^$"}
+	if pid, err := Start(s); err == nil || pid != 0 || !strings.Contains(err.Error(), "cannot start the test daemon: no program to run") {
+		t.Fatalf("Start without a program = %d, %v", pid, err)
+	}
+	if _, err := os.Stat(s.LogPath); err == nil {
+		t.Error("a log was opened for a daemon that cannot start")
+	}
+}
+
+// With takes the program, its arguments and the environment entries from
+// a Command's answer, after the spec's own entries.
+func TestSpecWith(t *testing.T) {
+	t.Parallel()
+	base := Spec{Env: []string{"SWARM_HOME=/h"}}
+	s := base.With([]string{"/bin/swarm", "ralph", "run", "w"}, []string{"MARK=1"})
+	if s.Exe != "/bin/swarm" || strings.Join(s.Args, " ") != "ralph run w" || strings.Join(s.Env, " ") != "SWARM_HOME=/h MARK=1" {
+		t.Fatalf("With = %q %q %q", s.Exe, s.Args, s.Env)
+	}
+	if len(base.Env) != 1 {
+		t.Fatalf("With changed the spec it was called on: %q", base.Env)
+	}
+	if s := base.With(nil, nil); s.Exe != "" {
+		t.Fatalf("With(nil) gave a program: %q", s.Exe)
 	}
 }

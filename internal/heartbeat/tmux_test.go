@@ -50,6 +50,11 @@ func TestHelperProcess(t *testing.T) {
 	os.Exit(0)
 }
 
+// processMarker is set to "1" in a heartbeat process's environment, by
+// cmd/swarm (its heartbeat command) and by these tests' Command alike:
+// the cleanup finds the processes by it.
+const processMarker = "SWARM_HEARTBEAT"
+
 // lingerEnv, set to "1", keeps the heartbeat process from exiting once Run
 // has returned (and released the lock).
 const lingerEnv = "HEARTBEAT_TEST_LINGER"
@@ -93,9 +98,11 @@ func (h *hbEnv) cleanup() {
 
 func (h *hbEnv) opts(force bool) StartOptions {
 	return StartOptions{
-		Force:   force,
-		Command: []string{os.Args[0], "-test.run=^TestHelperProcess$", "--"},
-		Env:     []string{helperEnv + "=1", PollEnv + "=" + testPoll},
+		Force: force,
+		Command: func(name string) (argv, env []string) {
+			return []string{os.Args[0], "-test.run=^TestHelperProcess$", "--", name},
+				[]string{helperEnv + "=1", PollEnv + "=" + testPoll, processMarker + "=1"}
+		},
 	}
 }
 
@@ -161,7 +168,7 @@ func (h *hbEnv) procsOf(self string) []int {
 		vars := bytes.Split(data, []byte{0})
 		var marker, home bool
 		for _, v := range vars {
-			marker = marker || string(v) == Marker+"=1"
+			marker = marker || string(v) == processMarker+"=1"
 			home = home || string(v) == "SWARM_HOME="+h.Home
 		}
 		if !marker || !home || !proc.Alive(pid) {
@@ -390,7 +397,11 @@ func TestForceKillsProcessStuckInExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := h.opts(false)
-	o.Env = append(o.Env, lingerEnv+"=1")
+	helper := o.Command
+	o.Command = func(name string) ([]string, []string) {
+		argv, env := helper(name)
+		return argv, append(env, lingerEnv+"=1")
+	}
 	if _, err := Start(h.Home, "w", c, o); err != nil {
 		t.Fatal(err)
 	}

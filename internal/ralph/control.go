@@ -134,7 +134,7 @@ func ResumeLoop(m *worker.Manager, name string) error {
 		rs.Log("RESUME", fmt.Sprintf("resumed at iteration %d after it had ended (%s)", st.CurrentIteration, reasonText(st)))
 	}
 	if !alive {
-		if _, err := StartMonitor(m.Store.Root, name); err != nil {
+		if _, err := StartMonitor(m, name); err != nil {
 			return err
 		}
 	}

@@ -105,7 +105,7 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 	if o.Foreground || o.NoRun {
 		return &SpawnResult{Worker: rec, Notes: res.Notes, Warnings: warnings}, nil
 	}
-	pid, err := StartMonitor(m.Store.Root, name)
+	pid, err := StartMonitor(m, name)
 	if err != nil {
 		rollback()
 		return nil, err
