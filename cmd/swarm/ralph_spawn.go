@@ -88,7 +88,7 @@ when its last completion was rejected, or with --fail-on-cap.`,
 				return err
 			}
 			if len(args) == 0 {
-				return fail(exitFail, "no command provided (use -- command...)")
+				return &exitError{code: exitFail, err: worker.ErrNoCommand}
 			}
 			var err error
 			if opts.Heartbeat, err = parseSpawnHeartbeat(opts.IO, hb, cmd.Flags().Changed); err != nil {

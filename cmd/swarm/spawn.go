@@ -114,7 +114,7 @@ func (o *spawnOptions) check(lf *loopFlags) error {
 		}
 	}
 	if len(o.Worker.Command) == 0 {
-		return fail(exitFail, "no command provided (use -- command...)")
+		return &exitError{code: exitFail, err: worker.ErrNoCommand}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/exitcode"
 	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/state"
 )
@@ -27,7 +28,7 @@ func (e *Engine) conclude(t *turn, o Outcome, w *state.Worker) Decision {
 		e.stopAgent(t.tc, t.window, t.agentProc)
 		e.verify(&o, st, t.iter)
 	}
-	if o.End == EndExited && (o.ExitCode == 126 || o.ExitCode == 127) {
+	if o.End == EndExited && (o.ExitCode == exitcode.NotExecutable || o.ExitCode == exitcode.CommandNotFound) {
 		if len(w.Cmd) > 0 {
 			o.Detail = w.Cmd[0]
 		}

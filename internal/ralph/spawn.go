@@ -137,7 +137,7 @@ func checkSpawn(o *SpawnOptions) error {
 		return err
 	}
 	if len(o.Worker.Command) == 0 {
-		return errors.New("no command provided (use -- command...)")
+		return worker.ErrNoCommand
 	}
 	if o.Loop.SameSession && o.Loop.PromptMode != ModeType {
 		return errors.New("--same-session needs --prompt-mode type (the continuation is typed into the agent)")

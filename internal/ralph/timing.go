@@ -1,6 +1,10 @@
 package ralph
 
-import "time"
+import (
+	"time"
+
+	"github.com/swarmtools/swarm/internal/worker"
+)
 
 // Timings and thresholds of the loop, each with the reason for its value.
 const (
@@ -95,9 +99,12 @@ const (
 	// process that left the group (setsid) still holds it, and the loop
 	// does not wait for that one.
 	checkDrainWait = 2 * time.Second
-	// DefaultCheckTimeout and DefaultReadyTimeout (docs/completion.md, docs/ralph.md).
+	// DefaultCheckTimeout bounds each --check command, so a hung test
+	// suite cannot stall the loop (docs/completion.md).
 	DefaultCheckTimeout = 120 * time.Second
-	DefaultReadyTimeout = 120 * time.Second
+	// DefaultReadyTimeout is the wait for the agent to look ready before
+	// its prompt is typed: spawn's (docs/ralph.md).
+	DefaultReadyTimeout = worker.DefaultReadyTimeout
 	// noBudget stands for "no --max-time": a wait is never cut short.
 	noBudget = 24 * time.Hour
 	// maxBackoff caps the wait after consecutive failures (docs/ralph.md:
