@@ -103,7 +103,7 @@ func (e *Engine) iteration(ctx context.Context, st *state.Ralph, w *state.Worker
 	}
 	for {
 		if o.End == EndPromptError {
-			e.log("FAIL", "%s", o.Detail)
+			e.log(EventFail, "%s", o.Detail)
 			return Decide(o, e.snapshot(e.reload(st))), true
 		}
 		d = e.conclude(t, o, w)
@@ -268,7 +268,7 @@ func (e *Engine) claim(t *turn) error {
 		s.StartHead, s.StartTree = head, tree
 		// Logged with the count, so a monitor dying right after still
 		// leaves one START line per iteration.
-		e.log("START", "iteration %d/%d", t.iter, s.MaxIterations)
+		e.log(EventStart, "iteration %d/%d", t.iter, s.MaxIterations)
 		return nil
 	})
 	return err
@@ -307,7 +307,7 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	}
 	t.window = win.WindowID
 	if st.PromptSent || (st.PromptEntered && e.received(t)) {
-		e.log("WARN", "monitor restarted; adopting iteration %d", t.iter)
+		e.log(EventWarn, "monitor restarted; adopting iteration %d", t.iter)
 		e.say("adopting running iteration %d", t.iter)
 		t.det = e.primedDetector(t)
 		if !st.PromptSent {
@@ -319,7 +319,7 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	if cur, err := e.RS.Load(); err != nil || cur.Status != state.RalphRunning {
 		return nil, nil, errSkip
 	}
-	e.log("WARN", "monitor restarted before the prompt was delivered; restarting the agent of iteration %d", t.iter)
+	e.log(EventWarn, "monitor restarted before the prompt was delivered; restarting the agent of iteration %d", t.iter)
 	e.say("restarting the agent of iteration %d (the previous monitor died before delivering the prompt)", t.iter)
 	return t, e.launchAndDeliver(ctx, t, w), nil
 }
@@ -556,7 +556,7 @@ func (e *Engine) deliver(ctx context.Context, t *turn) *Outcome {
 	case e.budgetLeft() == 0:
 		return &Outcome{End: EndMaxTime}
 	case !res.Ready:
-		e.log("WARN", "iteration %d: agent did not look ready within %ds; sending the prompt anyway", t.iter, t.st.ReadyTimeout)
+		e.log(EventWarn, "iteration %d: agent did not look ready within %ds; sending the prompt anyway", t.iter, t.st.ReadyTimeout)
 	}
 	e.typePrompt(ctx, t, t.prompt)
 	return nil
@@ -643,7 +643,7 @@ func (e *Engine) awaitEcho(ctx context.Context, t *turn, text string) {
 	if shown || gone || ctx.Err() != nil {
 		return
 	}
-	e.log("WARN", "iteration %d: the agent did not show the pasted text within %s; pressing Enter anyway", t.iter, duration.Compact(echoWait))
+	e.log(EventWarn, "iteration %d: the agent did not show the pasted text within %s; pressing Enter anyway", t.iter, duration.Compact(echoWait))
 }
 
 // ensureSubmitted presses Enter again, at most maxEnterRetries times,
@@ -658,7 +658,7 @@ func (e *Engine) ensureSubmitted(ctx context.Context, t *turn, text string) {
 		if e.tookEnter(ctx, t, text) || ctx.Err() != nil {
 			return
 		}
-		e.log("WARN", "iteration %d: the text was still in the agent's input box %s after Enter; pressing Enter again", t.iter, duration.Compact(submitWait))
+		e.log(EventWarn, "iteration %d: the text was still in the agent's input box %s after Enter; pressing Enter again", t.iter, duration.Compact(submitWait))
 		t.tc.SendKeys(t.window, "Enter")
 	}
 }
@@ -696,7 +696,7 @@ func (e *Engine) earlySignal(t *turn, prompt string) {
 	det.Feed(buf[:n])
 	det.Flush()
 	if sig, ok := det.Stop(); ok {
-		e.log("WARN", "iteration %d: the agent printed a %s signal before its prompt was typed; it does not count", t.iter, sig.Kind.Reason())
+		e.log(EventWarn, "iteration %d: the agent printed a %s signal before its prompt was typed; it does not count", t.iter, sig.Kind.Reason())
 		e.say("the agent printed a %s signal before its prompt was typed (ignored)", sig.Kind.Reason())
 	}
 }
@@ -763,7 +763,7 @@ func preflight(name string, v agent.Verdict) *Outcome {
 }
 
 func (e *Engine) warnStuck(iter int, kind string) {
-	e.log("WARN", "iteration %d: agent shows %s", iter, agent.WithArticle(kind))
+	e.log(EventWarn, "iteration %d: agent shows %s", iter, agent.WithArticle(kind))
 	e.say("agent shows %s; it needs a human (swarm attach %s)", agent.WithArticle(kind), e.Name)
 }
 

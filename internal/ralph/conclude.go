@@ -22,7 +22,7 @@ func (e *Engine) conclude(t *turn, o Outcome, w *state.Worker) Decision {
 	e.undelivered(t, &o)
 	st := e.recordEnd(t, o, dur)
 	if o.End != EndStopped && o.End != EndInterrupted {
-		e.log("END", "iteration %d exit=%s%s duration=%s", t.iter, exitText(o), endReason(o), duration.Compact(dur))
+		e.log(EventEnd, "iteration %d exit=%s%s duration=%s", t.iter, exitText(o), endReason(o), duration.Compact(dur))
 	}
 	if completion(o) {
 		e.stopAgent(t.tc, t.window, t.agentProc)
@@ -115,7 +115,7 @@ func (e *Engine) undelivered(t *turn, o *Outcome) {
 	switch {
 	case o.End == EndInactive, o.End == EndWindowLost, o.End == EndExited && o.ExitKnown && o.ExitCode == 0:
 		o.Undelivered = true
-		e.log("WARN", "iteration %d: the agent never showed it received the prompt; counted as a failure", t.iter)
+		e.log(EventWarn, "iteration %d: the agent never showed it received the prompt; counted as a failure", t.iter)
 		e.say("iteration %d: the agent never showed it received the prompt (counted as a failure)", t.iter)
 	}
 }
@@ -147,10 +147,10 @@ func completion(o Outcome) bool {
 func (e *Engine) report(t *turn, o Outcome, d Decision, dur time.Duration) {
 	switch {
 	case d.Failure && d.Action == Next:
-		e.log("FAIL", "iteration %d exit=%s attempt=%d/%d backoff=%s", t.iter, failText(o), d.ConsecutiveFailures, MaxFailures, duration.Compact(d.Delay))
+		e.log(EventFail, "iteration %d exit=%s attempt=%d/%d backoff=%s", t.iter, failText(o), d.ConsecutiveFailures, MaxFailures, duration.Compact(d.Delay))
 		e.say("iteration %d failed (exit: %s), retrying in %s (attempt %d/%d)", t.iter, failText(o), duration.Compact(d.Delay), d.ConsecutiveFailures, MaxFailures)
 	case d.Failure:
-		e.log("FAIL", "iteration %d exit=%s attempt=%d/%d", t.iter, failText(o), d.ConsecutiveFailures, MaxFailures)
+		e.log(EventFail, "iteration %d exit=%s attempt=%d/%d", t.iter, failText(o), d.ConsecutiveFailures, MaxFailures)
 	case o.End == EndExited || o.End == EndWindowLost || o.End == EndServerLost:
 		e.say("iteration %d completed (exit: %s, duration: %s)", t.iter, exitText(o), duration.Format(dur))
 	case o.End == EndInactive && d.Action == Next:
@@ -185,7 +185,7 @@ func (e *Engine) continueSession(ctx context.Context, t *turn) (*turn, Outcome) 
 	if err := e.M.SetMetadata(e.Name, map[string]any{"ralph_iteration": next.iter}, ""); err != nil {
 		e.say("cannot update the worker record: %v", err)
 	}
-	e.log("START", "iteration %d/%d (same session)", next.iter, t.st.MaxIterations)
+	e.log(EventStart, "iteration %d/%d (same session)", next.iter, t.st.MaxIterations)
 	e.say("agent went quiet without a completion signal; continuing in the same session (iteration %d/%d)", next.iter, t.st.MaxIterations)
 	// A failed paste shows as continued silence: the next timeout restarts.
 	e.typePrompt(ctx, next, msg)

@@ -69,7 +69,7 @@ func PauseLoop(m *worker.Manager, name string) error {
 	case warn != "":
 		return &ErrWarning{warn}
 	}
-	rs.Log("PAUSE", "paused by user")
+	logEvent(rs, EventPause, "paused by user")
 	return nil
 }
 
@@ -129,9 +129,9 @@ func ResumeLoop(m *worker.Manager, name string) error {
 		os.Remove(waitFilePath(st))
 	}
 	if wasActive {
-		rs.Log("RESUME", fmt.Sprintf("resumed at iteration %d", st.CurrentIteration))
+		logEvent(rs, EventResume, "resumed at iteration %d", st.CurrentIteration)
 	} else {
-		rs.Log("RESUME", fmt.Sprintf("resumed at iteration %d after it had ended (%s)", st.CurrentIteration, reasonText(st)))
+		logEvent(rs, EventResume, "resumed at iteration %d after it had ended (%s)", st.CurrentIteration, reasonText(st))
 	}
 	if !alive {
 		if _, err := StartMonitor(m, name); err != nil {
@@ -178,7 +178,7 @@ func UnpauseForRun(m *worker.Manager, name string) {
 		return nil
 	})
 	if unpaused {
-		rs.Log("RESUME", "resumed by ralph run")
+		logEvent(rs, EventResume, "resumed by ralph run")
 	}
 }
 
@@ -206,7 +206,7 @@ func markKilled(rs *state.RalphStore) bool {
 		s.ExitReason = ReasonKilled
 		s.ExitDetail = ""
 		// Before the state is written, as the monitor's own end does.
-		rs.Log("DONE", doneText(s.CurrentIteration, ReasonKilled))
+		logEvent(rs, EventDone, "%s", doneText(s.CurrentIteration, ReasonKilled))
 		return nil
 	})
 	return err == nil && ended
@@ -627,6 +627,6 @@ func SetLoop(m *worker.Manager, name string, set Settings) (*state.Ralph, error)
 	if err != nil {
 		return nil, err
 	}
-	rs.Log("SET", strings.Join(changes, " "))
+	logEvent(rs, EventSet, "%s", strings.Join(changes, " "))
 	return st, nil
 }

@@ -41,6 +41,11 @@ type Engine struct {
 	RS   *state.RalphStore
 	// Out receives the loop's "[ralph] N: ..." lines.
 	Out io.Writer
+	// Timestamps starts each of those lines with the time (RFC 3339, as
+	// the heartbeat's log lines and the monitor's start line): a
+	// background monitor's output is monitor.log, read after the fact. A
+	// loop run in a terminal prints swarm.py's lines as they are.
+	Timestamps bool
 	// Poll paces the watch of the agent (2 s; $SWARM_POLL_INTERVAL).
 	Poll time.Duration
 	// ReadyPoll paces ready detection (0.5 s or Poll if shorter).
@@ -108,19 +113,25 @@ func (e *Engine) RequestPause() {
 		return nil
 	})
 	if err == nil && paused {
-		e.log("PAUSE", "monitor received SIGTERM; pausing after the current iteration")
+		e.log(EventPause, "monitor received SIGTERM; pausing after the current iteration")
 		e.say("received SIGTERM, pausing after the current iteration")
 	}
 }
 
+// say writes a line of the loop's output: "[ralph] N: text", after the
+// time with Timestamps.
 func (e *Engine) say(format string, args ...any) {
-	fmt.Fprintf(e.Out, "[ralph] %s: %s\n", e.Name, fmt.Sprintf(format, args...))
+	line := fmt.Sprintf("[ralph] %s: %s\n", e.Name, fmt.Sprintf(format, args...))
+	if e.Timestamps {
+		line = clock.Or(e.Clock).Now().Format(time.RFC3339) + " " + line
+	}
+	fmt.Fprint(e.Out, line)
 }
 
 // log appends an event to iterations.log; a failed write is reported in
 // the monitor's own output rather than lost.
-func (e *Engine) log(event, format string, args ...any) {
-	if err := e.RS.Log(event, fmt.Sprintf(format, args...)); err != nil {
+func (e *Engine) log(event Event, format string, args ...any) {
+	if err := logEvent(e.RS, event, format, args...); err != nil {
 		e.say("cannot write iterations.log: %v", err)
 	}
 }
@@ -378,7 +389,7 @@ func (e *Engine) pause(reason string) {
 		return nil
 	})
 	if st != nil && st.Status == state.RalphPaused {
-		e.log("PAUSE", "%s", reason)
+		e.log(EventPause, "%s", reason)
 		e.say("paused: %s (resume with: swarm ralph resume %s)", reason, e.Name)
 	}
 }
@@ -445,7 +456,7 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 		}
 		// Logged before the state is written: whoever sees the loop
 		// ended (ralph wait, then ralph logs) finds its DONE line.
-		e.log("DONE", "%s", doneText(s.CurrentIteration, d.Reason))
+		e.log(EventDone, "%s", doneText(s.CurrentIteration, d.Reason))
 		return nil
 	})
 	if err != nil || final == nil {

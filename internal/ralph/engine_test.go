@@ -667,3 +667,20 @@ func (r *sleepRecorder) count(d time.Duration) int {
 	}
 	return n
 }
+
+// A background monitor's lines (monitor.log) start with the time they
+// were written; in a terminal, the loop prints swarm.py's lines as they
+// are.
+func TestMonitorLinesAreTimestamped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out bytes.Buffer
+		e := &Engine{Name: "w", Out: &out, Clock: clock.Real}
+		e.say("starting iteration %d/%d", 1, 3)
+		e.Timestamps = true
+		e.say("starting iteration %d/%d", 2, 3)
+		want := "[ralph] w: starting iteration 1/3\n" + time.Now().Format(time.RFC3339) + " [ralph] w: starting iteration 2/3\n"
+		if out.String() != want {
+			t.Fatalf("output %q, want %q", out.String(), want)
+		}
+	})
+}

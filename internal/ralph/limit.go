@@ -55,7 +55,7 @@ func (e *Engine) waitOutLimit(ctx context.Context, t *turn, v agent.Verdict) (Ou
 		s.LastError = state.NullString(v.Line)
 		return nil
 	})
-	e.log("LIMIT", "iteration %d until=%s %s", t.iter, until.Local().Format(state.LogTimeLayout), v.Line)
+	e.log(EventLimit, "iteration %d until=%s %s", t.iter, until.Local().Format(state.LogTimeLayout), v.Line)
 	e.say("agent hit a limit (%s); waiting until %s", v.Line, until.Local().Format("15:04"))
 	if o, ended := e.waitUntilReset(ctx, t, until); ended {
 		return o, true
@@ -67,7 +67,7 @@ func (e *Engine) waitOutLimit(ctx context.Context, t *turn, v agent.Verdict) (Ou
 	if ps, _, err := t.tc.Poll(t.window); err == nil && ps.Dead {
 		return Outcome{}, false // the watch sees the exit and ends the iteration
 	}
-	e.log("RESUME", "iteration %d: limit reset; typed %q", t.iter, t.st.LimitMessage)
+	e.log(EventResume, "iteration %d: limit reset; typed %q", t.iter, t.st.LimitMessage)
 	e.say("limit reset; continuing the agent with %q", t.st.LimitMessage)
 	msg := t.st.LimitMessage
 	worker.SendText(t.tc, t.window, msg, worker.SendOptions{NoEnter: true})

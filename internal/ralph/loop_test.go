@@ -288,6 +288,16 @@ func TestFailuresBackOffThenStop(t *testing.T) {
 		!strings.Contains(string(mon), "[ralph] fail: 5 consecutive failures, stopping loop") {
 		t.Errorf("monitor log:\n%s", mon)
 	}
+	// Each of the monitor's lines starts with when it was written.
+	for _, line := range strings.Split(strings.TrimSpace(string(mon)), "\n") {
+		stamp, rest, _ := strings.Cut(line, " ")
+		if _, err := time.Parse(time.RFC3339, stamp); strings.HasPrefix(rest, "[ralph] ") && err != nil {
+			t.Errorf("a monitor line without its time: %q", line)
+		}
+		if strings.HasPrefix(line, "[ralph] ") {
+			t.Errorf("a monitor line without its time: %q", line)
+		}
+	}
 }
 
 func TestCommandNotFoundStopsAtOnce(t *testing.T) {

@@ -14,7 +14,7 @@ func (e *Engine) keepPiping(t *turn, ps tmux.PaneStatus) {
 	if ps.Dead || ps.Piped {
 		return
 	}
-	e.log("WARN", "iteration %d: the agent's output stopped reaching its log (the log writer died); piping again, output in between is lost", t.iter)
+	e.log(EventWarn, "iteration %d: the agent's output stopped reaching its log (the log writer died); piping again, output in between is lost", t.iter)
 	e.say("iteration %d: output log writer died; restarted (output in between lost)", t.iter)
 	if err := t.tc.PipeTo(t.window, t.out, e.logSink(t.st)); err != nil {
 		e.say("cannot pipe the agent's output again: %v", err)

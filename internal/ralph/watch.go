@@ -250,15 +250,15 @@ func (e *Engine) judge(ctx context.Context, t *turn, screen string) (Outcome, bo
 	t.dialog = ""
 	switch {
 	case v.Compacting:
-		e.log("FATAL", "iteration %d: %s; restarting with a fresh context", t.iter, compactionText)
+		e.log(EventFatal, "iteration %d: %s; restarting with a fresh context", t.iter, compactionText)
 		e.say("agent is compacting its context; restarting it fresh")
 		return e.final(t, Outcome{End: EndFatal}), true
 	case v.Context == ContextRestart:
-		e.log("FATAL", "iteration %d: context at %d%% (limit %d%%+%d); restarting", t.iter, v.ContextPercent, t.st.MaxContext, contextRestartMargin)
+		e.log(EventFatal, "iteration %d: context at %d%% (limit %d%%+%d); restarting", t.iter, v.ContextPercent, t.st.MaxContext, contextRestartMargin)
 		return e.final(t, Outcome{End: EndContext}), true
 	case v.Context == ContextNudge && !t.nudged:
 		t.nudged = true
-		e.log("WARN", "iteration %d: context at %d%%; asked the agent to commit and exit", t.iter, v.ContextPercent)
+		e.log(EventWarn, "iteration %d: context at %d%%; asked the agent to commit and exit", t.iter, v.ContextPercent)
 		worker.SendText(t.tc, t.window, contextNudge, worker.SendOptions{})
 	}
 	switch v.Agent.State {
@@ -329,7 +329,7 @@ func (e *Engine) onDialog(t *turn, v agent.Verdict) (Outcome, bool) {
 	})
 	if paused {
 		t.dialogPause = true
-		e.log("PAUSE", "iteration %d: agent waits at %s", t.iter, agent.WithArticle(v.Kind))
+		e.log(EventPause, "iteration %d: agent waits at %s", t.iter, agent.WithArticle(v.Kind))
 		e.say("paused: the agent waits at %s (%q); answer it with: swarm attach %s, then: swarm ralph resume %s", agent.WithArticle(v.Kind), v.Line, e.Name, e.Name)
 	}
 	return Outcome{}, false
@@ -345,7 +345,7 @@ func (e *Engine) onError(t *turn, v agent.Verdict) (Outcome, bool) {
 	if e.Clock.Since(t.errorSince) < errorSettle(e.Poll) {
 		return Outcome{}, false
 	}
-	e.log("WARN", "iteration %d: agent error: %s", t.iter, v.Line)
+	e.log(EventWarn, "iteration %d: agent error: %s", t.iter, v.Line)
 	o := Outcome{End: EndAgentError, Detail: v.Line}
 	if v.Hint != "" {
 		// An error its profile knows no retry gets past (a prompt taken
@@ -403,7 +403,7 @@ func (e *Engine) quiet(t *turn) (Outcome, bool) {
 	if e.Clock.Since(last) < time.Duration(t.st.InactivityTimeout)*time.Second {
 		return Outcome{}, false
 	}
-	e.log("TIMEOUT", "iteration %d inactivity_timeout=%ds", t.iter, t.st.InactivityTimeout)
+	e.log(EventTimeout, "iteration %d inactivity_timeout=%ds", t.iter, t.st.InactivityTimeout)
 	return e.final(t, Outcome{End: EndInactive}), true
 }
 
