@@ -15,12 +15,12 @@ const (
 	defaultReadyTimeout = worker.DefaultReadyTimeout
 
 	// ralphMaxIterations is swarm ralph spawn's --max-iterations (swarm.py).
-	// spawn --ralph has none: seed 004 makes the flag required there, so a
-	// loop never runs without a cap someone chose.
+	// spawn --ralph has none: the flag is required there (docs/ralph.md),
+	// so a loop never runs without a cap someone chose.
 	ralphMaxIterations = 50
 	// highIterations is the count above which spawning a loop warns that
-	// it "may consume significant resources" (seed 004): every iteration
-	// is a fresh agent session, paid for in tokens.
+	// it "may consume significant resources" (swarm.py's warning): every
+	// iteration is a fresh agent session, paid for in tokens.
 	highIterations = 50
 
 	// ralphInactivity is swarm ralph spawn's --inactivity-timeout

@@ -38,7 +38,7 @@ type factory struct {
 
 // newFactory returns a factory on streams. root is the state root; ""
 // resolves it on first use from $SWARM_HOME, $SWARM_DIR or ~/.swarm, made
-// absolute once (SPEC §1). Tests pass a root of their own, so they need no
+// absolute once (docs/state.md). Tests pass a root of their own, so they need no
 // environment and can run in parallel.
 func newFactory(streams *IO, root string) *factory {
 	return &factory{IO: streams, root: root}

@@ -323,7 +323,7 @@ func runHeartbeatStatus(opts *heartbeatStatusOptions) error {
 		return &heartbeat.Error{Kind: heartbeat.KindNoHeartbeat, Msg: "No heartbeat found for " + opts.Name}
 	}
 	// Liveness from the lock the process holds, never from the stored
-	// pid alone (SPEC §9.8).
+	// pid alone (docs/security.md, "Identity before signals").
 	lock := s.LockPath(opts.Name)
 	out, err := heartbeat.RenderStatus(st, heartbeat.Monitor{Alive: daemon.Alive(lock), PID: daemon.Holder(lock)}, time.Now(), opts.Format)
 	if err != nil {

@@ -32,7 +32,7 @@ import (
 const wkTimeout = 15 * time.Second
 
 // wkSession is the default tmux session of an env: swarm-<first 8 hex of
-// sha256(absolute state root)> (SPEC §2).
+// sha256(absolute state root)> (docs/state.md).
 func wkSession(e *testenv.Env) string {
 	sum := sha256.Sum256([]byte(e.Home))
 	return "swarm-" + hex.EncodeToString(sum[:])[:8]

@@ -50,7 +50,7 @@ const (
 	killWait = 5 * time.Second
 )
 
-// Permissions, as the rest of the state root (SPEC 1).
+// Permissions, as the rest of the state root (docs/state.md).
 const (
 	dirPerm  = 0o700
 	filePerm = 0o600

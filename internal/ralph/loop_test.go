@@ -499,7 +499,8 @@ func TestBadLoopInputChangesNothing(t *testing.T) {
 	l := newLoop(t, "bad")
 	l.WriteFile("PROMPT.md", "work")
 	// Flag values that cannot be parsed are usage errors (exit 2, the
-	// flag named); the messages SPEC gives swarm.py's exit 1 keep it.
+	// flag named); the messages docs/commands.md lists with swarm.py's exit
+	// 1 keep it.
 	cases := []struct {
 		args []string
 		code int
