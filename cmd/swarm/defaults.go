@@ -1,22 +1,26 @@
 package main
 
-import "time"
+import (
+	"time"
+
+	"github.com/swarmtools/swarm/internal/ralph"
+	"github.com/swarmtools/swarm/internal/worker"
+)
 
 // Defaults of the command-line flags, one place, each with its reason.
+// A default the packages below also apply (an option left zero) is
+// theirs, and named here from there.
 const (
-	// defaultReadyTimeout is how long --ready-wait, and a ralph loop before
-	// typing its prompt, waits for the agent to look ready (swarm.py's
-	// --ready-timeout 120): long enough for a cold start of an agent CLI
-	// that loads plugins and checks for updates.
-	defaultReadyTimeout = 120 * time.Second
+	// defaultReadyTimeout is spawn's and ralph spawn's --ready-timeout.
+	defaultReadyTimeout = worker.DefaultReadyTimeout
 
 	// ralphMaxIterations is swarm ralph spawn's --max-iterations (swarm.py).
-	// spawn --ralph has none: seed 004 makes the flag required there, so a
-	// loop never runs without a cap someone chose.
+	// spawn --ralph has none: the flag is required there (docs/ralph.md),
+	// so a loop never runs without a cap someone chose.
 	ralphMaxIterations = 50
 	// highIterations is the count above which spawning a loop warns that
-	// it "may consume significant resources" (seed 004): every iteration
-	// is a fresh agent session, paid for in tokens.
+	// it "may consume significant resources" (swarm.py's warning): every
+	// iteration is a fresh agent session, paid for in tokens.
 	highIterations = 50
 
 	// ralphInactivity is swarm ralph spawn's --inactivity-timeout
@@ -30,15 +34,13 @@ const (
 	// every poll of the screen would restart the agent.
 	minInactivity = time.Second
 
-	// defaultCheckTimeout bounds each --check command (SPEC §4.3), so a
-	// hung test suite cannot stall the loop.
-	defaultCheckTimeout = 120 * time.Second
-	// defaultRestartDelay is the pause between iterations (SPEC §4.2): a
-	// crash-looping agent does not spin the CPU.
+	// defaultCheckTimeout bounds each --check command.
+	defaultCheckTimeout = ralph.DefaultCheckTimeout
+	// defaultRestartDelay is the pause between iterations (docs/ralph.md):
+	// a crash-looping agent does not spin the CPU.
 	defaultRestartDelay = time.Second
-	// defaultCompletionPromise is the word of <promise>WORD</promise> that
-	// completes a loop (SPEC §4.3).
-	defaultCompletionPromise = "COMPLETE"
+	// defaultCompletionPromise is --completion-promise's word.
+	defaultCompletionPromise = ralph.DefaultCompletionPromise
 	// maxContextPercent is the upper bound of --max-context (0 is off).
 	maxContextPercent = 100
 

@@ -7,19 +7,21 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/swarmtools/swarm/internal/exitcode"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
-// Exit codes (SPEC §1): usage errors exit 2, other failures 1; commands
-// with codes of their own (status, peek, waits) define them where used.
+// Exit codes (docs/commands.md, "Exit codes of errors"): usage errors
+// exit 2, other failures 1, status and peek of an unknown worker 2, the
+// waits their own; the values are internal/exitcode's, the one list.
 const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
-	// exitNotFound is status's and peek's code for an unknown worker
-	// (swarm.py), distinct from stopped (1).
-	exitNotFound = 2
+	exitOK          = exitcode.OK
+	exitFail        = exitcode.Failure
+	exitUsage       = exitcode.Usage
+	exitNotFound    = exitcode.NotFound
+	exitTimeout     = exitcode.Timeout     // ralph wait --timeout passed
+	exitInterrupted = exitcode.Interrupted // Ctrl-C during a wait
 )
 
 // exitError ends a command with a code. err, when set, is printed as

@@ -38,7 +38,7 @@ type factory struct {
 
 // newFactory returns a factory on streams. root is the state root; ""
 // resolves it on first use from $SWARM_HOME, $SWARM_DIR or ~/.swarm, made
-// absolute once (SPEC §1). Tests pass a root of their own, so they need no
+// absolute once (docs/state.md). Tests pass a root of their own, so they need no
 // environment and can run in parallel.
 func newFactory(streams *IO, root string) *factory {
 	return &factory{IO: streams, root: root}
@@ -72,12 +72,14 @@ func (f *factory) Manager() (*worker.Manager, error) {
 // newManager is the worker manager every command uses: on root, warnings
 // sent to warn, the worker hooks, output logs capped by swarm's own log
 // pipe, process workers supervised by swarm's own supervisor (their exit
-// codes), and tmux windows' environments passed through swarm _exec.
+// codes), tmux windows' environments passed through swarm _exec, and
+// loops' background monitors started as swarm ralph run.
 func newManager(root string, warn func(string)) *worker.Manager {
 	m := worker.New(root, warn)
 	m.Hooks = newWorkerHooks(root, m)
 	m.LogSink = logSink
 	m.Supervisor = supervisor
 	m.ExecVia = execVia
+	m.MonitorCommand = monitorCommand
 	return m
 }

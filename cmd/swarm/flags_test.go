@@ -38,7 +38,7 @@ func ipRun(t *testing.T, args ...string) ipResult {
 
 // ipUsageCases are the bad command lines of every command: exit code and
 // exact stderr. Usage errors exit 2 and point to the command's help; the
-// swarm.py messages SPEC gives with exit 1 keep exit 1.
+// swarm.py messages docs/commands.md lists with exit 1 keep exit 1.
 var ipUsageCases = []struct {
 	args   []string
 	code   int

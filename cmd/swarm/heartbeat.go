@@ -125,7 +125,7 @@ func runHeartbeatStart(opts *heartbeatStartOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := heartbeat.Start(root, opts.Name, opts.Config, heartbeat.StartOptions{Force: opts.Force, Warn: opts.IO.Warn}); err != nil {
+	if _, err := heartbeat.Start(root, opts.Name, opts.Config, heartbeat.StartOptions{Force: opts.Force, Warn: opts.IO.Warn, Command: heartbeatCommand}); err != nil {
 		return err
 	}
 	fmt.Fprintln(opts.IO.Out, heartbeat.StartedMessage(opts.Name, opts.Config))
@@ -209,7 +209,7 @@ expiry moves on by the time spent paused. An active heartbeat whose process
 died (a crash, a reboot) gets a new process.`,
 		Example: "  swarm heartbeat resume builder",
 	}, func(opts *heartbeatOptions, root string) error {
-		if err := heartbeat.Resume(root, opts.Name, heartbeat.StartOptions{Warn: opts.IO.Warn}); err != nil {
+		if err := heartbeat.Resume(root, opts.Name, heartbeat.StartOptions{Warn: opts.IO.Warn, Command: heartbeatCommand}); err != nil {
 			return err
 		}
 		fmt.Fprintf(opts.IO.Out, "Heartbeat resumed for %s\n", opts.Name)
@@ -323,7 +323,7 @@ func runHeartbeatStatus(opts *heartbeatStatusOptions) error {
 		return &heartbeat.Error{Kind: heartbeat.KindNoHeartbeat, Msg: "No heartbeat found for " + opts.Name}
 	}
 	// Liveness from the lock the process holds, never from the stored
-	// pid alone (SPEC §9.8).
+	// pid alone (docs/security.md, "Identity before signals").
 	lock := s.LockPath(opts.Name)
 	out, err := heartbeat.RenderStatus(st, heartbeat.Monitor{Alive: daemon.Alive(lock), PID: daemon.Holder(lock)}, time.Now(), opts.Format)
 	if err != nil {

@@ -57,7 +57,7 @@ func startSpawnHeartbeat(io *IO, root string, w *state.Worker, c *heartbeat.Conf
 		io.Warn(heartbeatNeedsTmux)
 		return nil
 	}
-	if _, err := heartbeat.Start(root, w.Name, *c, heartbeat.StartOptions{Warn: io.Warn}); err != nil {
+	if _, err := heartbeat.Start(root, w.Name, *c, heartbeat.StartOptions{Warn: io.Warn, Command: heartbeatCommand}); err != nil {
 		// %v, not %w: the worker's own error must not print bare.
 		return fail(exitFail, "worker '%s' is running, but its heartbeat did not start: %v (retry: swarm heartbeat start %s --interval %s)",
 			w.Name, err, w.Name, (&durationValue{p: &c.Interval}).String())

@@ -49,7 +49,7 @@ func runPeek(opts *peekOptions) error {
 	}
 	text, err := m.Peek(opts.Name, opts.Lines)
 	if err != nil {
-		// SPEC §3: peek of an unknown worker exits 2, as status.
+		// docs/commands.md: peek of an unknown worker exits 2, as status.
 		return workerError(err, exitNotFound)
 	}
 	fmt.Fprint(opts.IO.Out, text)

@@ -15,12 +15,6 @@ import (
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
-// Exit codes of ralph wait beyond the loop's own (SPEC §4.6).
-const (
-	exitTimeout     = 124 // --timeout passed, as timeout(1)
-	exitInterrupted = 130 // Ctrl-C: 128 + SIGINT
-)
-
 // ralphLong is the ralph group's help: what a loop is and how to write a
 // prompt for one. swarm.py's help tests look for some of its phrases
 // ("Ralph Wiggum pattern", "Prompt Design Principles", "Quick Reference").
@@ -129,7 +123,7 @@ func runRalphRun(opts *loopOptions) error {
 	if err != nil {
 		return err
 	}
-	if !ralph.IsBackgroundMonitor() {
+	if !isBackgroundMonitor() {
 		ralph.UnpauseForRun(m, opts.Name)
 	}
 	return runEngine(opts.IO, m, opts.Name)

@@ -89,7 +89,7 @@ when its last completion was rejected, or with --fail-on-cap.`,
 				return err
 			}
 			if len(args) == 0 {
-				return fail(exitFail, "no command provided (use -- command...)")
+				return &exitError{code: exitFail, err: worker.ErrNoCommand}
 			}
 			if err := checkWorktreeFlags(w); err != nil {
 				return err
@@ -184,6 +184,7 @@ func runEngine(io *IO, m *worker.Manager, name string) error {
 	defer cancel()
 	eng := ralph.NewEngine(m, name, io.Out)
 	eng.LogSink = logSink
+	eng.Timestamps = isBackgroundMonitor() // its output is monitor.log
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)

@@ -77,7 +77,8 @@ process whose output goes to $SWARM_HOME/logs/NAME.stdout.log.`,
 	fs.BoolVar(&opts.Worker.Worktree, "worktree", false, "run in a new git worktree on branch NAME")
 	fs.BoolVar(&opts.Worker.ReadyWait, "ready-wait", false, "wait until the agent looks ready for input")
 	fs.BoolVar(&opts.Ralph, "ralph", false, "run a ralph loop (needs --prompt-file and --max-iterations; implies --tmux)")
-	// No default cap: seed 004 makes spawn --ralph name one (0: not given).
+	// No default cap: spawn --ralph needs one named (docs/ralph.md; 0: not
+	// given).
 	lf = registerLoopFlags(fs, &opts.Loop, 0, spawnRalphInactivity)
 	return cmd
 }
@@ -120,7 +121,7 @@ func (o *spawnOptions) check(lf *loopFlags) error {
 		}
 	}
 	if len(o.Worker.Command) == 0 {
-		return fail(exitFail, "no command provided (use -- command...)")
+		return &exitError{code: exitFail, err: worker.ErrNoCommand}
 	}
 	return checkWorktreeFlags(&o.Worker)
 }

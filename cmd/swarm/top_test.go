@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/testenv"
 )
@@ -203,12 +205,8 @@ func (b *topBoard) keys(keys ...string) {
 // until polls the screen until cond holds.
 func (b *topBoard) until(what string, cond func() bool) {
 	b.t.Helper()
-	deadline := time.Now().Add(wkTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			b.t.Fatalf("timed out waiting for %s; screen:\n%s", what, b.screen())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !clock.Wait(context.Background(), clock.Real, 50*time.Millisecond, wkTimeout, cond) {
+		b.t.Fatalf("timed out waiting for %s; screen:\n%s", what, b.screen())
 	}
 }
 

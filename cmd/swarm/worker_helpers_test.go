@@ -5,6 +5,7 @@ package main
 // package.
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/testenv"
 )
 
@@ -30,7 +32,7 @@ import (
 const wkTimeout = 15 * time.Second
 
 // wkSession is the default tmux session of an env: swarm-<first 8 hex of
-// sha256(absolute state root)> (SPEC §2).
+// sha256(absolute state root)> (docs/state.md).
 func wkSession(e *testenv.Env) string {
 	sum := sha256.Sum256([]byte(e.Home))
 	return "swarm-" + hex.EncodeToString(sum[:])[:8]
@@ -102,16 +104,11 @@ func wkWaitStopped(t *testing.T, e *testenv.Env, name string) {
 func wkWaitScreen(t *testing.T, e *testenv.Env, name, want string) {
 	t.Helper()
 	var last string
-	deadline := time.Now().Add(wkTimeout)
-	for {
+	if !clock.Wait(context.Background(), clock.Real, 50*time.Millisecond, wkTimeout, func() bool {
 		last = e.Screen(name)
-		if strings.Contains(last, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("window %s never showed %q; screen:\n%s", name, want, last)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return strings.Contains(last, want)
+	}) {
+		t.Fatalf("window %s never showed %q; screen:\n%s", name, want, last)
 	}
 }
 

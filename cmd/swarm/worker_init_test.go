@@ -1,7 +1,7 @@
 package main
 
-// Black-box tests of swarm init, version, completion and --help (SPEC §1,
-// §3 init).
+// Black-box tests of swarm init, version, completion and --help
+// (docs/commands.md).
 
 import (
 	"os"

@@ -1,7 +1,8 @@
 package main
 
 // Black-box tests of talking to workers: send, interrupt, eof, logs,
-// attach, and the environment given with --env (SPEC §2, §3).
+// attach, and the environment given with --env (docs/commands.md,
+// docs/security.md).
 
 import (
 	"bytes"
@@ -18,7 +19,8 @@ import (
 )
 
 // wkSpawnTTYAgent starts the fake agent in tty mode in a tmux window and
-// waits until its prompt shows (a "> " prompt counts as ready, SPEC §6).
+// waits until its prompt shows (a "> " prompt counts as ready:
+// docs/ralph.md, "Ready detection").
 func wkSpawnTTYAgent(t *testing.T, e *testenv.Env, name string, agentArgs ...string) {
 	t.Helper()
 	args := append([]string{"spawn", "--name", name, "--tmux", "--ready-wait", "--ready-timeout", "15", "--", e.Agent}, agentArgs...)

@@ -1,7 +1,7 @@
 package main
 
 // Black-box tests of the worker life cycle: spawn, ls, status, peek, kill,
-// clean, wait and respawn, for tmux and process workers (SPEC §3).
+// clean, wait and respawn, for tmux and process workers (docs/commands.md).
 
 import (
 	"fmt"
@@ -230,7 +230,7 @@ func TestWorkerProcessRoundTrip(t *testing.T) {
 }
 
 // Killing foo must not touch foobar (swarm.py matched tmux targets by
-// prefix, SPEC §9.9).
+// prefix; docs/security.md: targets are exact).
 func TestWorkerKillExactTarget(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
@@ -577,7 +577,7 @@ func TestWorkerBadInputChangesNothing(t *testing.T) {
 
 // Killing the only worker window ends the tmux server with it; kill must
 // still succeed, and so must killing a worker whose window is already gone
-// (SPEC §3 kill, §9.15).
+// (docs/commands.md, kill).
 func TestWorkerKillLastWindow(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
@@ -608,7 +608,8 @@ func TestWorkerKillLastWindow(t *testing.T) {
 }
 
 // kill --all and clean --all act on every worker and never lose a record
-// added while they run (SPEC §9.11); a window the user made is left alone.
+// added while they run (docs/state.md: every change is locked); a window
+// the user made is left alone.
 func TestWorkerKillAllCleanAll(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)

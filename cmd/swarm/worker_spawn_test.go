@@ -1,8 +1,8 @@
 package main
 
 // Black-box tests of spawning: names, concurrency, worktrees, ready-wait,
-// rollback, and stopping a worker's whole process group (SPEC §1, §3, §6,
-// §8, §9).
+// rollback, and stopping a worker's whole process group (docs/commands.md,
+// docs/security.md).
 
 import (
 	"fmt"
@@ -20,7 +20,8 @@ import (
 	"github.com/swarmtools/swarm/internal/testenv"
 )
 
-// Killing a process worker kills the children it started (SPEC §9.12).
+// Killing a process worker kills the children it started (docs/commands.md:
+// kill signals the process groups).
 func TestWorkerKillProcessGroup(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
@@ -66,7 +67,7 @@ func TestWorkerKillIgnoresTerm(t *testing.T) {
 }
 
 // 20 concurrent spawns against one state root all succeed and all land in
-// state.json (SPEC §7 locking). The burst is repeated on a second tmux
+// state.json (docs/state.md: every change is locked). The burst is repeated on a second tmux
 // socket, so the race to start a server and create the session is run
 // twice.
 func TestWorkerConcurrentSpawns(t *testing.T) {
@@ -123,7 +124,8 @@ func TestWorkerConcurrentSpawns(t *testing.T) {
 	}
 }
 
-// Invalid names are rejected before anything is created (SPEC §1, §9.14).
+// Invalid names are rejected before anything is created (docs/security.md,
+// "Names are validated before they become paths, branches or targets").
 func TestWorkerInvalidNames(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
@@ -218,7 +220,8 @@ func wkDirEntries(t *testing.T, dir string) []string {
 
 // Worktrees: default path and branch; a dirty worktree survives kill
 // --rm-worktree run outside the repo; clean --force-dirty removes it and
-// keeps the branch (SPEC §8, §9.13).
+// keeps the branch (docs/security.md, "Removing a worktree never loses
+// work").
 func TestWorkerWorktree(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
@@ -337,7 +340,8 @@ func TestWorkerCleanKeepsDirtyWorktree(t *testing.T) {
 	}
 }
 
-// A spawn that fails rolls back everything it made (SPEC §1).
+// A spawn that fails rolls back everything it made (docs/security.md,
+// "Crash-safe spawn").
 func TestWorkerSpawnRollback(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)

@@ -1,6 +1,7 @@
 package agenttest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/clock"
 )
 
 var socketSeq atomic.Int64
@@ -103,21 +106,14 @@ func (s *Session) Kill() {
 
 // waitGone polls until pid no longer runs (gone, or a zombie) or timeout.
 func waitGone(pid int, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for {
+	return clock.Wait(context.Background(), clock.Real, 50*time.Millisecond, timeout, func() bool {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
-			if syscall.Kill(pid, 0) == syscall.ESRCH || os.IsNotExist(err) {
-				return true
-			}
-		} else if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) && b[i+2] == 'Z' {
-			return true
+			return syscall.Kill(pid, 0) == syscall.ESRCH || os.IsNotExist(err)
 		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		i := strings.LastIndexByte(string(b), ')')
+		return i > 0 && i+2 < len(b) && b[i+2] == 'Z'
+	})
 }
 
 // Screen is the visible pane as text (capture-pane -p), trailing blank
@@ -177,17 +173,12 @@ func (s *Session) WaitScreen(timeout time.Duration, what string, cond func(strin
 // PollScreen is WaitScreen without failing: it reports whether cond held.
 func (s *Session) PollScreen(timeout time.Duration, cond func(string) bool) (string, bool) {
 	s.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		screen := s.Screen()
-		if cond(screen) {
-			return screen, true
-		}
-		if time.Now().After(deadline) {
-			return screen, false
-		}
-		time.Sleep(PollInterval)
-	}
+	var screen string
+	ok := clock.Wait(context.Background(), clock.Real, PollInterval, timeout, func() bool {
+		screen = s.Screen()
+		return cond(screen)
+	})
+	return screen, ok
 }
 
 // Contains is a WaitScreen condition: the screen contains every string.

@@ -14,6 +14,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/state"
 )
 
@@ -265,11 +267,11 @@ func (e *env) monitors(profile string) {
 	for i := range pids {
 		e.waitFor(filepath.Join(e.home, "ralph", fmt.Sprintf("m%d", i), "iterations.log"), "[START] iteration 1/")
 	}
-	time.Sleep(3 * time.Second)
+	clock.Real.Sleep(context.Background(), 3*time.Second)
 	os.Remove(e.count)
 	cpu0 := cpuTicks(pids)
 	start := time.Now()
-	time.Sleep(*watch)
+	clock.Real.Sleep(context.Background(), *watch)
 	el := time.Since(start)
 	cpu1 := cpuTicks(pids)
 	execs := lines(e.count)
@@ -290,22 +292,27 @@ func (e *env) monitors(profile string) {
 // meanwhile meets a server that exits under it.
 func (e *env) killServer() {
 	exec.Command("tmux", "-L", e.socket, "kill-server").Run()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	gone := clock.Wait(context.Background(), clock.Real, benchPoll, time.Minute, func() bool {
 		out, err := exec.Command("tmux", "-L", e.socket, "list-sessions").CombinedOutput()
-		if err != nil && (strings.Contains(string(out), "no server running") || strings.Contains(string(out), "error connecting")) {
-			return
-		}
+		return err != nil && (strings.Contains(string(out), "no server running") || strings.Contains(string(out), "error connecting"))
+	})
+	if gone {
+		return
 	}
 	fmt.Fprintln(os.Stderr, "the tmux server did not exit within a minute")
 	os.Exit(1)
 }
 
+// benchPoll paces the bench's waits for tmux and for the loops' logs.
+const benchPoll = 50 * time.Millisecond
+
 // waitFor waits until the file holds text, for at most a minute.
 func (e *env) waitFor(path, text string) {
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(text)) {
-			return
-		}
+	if clock.Wait(context.Background(), clock.Real, benchPoll, time.Minute, func() bool {
+		b, err := os.ReadFile(path)
+		return err == nil && bytes.Contains(b, []byte(text))
+	}) {
+		return
 	}
 	fmt.Fprintf(os.Stderr, "%s: no %q after a minute\n", path, text)
 	os.Exit(1)

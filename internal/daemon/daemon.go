@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
 )
@@ -49,7 +50,7 @@ const (
 	killWait = 5 * time.Second
 )
 
-// Permissions, as the rest of the state root (SPEC 1).
+// Permissions, as the rest of the state root (docs/state.md).
 const (
 	dirPerm  = 0o700
 	filePerm = 0o600
@@ -171,7 +172,7 @@ func lockPID(lockPath string) int {
 // WaitExit waits until no process holds the lock, at most timeout, and
 // reports whether the lock is free.
 func WaitExit(lockPath string, timeout time.Duration) bool {
-	return proc.WaitUntil(timeout, waitPoll, func() bool { return !Alive(lockPath) })
+	return clock.Wait(context.Background(), clock.Real, waitPoll, timeout, func() bool { return !Alive(lockPath) })
 }
 
 // IsDaemon reports whether this process was started by Start with the

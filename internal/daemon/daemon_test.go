@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/proc"
+	"github.com/swarmtools/swarm/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,7 +37,7 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Println("helper exiting at once")
 		os.Exit(3)
 	case "nolock":
-		time.Sleep(helperLife)
+		clock.Real.Sleep(context.Background(), helperLife)
 		os.Exit(0)
 	case "hold":
 		wd, _ := os.Getwd()
@@ -50,11 +53,10 @@ func TestHelperProcess(t *testing.T) {
 		final := filepath.Join(dir, fmt.Sprintf("report.%d", os.Getpid()))
 		os.WriteFile(final+".tmp", []byte(report), 0o600)
 		os.Rename(final+".tmp", final)
-		for end := time.Now().Add(helperLife); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-			if _, err := os.Stat(filepath.Join(dir, "stop")); err == nil {
-				break
-			}
-		}
+		clock.Wait(context.Background(), clock.Real, 10*time.Millisecond, helperLife, func() bool {
+			_, err := os.Stat(filepath.Join(dir, "stop"))
+			return err == nil
+		})
 		h.Release()
 		os.Exit(0)
 	}
@@ -62,8 +64,13 @@ func TestHelperProcess(t *testing.T) {
 }
 
 func spec(t *testing.T, dir, mode string) Spec {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	return Spec{
 		What:     "test daemon",
+		Exe:      exe,
 		Args:     []string{"-test.run=^TestHelperProcess$"},
 		Env:      []string{helperEnv + "=" + mode, "DAEMON_DIR=" + dir},
 		Marker:   "DAEMON_MARK",
@@ -300,13 +307,7 @@ func TestChildEnv(t *testing.T) {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.EventuallyEvery(t, what, 10*time.Millisecond, 10*time.Second, cond)
 }
 
 func TestStartWaitsForReady(t *testing.T) {
@@ -334,5 +335,39 @@ func TestStartWaitsForReady(t *testing.T) {
 	})
 	if calls != 3 {
 		t.Fatalf("Ready called %d times, want Start to wait for it (3)", calls)
+	}
+}
+
+// Start runs what its caller says and nothing else: a spec without a
+// program is refused, and nothing is started in its place (this binary
+// was, before the command line became the caller's to give).
+func TestStartRefusesASpecWithoutAProgram(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := spec(t, dir, "exit")
+	s.Exe = ""
+	s.Args = []string{"-test.run=^$"}
+	if pid, err := Start(s); err == nil || pid != 0 || !strings.Contains(err.Error(), "cannot start the test daemon: no program to run") {
+		t.Fatalf("Start without a program = %d, %v", pid, err)
+	}
+	if _, err := os.Stat(s.LogPath); err == nil {
+		t.Error("a log was opened for a daemon that cannot start")
+	}
+}
+
+// With takes the program, its arguments and the environment entries from
+// a Command's answer, after the spec's own entries.
+func TestSpecWith(t *testing.T) {
+	t.Parallel()
+	base := Spec{Env: []string{"SWARM_HOME=/h"}}
+	s := base.With([]string{"/bin/swarm", "ralph", "run", "w"}, []string{"MARK=1"})
+	if s.Exe != "/bin/swarm" || strings.Join(s.Args, " ") != "ralph run w" || strings.Join(s.Env, " ") != "SWARM_HOME=/h MARK=1" {
+		t.Fatalf("With = %q %q %q", s.Exe, s.Args, s.Env)
+	}
+	if len(base.Env) != 1 {
+		t.Fatalf("With changed the spec it was called on: %q", base.Env)
+	}
+	if s := base.With(nil, nil); s.Exe != "" {
+		t.Fatalf("With(nil) gave a program: %q", s.Exe)
 	}
 }

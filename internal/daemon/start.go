@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,15 +11,34 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/state"
 )
+
+// Command is how a daemon for name is started: its argv, the program
+// first, and the environment entries it adds. cmd/swarm knows its own
+// command line and gives it to the packages that start daemons (the ralph
+// monitor, the heartbeat process); they only run it.
+type Command func(name string) (argv, env []string)
+
+// With fills in the program, arguments and environment of s from argv
+// and env (as a Command returns them); no argv leaves s without a program,
+// which Start refuses.
+func (s Spec) With(argv, env []string) Spec {
+	if len(argv) > 0 {
+		s.Exe, s.Args = argv[0], argv[1:]
+	}
+	s.Env = append(append([]string{}, s.Env...), env...)
+	return s
+}
 
 // Spec describes a daemon to start.
 type Spec struct {
 	// What names the daemon in errors ("heartbeat process").
 	What string
-	// Exe is the program; empty means this very binary (os.Executable),
-	// never a path relative to the caller's directory.
+	// Exe is the program, an absolute path (never one relative to the
+	// caller's directory): the command line is the caller's to know, as
+	// cmd/swarm knows its own (Command).
 	Exe string
 	// Args are the arguments after the program name.
 	Args []string
@@ -52,12 +72,8 @@ func Start(s Spec) (int, error) {
 	if s.What == "" {
 		s.What = "background process"
 	}
-	exe := s.Exe
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return 0, fmt.Errorf("cannot find the swarm executable: %v", err)
-		}
+	if s.Exe == "" {
+		return 0, fmt.Errorf("cannot start the %s: no program to run", s.What)
 	}
 	for _, p := range []string{s.LockPath, s.LogPath} {
 		if err := os.MkdirAll(filepath.Dir(p), dirPerm); err != nil {
@@ -70,7 +86,7 @@ func Start(s Spec) (int, error) {
 	}
 	defer logf.Close()
 	fmt.Fprintf(logf, "%s starting %s\n", time.Now().Format(time.RFC3339), s.What)
-	cmd := exec.Command(exe, s.Args...)
+	cmd := exec.Command(s.Exe, s.Args...)
 	cmd.Env = childEnv(s)
 	cmd.Dir = "/"
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -109,17 +125,25 @@ func waitHeld(s Spec, p *os.Process, exited <-chan struct{}) (int, error) {
 	if timeout <= 0 {
 		timeout = DefaultStartTimeout
 	}
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	var pid int
+	var exitedFirst bool
+	clock.Wait(context.Background(), clock.Real, waitPoll, timeout, func() bool {
 		select {
 		case <-exited:
-			return 0, &ExitedError{What: s.What, LogPath: s.LogPath}
+			exitedFirst = true
+			return true
 		default:
 		}
 		if Alive(s.LockPath) && lockPID(s.LockPath) == p.Pid && (s.Ready == nil || s.Ready(p.Pid)) {
-			return p.Pid, nil
+			pid = p.Pid
 		}
-		time.Sleep(waitPoll)
+		return pid != 0
+	})
+	switch {
+	case exitedFirst:
+		return 0, &ExitedError{What: s.What, LogPath: s.LogPath}
+	case pid != 0:
+		return pid, nil
 	}
 	// Our own child, not yet reaped (or reaped by Wait, which Kill knows):
 	// this cannot hit a recycled pid.

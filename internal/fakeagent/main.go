@@ -23,6 +23,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -39,6 +40,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"golang.org/x/sys/unix"
 )
 
@@ -199,7 +201,7 @@ func (a *agent) handleSignals() {
 		// so that whoever waits for the agent sees a realistic status.
 		signal.Reset(sig)
 		_ = unix.Kill(os.Getpid(), sig)
-		time.Sleep(time.Second)
+		clock.Real.Sleep(context.Background(), time.Second)
 		os.Exit(128 + int(sig))
 	}()
 }
@@ -373,7 +375,7 @@ var stepRunners = map[string]func(a *agent, arg string){
 	"write": func(a *agent, arg string) { a.out.write(a.expand(arg)) },
 	"sleep": func(a *agent, arg string) {
 		d, _ := time.ParseDuration(arg) // validated by parseSteps
-		time.Sleep(d)
+		clock.Real.Sleep(context.Background(), d)
 	},
 	"quiet": func(a *agent, arg string) { blockForever() },
 	"spin":  func(a *agent, arg string) { a.spin(arg) },
@@ -457,6 +459,6 @@ func (a *agent) spin(arg string) {
 // select{} because the runtime could report a deadlock for the latter.
 func blockForever() {
 	for {
-		time.Sleep(time.Hour)
+		clock.Real.Sleep(context.Background(), time.Hour)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/state"
 )
 
@@ -18,6 +19,7 @@ type beater struct {
 	target Target
 	log    io.Writer
 	check  time.Duration // worker check interval
+	clock  clock.Clock   // the time of the log lines
 
 	last      *State    // last state read or written (repairs a corrupt file)
 	nextBeat  time.Time // when the next beat is due (monotonic in production)
@@ -220,5 +222,5 @@ func (b *beater) end(status, why string) {
 }
 
 func (b *beater) logf(format string, args ...any) {
-	fmt.Fprintf(b.log, "%s heartbeat %s: %s\n", time.Now().Format(time.RFC3339), b.name, fmt.Sprintf(format, args...))
+	fmt.Fprintf(b.log, "%s heartbeat %s: %s\n", clock.Or(b.clock).Now().Format(time.RFC3339), b.name, fmt.Sprintf(format, args...))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/daemon"
+	"github.com/swarmtools/swarm/internal/testenv"
 )
 
 // fakeTarget is a worker without tmux.
@@ -297,14 +298,13 @@ func TestRunLoopAndStop(t *testing.T) {
 	go func() {
 		done <- RunWith(context.Background(), root, "w", RunOptions{Poll: 10 * time.Millisecond, Target: ft, Log: io.Discard})
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for ft.sentCount() < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d beats in 10s at a 50ms interval", ft.sentCount())
+	testenv.EventuallyEvery(t, "3 beats at a 50ms interval", 5*time.Millisecond, 10*time.Second, func() bool {
+		if ft.sentCount() >= 3 {
+			return true
 		}
 		consume()
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false
+	})
 	if !daemon.Alive(s.LockPath("w")) || daemon.Holder(s.LockPath("w")) != os.Getpid() {
 		t.Fatal("Run does not hold its lock")
 	}
@@ -348,14 +348,9 @@ func TestRunEndsOnContext(t *testing.T) {
 	go func() {
 		done <- RunWith(ctx, root, "w", RunOptions{Poll: 10 * time.Millisecond, Target: &fakeTarget{}, Log: io.Discard})
 	}()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if st := load(t, s); st.MonitorPID != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("Run never claimed the heartbeat")
-		}
-	}
+	testenv.EventuallyEvery(t, "Run to claim the heartbeat", 5*time.Millisecond, 10*time.Second, func() bool {
+		return load(t, s).MonitorPID != nil
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

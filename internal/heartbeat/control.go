@@ -1,12 +1,14 @@
 package heartbeat
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"syscall"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/daemon"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
@@ -33,18 +35,14 @@ const (
 // for a forced start.
 const exitTimeout = 10 * time.Second
 
-// Marker is set to "1" in the environment of a heartbeat process.
-const Marker = "SWARM_HEARTBEAT"
-
 // StartOptions control how the process is started.
 type StartOptions struct {
 	// Force replaces a live heartbeat (its process is stopped first).
 	Force bool
-	// Command runs the heartbeat process; nil means this binary with
-	// "heartbeat run W". Tests point it at a test binary calling Run.
-	Command []string
-	// Env adds KEY=VAL entries to the process's environment.
-	Env []string
+	// Command is how the heartbeat process of a worker is started (swarm
+	// heartbeat run W, which calls Run): cmd/swarm knows its own command
+	// line, tests point it at a test binary. Without it no process starts.
+	Command daemon.Command
 	// Warn receives warnings (a corrupt state file being reset).
 	Warn func(string)
 	// ExitTimeout, if positive, replaces exitTimeout when a forced start
@@ -65,10 +63,8 @@ func (o StartOptions) exitWait() time.Duration {
 func (o StartOptions) spec(s *Store, name string) daemon.Spec {
 	sp := daemon.Spec{
 		What:     "heartbeat process",
-		Args:     []string{"heartbeat", "run", name},
-		Env:      append([]string{"SWARM_HOME=" + s.Root}, o.Env...),
+		Env:      []string{"SWARM_HOME=" + s.Root},
 		Unset:    []string{"SWARM_DIR"},
-		Marker:   Marker,
 		LockPath: s.LockPath(name),
 		LogPath:  s.LogPath(name),
 		// Return once the process has recorded itself, so the state a
@@ -78,15 +74,11 @@ func (o StartOptions) spec(s *Store, name string) daemon.Spec {
 			return err == nil && st != nil && st.MonitorPID != nil && *st.MonitorPID == pid
 		},
 	}
-	if len(o.Command) > 0 {
-		sp.Exe, sp.Args = o.Command[0], append(append([]string{}, o.Command[1:]...), name)
+	if o.Command != nil {
+		sp = sp.With(o.Command(name))
 	}
 	return sp
 }
-
-// IsProcess reports whether this process was started as a heartbeat
-// process.
-func IsProcess() bool { return daemon.IsDaemon(Marker) }
 
 // Start starts a heartbeat for the worker and returns its state once its
 // process holds its lock. The worker must exist and be a tmux worker. A
@@ -265,12 +257,13 @@ func (s *Store) waitGone(name string, t proc.Target, exitWait time.Duration) err
 	if t.PID <= 0 || t.PID == os.Getpid() {
 		return nil
 	}
-	if proc.WaitUntil(exitWait, exitPoll, func() bool { return !t.Alive() }) {
+	gone := func() bool { return !t.Alive() }
+	if clock.Wait(context.Background(), clock.Real, exitPoll, exitWait, gone) {
 		return nil
 	}
 	if t.Ticks != 0 && t.Alive() {
 		syscall.Kill(t.PID, syscall.SIGKILL)
-		if proc.WaitUntil(killTimeout, exitPoll, func() bool { return !t.Alive() }) {
+		if clock.Wait(context.Background(), clock.Real, exitPoll, killTimeout, gone) {
 			return nil
 		}
 	}

@@ -74,7 +74,7 @@ func expiresText(s *State, now time.Time) string {
 	return TimeUntil(t, now)
 }
 
-// human renders a stamp in local time "YYYY-MM-DD HH:MM:SS" (SPEC 1), or
+// human renders a stamp in local time "YYYY-MM-DD HH:MM:SS" (swarm.py's), or
 // as stored when it is not a time.
 func human(s Stamp) string {
 	t, ok := s.Time()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/daemon"
 	"github.com/swarmtools/swarm/internal/state"
 )
@@ -32,20 +33,10 @@ const (
 // 100ms); any Go duration.
 const PollEnv = "SWARM_POLL_INTERVAL"
 
-// Clock is the time source of the process (injectable for tests).
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // RunOptions adjust Run for tests; zero values are the defaults.
 type RunOptions struct {
-	Clock       Clock
+	// Clock is where the process takes its time from (clock.Real).
+	Clock       clock.Clock
 	Poll        time.Duration
 	WorkerCheck time.Duration
 	// Target is the worker beaten into (default: the tmux worker of the
@@ -84,7 +75,7 @@ func RunWith(ctx context.Context, root, name string, o RunOptions) error {
 		return err
 	}
 	defer held.Release()
-	b := &beater{store: store, name: name, target: o.Target, log: o.Log, check: o.WorkerCheck}
+	b := &beater{store: store, name: name, target: o.Target, log: o.Log, check: o.WorkerCheck, clock: o.Clock}
 	if ok, err := b.claim(o.Clock.Now()); !ok || err != nil {
 		return err
 	}
@@ -96,19 +87,15 @@ func RunWith(ctx context.Context, root, name string, o RunOptions) error {
 			return err
 		}
 		wait := min(o.Poll, b.nextBeat.Sub(now))
-		select {
-		case <-ctx.Done():
+		if !o.Clock.Sleep(ctx, max(wait, minWait)) {
 			b.logf("signalled; exiting (state left %s)", b.last.Status)
 			return nil
-		case <-o.Clock.After(max(wait, minWait)):
 		}
 	}
 }
 
 func (o RunOptions) withDefaults(root, name string) RunOptions {
-	if o.Clock == nil {
-		o.Clock = realClock{}
-	}
+	o.Clock = clock.Or(o.Clock)
 	env := envPoll()
 	if o.Poll <= 0 {
 		o.Poll = cmp(env, DefaultPoll)

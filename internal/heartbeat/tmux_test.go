@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/daemon"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/testenv"
@@ -40,7 +41,7 @@ func TestHelperProcess(t *testing.T) {
 		// A process stuck in its exit after letting go of its lock. The
 		// signal handler above still catches SIGTERM: only SIGKILL ends
 		// it (Start's, or the env's cleanup's if a test fails first).
-		time.Sleep(time.Hour)
+		clock.Real.Sleep(context.Background(), time.Hour)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "swarm: error: %v\n", err)
@@ -48,6 +49,11 @@ func TestHelperProcess(t *testing.T) {
 	}
 	os.Exit(0)
 }
+
+// processMarker is set to "1" in a heartbeat process's environment, by
+// cmd/swarm (its heartbeat command) and by these tests' Command alike:
+// the cleanup finds the processes by it.
+const processMarker = "SWARM_HEARTBEAT"
 
 // lingerEnv, set to "1", keeps the heartbeat process from exiting once Run
 // has returned (and released the lock).
@@ -92,9 +98,11 @@ func (h *hbEnv) cleanup() {
 
 func (h *hbEnv) opts(force bool) StartOptions {
 	return StartOptions{
-		Force:   force,
-		Command: []string{os.Args[0], "-test.run=^TestHelperProcess$", "--"},
-		Env:     []string{helperEnv + "=1", PollEnv + "=" + testPoll},
+		Force: force,
+		Command: func(name string) (argv, env []string) {
+			return []string{os.Args[0], "-test.run=^TestHelperProcess$", "--", name},
+				[]string{helperEnv + "=1", PollEnv + "=" + testPoll, processMarker + "=1"}
+		},
 	}
 }
 
@@ -160,7 +168,7 @@ func (h *hbEnv) procsOf(self string) []int {
 		vars := bytes.Split(data, []byte{0})
 		var marker, home bool
 		for _, v := range vars {
-			marker = marker || string(v) == Marker+"=1"
+			marker = marker || string(v) == processMarker+"=1"
 			home = home || string(v) == "SWARM_HOME="+h.Home
 		}
 		if !marker || !home || !proc.Alive(pid) {
@@ -221,10 +229,8 @@ func (h *hbEnv) spawnAgent(name string) string {
 // multiple of the interval under test.
 func never(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			t.Fatalf("%s", what)
-		}
+	if clock.Wait(context.Background(), clock.Real, 20*time.Millisecond, d, cond) {
+		t.Fatalf("%s", what)
 	}
 }
 
@@ -391,7 +397,11 @@ func TestForceKillsProcessStuckInExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := h.opts(false)
-	o.Env = append(o.Env, lingerEnv+"=1")
+	helper := o.Command
+	o.Command = func(name string) ([]string, []string) {
+		argv, env := helper(name)
+		return argv, append(env, lingerEnv+"=1")
+	}
 	if _, err := Start(h.Home, "w", c, o); err != nil {
 		t.Fatal(err)
 	}

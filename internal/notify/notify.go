@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/termtext"
 )
 
@@ -224,7 +225,7 @@ func (d *Dispatcher) deliver(t Target, ev Event, log func(string)) {
 			break
 		}
 		log(fmt.Sprintf("notification to %s failed (attempt %d/%d): %v; trying again in %s", t.Name(), i, Attempts, err, pause))
-		time.Sleep(pause)
+		clock.Real.Sleep(context.Background(), pause)
 		pause *= 2
 	}
 	log(fmt.Sprintf("notification to %s of %s not delivered: %v", t.Name(), ev.Event, err))

@@ -7,13 +7,15 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"github.com/swarmtools/swarm/internal/exitcode"
 )
 
 // Exit codes of a command that could not be run, as a shell reports
 // them.
 const (
-	ExitNotExecutable = 126
-	ExitNotFound      = 127
+	ExitNotExecutable = exitcode.NotExecutable
+	ExitNotFound      = exitcode.CommandNotFound
 )
 
 // ExecError is a command Exec could not run, with the exit code a shell

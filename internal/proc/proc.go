@@ -260,14 +260,3 @@ func Signal(groups []int, sig syscall.Signal) {
 		}
 	}
 }
-
-// WaitUntil polls cond every poll until it holds (true) or timeout passes
-// (false). It is the wait of every "until that process is gone" in swarm.
-func WaitUntil(timeout, poll time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(timeout); !cond(); time.Sleep(poll) {
-		if time.Now().After(deadline) {
-			return false
-		}
-	}
-	return true
-}

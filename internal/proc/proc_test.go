@@ -78,17 +78,3 @@ func TestAliveEdgeCases(t *testing.T) {
 		t.Error("self not alive")
 	}
 }
-
-func TestWaitUntil(t *testing.T) {
-	n := 0
-	if !WaitUntil(time.Minute, time.Millisecond, func() bool { n++; return n == 3 }) || n != 3 {
-		t.Fatalf("WaitUntil returned after %d looks, want true after 3", n)
-	}
-	began := time.Now()
-	if WaitUntil(30*time.Millisecond, time.Millisecond, func() bool { return false }) {
-		t.Fatal("WaitUntil of a condition that never holds returned true")
-	}
-	if d := time.Since(began); d < 30*time.Millisecond {
-		t.Fatalf("WaitUntil gave up after %v, before its timeout", d)
-	}
-}

@@ -1,8 +1,11 @@
 package proc
 
 import (
+	"context"
 	"syscall"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/clock"
 )
 
 // PollInterval is how often Terminate checks whether the groups are gone.
@@ -64,31 +67,29 @@ func TerminateTargets(roots []Target, grace time.Duration) bool {
 		return false
 	}
 	Signal(groups, syscall.SIGTERM)
-	if !tr.waitGone(time.Now().Add(grace)) {
+	if !tr.waitGone(grace) {
 		all, _ = scan()
 		groups, _ = tr.groups(all)
 		Signal(groups, syscall.SIGKILL)
-		tr.waitGone(time.Now().Add(killWait))
+		tr.waitGone(killWait)
 	}
 	return true
 }
 
-// waitGone polls until no process of the tree's groups runs (true) or the
-// deadline passes (false). Zombies do not count: they run nothing.
-func (tr *tree) waitGone(deadline time.Time) bool {
-	for {
+// waitGone polls until no process of the tree's groups runs (true) or
+// timeout passes (false). Zombies do not count: they run nothing.
+func (tr *tree) waitGone(timeout time.Duration) bool {
+	gone := false
+	clock.Wait(context.Background(), clock.Real, PollInterval, timeout, func() bool {
 		all, ok := scan()
 		if !ok {
-			return false
+			return true // /proc unreadable: nothing more can be known
 		}
-		if _, live := tr.groups(all); !live {
-			return true
-		}
-		if !time.Now().Before(deadline) {
-			return false
-		}
-		time.Sleep(PollInterval)
-	}
+		_, live := tr.groups(all)
+		gone = !live
+		return gone
+	})
+	return gone
 }
 
 // terminateBlind is Terminate where /proc is missing (macOS): nothing can
@@ -113,10 +114,7 @@ func terminateBlind(roots []Target, grace time.Duration) bool {
 		}
 		return false
 	}
-	for end := time.Now().Add(grace); alive() && time.Now().Before(end); {
-		time.Sleep(PollInterval)
-	}
-	if alive() {
+	if !clock.Wait(context.Background(), clock.Real, PollInterval, grace, func() bool { return !alive() }) {
 		Signal(groups, syscall.SIGKILL)
 	}
 	return true

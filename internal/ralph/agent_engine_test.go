@@ -2,14 +2,17 @@ package ralph
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux/tmuxtest"
@@ -53,7 +56,7 @@ func claudeAgent(turn func(p *tmuxtest.Pane, run int, msg string)) *tmuxtest.Age
 		OnMessage: func(p *tmuxtest.Pane, run int, msg string) {
 			p.SetScreen(claudeWorking(firstLine(msg)))
 			go func() {
-				time.Sleep(30 * time.Millisecond)
+				think(30 * time.Millisecond)
 				turn(p, run, msg)
 			}()
 		},
@@ -63,6 +66,11 @@ func claudeAgent(turn func(p *tmuxtest.Pane, run int, msg string)) *tmuxtest.Age
 		},
 	}
 }
+
+// think is the fake agent taking d to think, or to answer. Engine tests
+// run in a synctest bubble: d is fake time, which passes at once when
+// every goroutine waits; nothing is ordered by it.
+func think(d time.Duration) { time.Sleep(d) }
 
 func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
 
@@ -75,33 +83,37 @@ func claudeOptions(o Options) Options {
 }
 
 func TestEngineIdleAfterTurnEndsTheIterationWithoutTheTimeout(t *testing.T) {
-	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
-	start := time.Now()
-	l.expectEnd(0, ReasonMaxIterations, 3)
-	if time.Since(start) > 20*time.Second {
-		t.Fatalf("took %s", time.Since(start))
-	}
-	data, _ := os.ReadFile(l.e.RS.LogPath())
-	if strings.Count(string(data), "exit=none reason=idle") != 3 || agentCLI.Runs() != 3 {
-		t.Fatalf("runs %d, log:\n%s", agentCLI.Runs(), data)
-	}
-	if st := l.state(); !st.PromptSent || st.AgentState != "idle" {
-		t.Fatalf("delivery not confirmed or state not recorded: %+v", st)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
+		l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
+		start := time.Now()
+		l.expectEnd(0, ReasonMaxIterations, 3)
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("took %s", time.Since(start))
+		}
+		data, _ := os.ReadFile(l.e.RS.LogPath())
+		if strings.Count(string(data), "exit=none reason=idle") != 3 || agentCLI.Runs() != 3 {
+			t.Fatalf("runs %d, log:\n%s", agentCLI.Runs(), data)
+		}
+		if st := l.state(); !st.PromptSent || st.AgentState != "idle" {
+			t.Fatalf("delivery not confirmed or state not recorded: %+v", st)
+		}
+	})
 }
 
 func TestEngineAPIErrorIsAFailureWithTheErrorInStatus(t *testing.T) {
-	errLine := "● API Error: 529 Overloaded. This is a server-side issue, usually temporary"
-	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
-		p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n"+errLine+"\n✻ Worked for 1s\n", "? for shortcuts"))
+	synctest.Test(t, func(t *testing.T) {
+		errLine := "● API Error: 529 Overloaded. This is a server-side issue, usually temporary"
+		agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
+			p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n"+errLine+"\n✻ Worked for 1s\n", "? for shortcuts"))
+		})
+		l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 10, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
+		l.expectEnd(1, ReasonFailed, 5)
+		st := l.state()
+		if !strings.HasPrefix(string(st.LastError), "● API Error: 529 Overloaded") || st.TotalFailures != 5 {
+			t.Fatalf("last error %q, failures %d", st.LastError, st.TotalFailures)
+		}
 	})
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 10, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
-	l.expectEnd(1, ReasonFailed, 5)
-	st := l.state()
-	if !strings.HasPrefix(string(st.LastError), "● API Error: 529 Overloaded") || st.TotalFailures != 5 {
-		t.Fatalf("last error %q, failures %d", st.LastError, st.TotalFailures)
-	}
 }
 
 func TestEngineNeverTypesIntoADialogAtStart(t *testing.T) {
@@ -111,122 +123,128 @@ func TestEngineNeverTypesIntoADialogAtStart(t *testing.T) {
 		{"bypass", "  WARNING: Claude Code running in Bypass Permissions mode\n  ❯ 1. No, exit\n    2. Yes, I accept\n", "bypass permissions warning"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			agentCLI := &tmuxtest.Agent{Banner: c.screen}
-			l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3}))
-			code, err := l.run()
-			if code != 1 || err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "swarm never answers it") ||
-				!strings.Contains(hint.Of(err), "swarm ralph resume w") {
-				t.Fatalf("code %d err %v", code, err)
-			}
-			if st := l.state(); st.ExitReason != ReasonPreflight || st.PromptSent {
-				t.Fatalf("state: reason %q delivered %v", st.ExitReason, st.PromptSent)
-			}
-			if msgs := agentCLI.Messages(); len(msgs) != 0 {
-				t.Fatalf("typed into the dialog: %q", msgs)
-			}
-			for _, id := range l.srv.Windows() {
-				if p := l.srv.Window(id); len(p.Pasted) != 0 || len(p.Keys) != 0 {
-					t.Fatalf("keys sent to the dialog: %v %q", p.Keys, p.Pasted)
+			synctest.Test(t, func(t *testing.T) {
+				agentCLI := &tmuxtest.Agent{Banner: c.screen}
+				l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3}))
+				code, err := l.run()
+				if code != 1 || err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "swarm never answers it") ||
+					!strings.Contains(hint.Of(err), "swarm ralph resume w") {
+					t.Fatalf("code %d err %v", code, err)
 				}
-			}
+				if st := l.state(); st.ExitReason != ReasonPreflight || st.PromptSent {
+					t.Fatalf("state: reason %q delivered %v", st.ExitReason, st.PromptSent)
+				}
+				if msgs := agentCLI.Messages(); len(msgs) != 0 {
+					t.Fatalf("typed into the dialog: %q", msgs)
+				}
+				for _, id := range l.srv.Windows() {
+					if p := l.srv.Window(id); len(p.Pasted) != 0 || len(p.Keys) != 0 {
+						t.Fatalf("keys sent to the dialog: %v %q", p.Keys, p.Pasted)
+					}
+				}
+			})
 		})
 	}
 }
 
 func TestEngineDialogMidRunPausesWithTheAgentLeftAtIt(t *testing.T) {
-	// Iteration 1 ends its turn; iteration 2 stops at a permission menu.
-	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
-		if run == 1 {
-			p.SetScreen(claudeAnswered(firstLine(msg)))
-			return
-		}
-		p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Bash(rm -rf build)\n Do you want to proceed?\n ❯ 1. Yes\n   2. No\n", "esc to cancel"))
-	})
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3, InactivityTimeout: state.WholeSeconds{Duration: time.Second}}))
-	done := make(chan struct{})
-	defer func() { <-done }()
-	var reason string
-	go func() {
-		defer close(done)
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
-			if st, err := l.e.RS.Load(); err == nil && st.Status == state.RalphPaused {
-				reason = string(st.PauseReason)
-				// It stays paused with the agent at its dialog well past
-				// the inactivity timeout: a dialog is not inactivity.
-				time.Sleep(1500 * time.Millisecond)
-				l.e.RequestPause()
-				markKilled(l.e.RS)
+	synctest.Test(t, func(t *testing.T) {
+		// Iteration 1 ends its turn; iteration 2 stops at a permission menu.
+		agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
+			if run == 1 {
+				p.SetScreen(claudeAnswered(firstLine(msg)))
 				return
 			}
-			time.Sleep(5 * time.Millisecond)
+			p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Bash(rm -rf build)\n Do you want to proceed?\n ❯ 1. Yes\n   2. No\n", "esc to cancel"))
+		})
+		l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 3, InactivityTimeout: state.WholeSeconds{Duration: time.Second}}))
+		done := make(chan struct{})
+		defer func() { <-done }()
+		var reason string
+		paused := func() bool { st, err := l.e.RS.Load(); return err == nil && st.Status == state.RalphPaused }
+		go func() {
+			defer close(done)
+			if !within(paused) {
+				t.Error("the loop never paused")
+				return
+			}
+			st, _ := l.e.RS.Load()
+			reason = string(st.PauseReason)
+			// It stays paused with the agent at its dialog well past the
+			// inactivity timeout: a dialog is not inactivity.
+			if clock.Wait(context.Background(), clock.Real, 5*time.Millisecond, 1500*time.Millisecond, func() bool { return !paused() }) {
+				t.Error("the loop did not stay paused at the dialog")
+			}
+			l.e.RequestPause()
+			markKilled(l.e.RS)
+		}()
+		l.run()
+		data, _ := os.ReadFile(l.e.RS.LogPath())
+		if !strings.Contains(string(data), "[PAUSE] iteration 2: agent waits at a menu awaiting a choice") || strings.Contains(string(data), "TIMEOUT") ||
+			!strings.Contains(l.out.String(), `("Do you want to proceed?")`) {
+			t.Fatalf("log:\n%s\n%s", data, l.out)
 		}
-	}()
-	l.run()
-	data, _ := os.ReadFile(l.e.RS.LogPath())
-	if !strings.Contains(string(data), "[PAUSE] iteration 2: agent waits at a menu awaiting a choice") || strings.Contains(string(data), "TIMEOUT") ||
-		!strings.Contains(l.out.String(), `("Do you want to proceed?")`) {
-		t.Fatalf("log:\n%s\n%s", data, l.out)
-	}
-	if len(agentCLI.Messages()) != 2 {
-		t.Fatalf("messages %q", agentCLI.Messages())
-	}
-	<-done
-	if !strings.Contains(reason, "menu awaiting a choice") || !strings.Contains(reason, "swarm attach "+l.e.Name) ||
-		!strings.Contains(reason, "then: swarm ralph resume "+l.e.Name) {
-		t.Fatalf("pause reason %q", reason)
-	}
+		if len(agentCLI.Messages()) != 2 {
+			t.Fatalf("messages %q", agentCLI.Messages())
+		}
+		<-done
+		if !strings.Contains(reason, "menu awaiting a choice") || !strings.Contains(reason, "swarm attach "+l.e.Name) ||
+			!strings.Contains(reason, "then: swarm ralph resume "+l.e.Name) {
+			t.Fatalf("pause reason %q", reason)
+		}
+	})
 }
 
 func TestEngineWaitsOutAUsageLimitThenContinues(t *testing.T) {
-	reset := time.Now().Add(1500 * time.Millisecond).Add(-limitSlack)
-	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
-		switch msg {
-		case DefaultLimitMessage:
-			p.SetScreen(claudeScreen("● Done.\n<promise>COMPLETE</promise>\n✻ Worked for 1s\n", "? for shortcuts"))
-			p.Print("<promise>COMPLETE</promise>\n")
-		default:
-			p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Claude AI usage limit reached|"+itoa(reset.Unix())+"\n", "? for shortcuts"))
+	synctest.Test(t, func(t *testing.T) {
+		reset := time.Now().Add(1500 * time.Millisecond).Add(-limitSlack)
+		agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
+			switch msg {
+			case DefaultLimitMessage:
+				p.SetScreen(claudeScreen("● Done.\n<promise>COMPLETE</promise>\n✻ Worked for 1s\n", "? for shortcuts"))
+				p.Print("<promise>COMPLETE</promise>\n")
+			default:
+				p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Claude AI usage limit reached|"+epoch(reset)+"\n", "? for shortcuts"))
+			}
+		})
+		l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Second}}))
+		waited := make(chan bool, 1)
+		go func() {
+			waited <- clock.Wait(context.Background(), clock.Real, 2*time.Millisecond, 4*time.Second, func() bool {
+				st, err := l.e.RS.Load()
+				return err == nil && st.Status == state.RalphWaiting && !st.WaitingUntil.IsZero()
+			})
+		}()
+		l.expectEnd(0, ReasonComplete, 1)
+		if !<-waited {
+			t.Fatal("never in status waiting")
+		}
+		st := l.state()
+		if st.TotalFailures != 0 || agentCLI.Runs() != 1 {
+			t.Fatalf("failures %d runs %d", st.TotalFailures, agentCLI.Runs())
+		}
+		msgs := agentCLI.Messages()
+		if len(msgs) != 2 || msgs[1] != DefaultLimitMessage {
+			t.Fatalf("messages %q", msgs)
 		}
 	})
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Second}}))
-	waited := make(chan bool, 1)
-	go func() {
-		for i := 0; i < 2000; i++ {
-			if st, err := l.e.RS.Load(); err == nil && st.Status == state.RalphWaiting && !st.WaitingUntil.IsZero() {
-				waited <- true
-				return
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-		waited <- false
-	}()
-	l.expectEnd(0, ReasonComplete, 1)
-	if !<-waited {
-		t.Fatal("never in status waiting")
-	}
-	st := l.state()
-	if st.TotalFailures != 0 || agentCLI.Runs() != 1 {
-		t.Fatalf("failures %d runs %d", st.TotalFailures, agentCLI.Runs())
-	}
-	msgs := agentCLI.Messages()
-	if len(msgs) != 2 || msgs[1] != DefaultLimitMessage {
-		t.Fatalf("messages %q", msgs)
-	}
 }
 
 func TestEngineFatalStartErrorStopsWithTheFix(t *testing.T) {
-	agentCLI := &tmuxtest.Agent{OnStart: func(p *tmuxtest.Pane, run int) {
-		p.Print("Error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n")
-		p.Exit(1)
-	}}
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5}))
-	code, err := l.run()
-	if code != 1 || err == nil || !strings.Contains(err.Error(), "root/sudo") || !strings.Contains(hint.Of(err), "IS_SANDBOX=1") {
-		t.Fatalf("code %d err %v", code, err)
-	}
-	if st := l.state(); st.CurrentIteration != 1 || !strings.Contains(string(st.LastError), "root/sudo") {
-		t.Fatalf("iterations %d last error %q", st.CurrentIteration, st.LastError)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		agentCLI := &tmuxtest.Agent{OnStart: func(p *tmuxtest.Pane, run int) {
+			p.Print("Error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n")
+			p.Exit(1)
+		}}
+		l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5}))
+		code, err := l.run()
+		if code != 1 || err == nil || !strings.Contains(err.Error(), "root/sudo") || !strings.Contains(hint.Of(err), "IS_SANDBOX=1") {
+			t.Fatalf("code %d err %v", code, err)
+		}
+		if st := l.state(); st.CurrentIteration != 1 || !strings.Contains(string(st.LastError), "root/sudo") {
+			t.Fatalf("iterations %d last error %q", st.CurrentIteration, st.LastError)
+		}
+	})
 }
 
 func TestLimitUntil(t *testing.T) {
@@ -243,43 +261,38 @@ func TestLimitUntil(t *testing.T) {
 	}
 }
 
-func itoa(n int64) string { return strings.TrimSpace(strings.Repeat(" ", 0) + formatInt(n)) }
-
-func formatInt(n int64) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	return string(b)
-}
+// epoch is t as the ten-digit Unix time of an older Claude Code's limit
+// message. Fake time in a synctest bubble starts in 2000, whose Unix
+// times have nine digits: a leading zero makes them ten.
+func epoch(t time.Time) string { return fmt.Sprintf("%010d", t.Unix()) }
 
 // Claude Code shows its input box before it handles a paste, and drops an
 // Enter pressed before the paste shows: the loop waits for the echo.
 func TestEngineWaitsForThePasteToShowBeforeEnter(t *testing.T) {
-	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
-	agentCLI.EchoAfter = 400 * time.Millisecond
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 2, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
-	l.expectEnd(0, ReasonMaxIterations, 2)
-	if n := agentCLI.Dropped(); n != 0 || len(agentCLI.Messages()) != 2 {
-		t.Fatalf("%d Enters dropped, messages %q", n, agentCLI.Messages())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
+		agentCLI.EchoAfter = 400 * time.Millisecond
+		l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 2, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
+		l.expectEnd(0, ReasonMaxIterations, 2)
+		if n := agentCLI.Dropped(); n != 0 || len(agentCLI.Messages()) != 2 {
+			t.Fatalf("%d Enters dropped, messages %q", n, agentCLI.Messages())
+		}
+	})
 }
 
 // An Enter the agent dropped after all (the prompt still in its box) is
 // pressed again.
 func TestEnginePressesEnterAgainWhenTheAgentDroppedIt(t *testing.T) {
-	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
-	agentCLI.DropEnters = 1
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 1, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
-	l.expectEnd(0, ReasonMaxIterations, 1)
-	data, _ := os.ReadFile(l.e.RS.LogPath())
-	if agentCLI.Dropped() != 1 || len(agentCLI.Messages()) != 1 || !strings.Contains(string(data), "pressing Enter again") {
-		t.Fatalf("dropped %d, messages %q, log:\n%s", agentCLI.Dropped(), agentCLI.Messages(), data)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
+		agentCLI.DropEnters = 1
+		l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 1, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
+		l.expectEnd(0, ReasonMaxIterations, 1)
+		data, _ := os.ReadFile(l.e.RS.LogPath())
+		if agentCLI.Dropped() != 1 || len(agentCLI.Messages()) != 1 || !strings.Contains(string(data), "pressing Enter again") {
+			t.Fatalf("dropped %d, messages %q, log:\n%s", agentCLI.Dropped(), agentCLI.Messages(), data)
+		}
+	})
 }
 
 // slowClaude empties its input box on Enter at once but shows working
@@ -311,9 +324,9 @@ func newSlowClaude(delay time.Duration, answer func(p *tmuxtest.Pane, msg string
 		p.SetScreen(c.last)
 		c.mu.Unlock()
 		go func() {
-			time.Sleep(delay)
+			think(delay)
 			p.SetScreen(claudeWorking(firstLine(msg)))
-			time.Sleep(30 * time.Millisecond)
+			think(30 * time.Millisecond)
 			answer(p, msg)
 			c.mu.Lock()
 			c.answered++
@@ -327,73 +340,79 @@ func newSlowClaude(delay time.Duration, answer func(p *tmuxtest.Pane, msg string
 // --same-session: each continuation is answered before the next one is
 // typed; a continuation does not inherit the previous turn's idle screen.
 func TestEngineSameSessionWaitsForEachContinuationsAnswer(t *testing.T) {
-	c := newSlowClaude(time.Second, func(p *tmuxtest.Pane, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
-	l := newFakeLoop(t, c, claudeOptions(Options{MaxIterations: 3, SameSession: true, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
-	l.expectEnd(0, ReasonMaxIterations, 3)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.early) != 0 || c.Runs() != 1 || len(c.Messages()) != 3 {
-		t.Fatalf("typed before the previous answer: %q; runs %d, messages %d", c.early, c.Runs(), len(c.Messages()))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newSlowClaude(time.Second, func(p *tmuxtest.Pane, msg string) { p.SetScreen(claudeAnswered(firstLine(msg))) })
+		l := newFakeLoop(t, c, claudeOptions(Options{MaxIterations: 3, SameSession: true, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
+		l.expectEnd(0, ReasonMaxIterations, 3)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if len(c.early) != 0 || c.Runs() != 1 || len(c.Messages()) != 3 {
+			t.Fatalf("typed before the previous answer: %q; runs %d, messages %d", c.early, c.Runs(), len(c.Messages()))
+		}
+	})
 }
 
 // After the limit message is typed, the old limit stays the last message
 // until the agent answers: it is not waited out again, and the message is
 // typed once.
 func TestEngineTypesTheLimitMessageOnce(t *testing.T) {
-	reset := time.Now().Add(800 * time.Millisecond).Add(-limitSlack)
-	limitLine := "● Claude AI usage limit reached|" + itoa(reset.Unix())
-	c := newSlowClaude(300*time.Millisecond, func(p *tmuxtest.Pane, msg string) {
-		if msg == DefaultLimitMessage {
-			p.SetScreen(claudeScreen("● Done.\n<promise>COMPLETE</promise>\n✻ Worked for 1s\n", "? for shortcuts"))
-			p.Print("<promise>COMPLETE</promise>\n")
-			return
+	synctest.Test(t, func(t *testing.T) {
+		reset := time.Now().Add(800 * time.Millisecond).Add(-limitSlack)
+		limitLine := "● Claude AI usage limit reached|" + epoch(reset)
+		c := newSlowClaude(300*time.Millisecond, func(p *tmuxtest.Pane, msg string) {
+			if msg == DefaultLimitMessage {
+				p.SetScreen(claudeScreen("● Done.\n<promise>COMPLETE</promise>\n✻ Worked for 1s\n", "? for shortcuts"))
+				p.Print("<promise>COMPLETE</promise>\n")
+				return
+			}
+			p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n"+limitLine+"\n", "? for shortcuts"))
+		})
+		l := newFakeLoop(t, c, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
+		l.expectEnd(0, ReasonComplete, 1)
+		msgs := c.Messages()
+		if len(msgs) != 2 || msgs[1] != DefaultLimitMessage || l.events("LIMIT") != 1 {
+			t.Fatalf("messages %q, %d LIMIT lines", msgs, l.events("LIMIT"))
 		}
-		p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n"+limitLine+"\n", "? for shortcuts"))
 	})
-	l := newFakeLoop(t, c, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
-	l.expectEnd(0, ReasonComplete, 1)
-	msgs := c.Messages()
-	if len(msgs) != 2 || msgs[1] != DefaultLimitMessage || l.events("LIMIT") != 1 {
-		t.Fatalf("messages %q, %d LIMIT lines", msgs, l.events("LIMIT"))
-	}
 }
 
 // An agent that gets past a limit by itself and completes while the loop
 // waits: the signal ends the loop without waiting out the rest.
 func TestEngineActsOnASignalDuringALimitWait(t *testing.T) {
-	reset := time.Now().Add(time.Hour)
-	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
-		p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Claude AI usage limit reached|"+itoa(reset.Unix())+"\n", "? for shortcuts"))
-		go func() {
-			time.Sleep(200 * time.Millisecond)
-			p.Print("<promise>COMPLETE</promise>\n")
-		}()
+	synctest.Test(t, func(t *testing.T) {
+		reset := time.Now().Add(time.Hour)
+		agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
+			p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Claude AI usage limit reached|"+epoch(reset)+"\n", "? for shortcuts"))
+			go func() {
+				think(200 * time.Millisecond)
+				p.Print("<promise>COMPLETE</promise>\n")
+			}()
+		})
+		l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
+		start := time.Now()
+		l.expectEnd(0, ReasonComplete, 1)
+		if time.Since(start) > 30*time.Second || len(agentCLI.Messages()) != 1 {
+			t.Fatalf("took %s, messages %q", time.Since(start), agentCLI.Messages())
+		}
+		if st := l.state(); st.Status == state.RalphWaiting || !st.WaitingUntil.IsZero() {
+			t.Fatalf("still waiting after the end: %s until %v", st.Status, st.WaitingUntil)
+		}
 	})
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
-	start := time.Now()
-	l.expectEnd(0, ReasonComplete, 1)
-	if time.Since(start) > 30*time.Second || len(agentCLI.Messages()) != 1 {
-		t.Fatalf("took %s, messages %q", time.Since(start), agentCLI.Messages())
-	}
-	if st := l.state(); st.Status == state.RalphWaiting || !st.WaitingUntil.IsZero() {
-		t.Fatalf("still waiting after the end: %s until %v", st.Status, st.WaitingUntil)
-	}
 }
 
 // The watch polls again when the idle grace ends, not a whole poll later.
 func TestNextPollMeetsTheIdleGrace(t *testing.T) {
-	e := &Engine{Poll: 2 * time.Second}
-	a := &attempt{st: &state.Ralph{LoopConfig: state.LoopConfig{IdleGrace: state.Seconds{Duration: 3 * time.Second}}}}
-	if got := e.nextPoll(a); got != 2*time.Second {
+	e := &Engine{Poll: 2 * time.Second, Clock: clock.Real}
+	tn := &turn{session: &session{st: &state.Ralph{LoopConfig: state.LoopConfig{IdleGrace: state.Seconds{Duration: 3 * time.Second}}}}}
+	if got := e.nextPoll(tn); got != 2*time.Second {
 		t.Fatalf("not idle: %s", got)
 	}
-	a.idleSince = time.Now().Add(-2500 * time.Millisecond)
-	if got := e.nextPoll(a); got > 600*time.Millisecond || got < minPollGap {
+	tn.idleSince = time.Now().Add(-2500 * time.Millisecond)
+	if got := e.nextPoll(tn); got > 600*time.Millisecond || got < minPollGap {
 		t.Fatalf("idle 2.5 s of 3: next poll in %s", got)
 	}
-	a.idleSince = time.Now().Add(-time.Hour)
-	if got := e.nextPoll(a); got != minPollGap {
+	tn.idleSince = time.Now().Add(-time.Hour)
+	if got := e.nextPoll(tn); got != minPollGap {
 		t.Fatalf("grace over: %s", got)
 	}
 }
@@ -405,58 +424,60 @@ func TestNextPollMeetsTheIdleGrace(t *testing.T) {
 // after working, or one the profile cannot read, waits the whole poll;
 // the output's last growth is recorded either way.
 func TestWaitPollComesEarlyWhenOutputStops(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "iteration-0001.log")
-	if err := os.WriteFile(out, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e := &Engine{Poll: 2 * time.Second, Sleep: sleepCtx}
-	a := &attempt{st: &state.Ralph{LoopConfig: state.LoopConfig{IdleGrace: state.Seconds{Duration: 15 * time.Second}}}, out: out, profile: agent.Claude(), shown: agent.Working, worked: true}
-	start := time.Now()
-	e.waitPoll(context.Background(), a)
-	if d := time.Since(start); d < 1900*time.Millisecond {
-		t.Fatalf("no output: the poll came after %s, not the whole 2 s", d)
-	}
-	burst := func() {
-		f, _ := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
-		defer f.Close()
-		for i := 0; i < 3; i++ {
-			f.WriteString("✻ Thinking…\n")
-			time.Sleep(150 * time.Millisecond)
-		}
-	}
-	cases := []struct {
-		name    string
-		profile *agent.Profile
-		shown   agent.State
-		worked  bool
-		early   bool
-	}{
-		{"seen working", agent.Claude(), agent.Working, true, true},
-		{"first turn, not polled working yet", agent.Claude(), "", false, true},
-		{"idle after working", agent.Claude(), agent.Idle, true, false},
-		{"unknown screen after working", agent.Claude(), "", true, false},
-		{"generic profile", agent.Generic(), agent.Working, true, false},
-	}
-	for _, c := range cases {
-		fi, err := os.Stat(out)
-		if err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "iteration-0001.log")
+		if err := os.WriteFile(out, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		a.profile, a.shown, a.worked, a.off, a.outputAt = c.profile, c.shown, c.worked, fi.Size(), time.Time{}
-		go burst()
-		start = time.Now()
-		e.waitPoll(context.Background(), a)
-		d := time.Since(start)
-		switch {
-		case c.early && (d < earlyPollGap || d > 1500*time.Millisecond):
-			t.Errorf("%s: output flowed for 0.45 s then stopped: the poll came after %s, want %s to 1.5 s", c.name, d, earlyPollGap)
-		case !c.early && d < 1900*time.Millisecond:
-			t.Errorf("%s: the poll came early (%s)", c.name, d)
+		e := &Engine{Poll: 2 * time.Second, Clock: clock.Real}
+		tn := &turn{session: &session{st: &state.Ralph{LoopConfig: state.LoopConfig{IdleGrace: state.Seconds{Duration: 15 * time.Second}}}, out: out, profile: agent.Claude()}, shown: agent.Working, worked: true}
+		start := time.Now()
+		e.waitPoll(context.Background(), tn)
+		if d := time.Since(start); d < 1900*time.Millisecond {
+			t.Fatalf("no output: the poll came after %s, not the whole 2 s", d)
 		}
-		if c.profile.CanTellIdle() && a.outputAt.Before(start) {
-			t.Errorf("%s: the output's growth was not recorded", c.name)
+		burst := func() {
+			f, _ := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
+			defer f.Close()
+			for i := 0; i < 3; i++ {
+				f.WriteString("✻ Thinking…\n")
+				think(150 * time.Millisecond)
+			}
 		}
-	}
+		cases := []struct {
+			name    string
+			profile *agent.Profile
+			shown   agent.State
+			worked  bool
+			early   bool
+		}{
+			{"seen working", agent.Claude(), agent.Working, true, true},
+			{"first turn, not polled working yet", agent.Claude(), "", false, true},
+			{"idle after working", agent.Claude(), agent.Idle, true, false},
+			{"unknown screen after working", agent.Claude(), "", true, false},
+			{"generic profile", agent.Generic(), agent.Working, true, false},
+		}
+		for _, c := range cases {
+			fi, err := os.Stat(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tn.profile, tn.shown, tn.worked, tn.off, tn.outputAt = c.profile, c.shown, c.worked, fi.Size(), time.Time{}
+			go burst()
+			start = time.Now()
+			e.waitPoll(context.Background(), tn)
+			d := time.Since(start)
+			switch {
+			case c.early && (d < earlyPollGap || d > 1500*time.Millisecond):
+				t.Errorf("%s: output flowed for 0.45 s then stopped: the poll came after %s, want %s to 1.5 s", c.name, d, earlyPollGap)
+			case !c.early && d < 1900*time.Millisecond:
+				t.Errorf("%s: the poll came early (%s)", c.name, d)
+			}
+			if c.profile.CanTellIdle() && tn.outputAt.Before(start) {
+				t.Errorf("%s: the output's growth was not recorded", c.name)
+			}
+		}
+	})
 }
 
 // An agent first seen idle went idle when it drew its idle screen (its
@@ -466,15 +487,15 @@ func TestIdleStart(t *testing.T) {
 	worked, drew := now.Add(-3*time.Second), now.Add(-2*time.Second)
 	cases := []struct {
 		name string
-		a    attempt
+		tn   turn
 		want time.Time
 	}{
-		{"never seen working", attempt{outputAt: drew}, now},
-		{"output after the working poll", attempt{workingAt: worked, outputAt: drew}, drew},
-		{"no output since", attempt{workingAt: drew, outputAt: worked}, drew},
+		{"never seen working", turn{outputAt: drew}, now},
+		{"output after the working poll", turn{workingAt: worked, outputAt: drew}, drew},
+		{"no output since", turn{workingAt: drew, outputAt: worked}, drew},
 	}
 	for _, c := range cases {
-		if got := idleStart(&c.a, now); !got.Equal(c.want) {
+		if got := idleStart(&c.tn, now); !got.Equal(c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got.Sub(now), c.want.Sub(now))
 		}
 	}
@@ -485,21 +506,23 @@ func TestIdleStart(t *testing.T) {
 // on one frame) is work, not inactivity: the iteration ends when the turn
 // does, with no TIMEOUT.
 func TestEngineWorkingAgentIsNeverInactive(t *testing.T) {
-	const think = 2500 * time.Millisecond // 2.5 inactivity timeouts
-	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
-		time.Sleep(think)
-		p.SetScreen(claudeAnswered(firstLine(msg)))
-	})
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 1, InactivityTimeout: state.WholeSeconds{Duration: time.Second}}))
-	l.expectEnd(0, ReasonMaxIterations, 1)
-	if n := l.events("TIMEOUT"); n != 0 {
+	synctest.Test(t, func(t *testing.T) {
+		const thinking = 2500 * time.Millisecond // 2.5 inactivity timeouts
+		agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
+			think(thinking)
+			p.SetScreen(claudeAnswered(firstLine(msg)))
+		})
+		l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 1, InactivityTimeout: state.WholeSeconds{Duration: time.Second}}))
+		l.expectEnd(0, ReasonMaxIterations, 1)
+		if n := l.events("TIMEOUT"); n != 0 {
+			data, _ := os.ReadFile(l.e.RS.LogPath())
+			t.Fatalf("a working agent timed out:\n%s", data)
+		}
 		data, _ := os.ReadFile(l.e.RS.LogPath())
-		t.Fatalf("a working agent timed out:\n%s", data)
-	}
-	data, _ := os.ReadFile(l.e.RS.LogPath())
-	if !strings.Contains(string(data), "reason=idle") {
-		t.Fatalf("the iteration did not end with the turn:\n%s", data)
-	}
+		if !strings.Contains(string(data), "reason=idle") {
+			t.Fatalf("the iteration did not end with the turn:\n%s", data)
+		}
+	})
 }
 
 // claudePermission is Claude Code's permission prompt for a tool call, a
@@ -527,91 +550,79 @@ func dialogLoop(t *testing.T) (l *fakeLoop, answered chan struct{}, done chan in
 	return l, answered, done
 }
 
-// holdsFor checks that cond stays true for d: an absence can only be
-// watched for a while, never waited for.
-func holdsFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		if !cond() {
-			t.Fatalf("%s: broke within %v", what, d)
-		}
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // A permission prompt right after the prompt's Enter (a tool call at
 // once) is a pause, not a pre-flight failure: the agent has the prompt.
 // Answered, then resumed: the iteration was held meanwhile (it did not end
 // on the COMPLETE the agent printed while the loop was paused), and goes
 // on to the end after the resume.
 func TestEngineDialogAfterThePromptPausesAnswerThenResume(t *testing.T) {
-	l, answered, done := dialogLoop(t)
-	close(answered)
-	holdsFor(t, "the iteration waits for the resume", 300*time.Millisecond, func() bool {
-		st := l.state()
-		return st.Status == state.RalphPaused && st.IterationActive && l.events("END") == 0
+	synctest.Test(t, func(t *testing.T) {
+		l, answered, done := dialogLoop(t)
+		close(answered)
+		holdsFor(t, "the iteration waits for the resume", 300*time.Millisecond, func() bool {
+			st := l.state()
+			return st.Status == state.RalphPaused && st.IterationActive && l.events("END") == 0
+		})
+		if err := ResumeLoop(l.m, "w"); err != nil {
+			t.Fatal(err)
+		}
+		if code := <-done; code != 0 || l.state().ExitReason != ReasonComplete || l.state().CurrentIteration != 1 {
+			t.Fatalf("code %d, state %+v\n%s", code, l.state(), l.out)
+		}
 	})
-	if err := ResumeLoop(l.m, "w"); err != nil {
-		t.Fatal(err)
-	}
-	if code := <-done; code != 0 || l.state().ExitReason != ReasonComplete || l.state().CurrentIteration != 1 {
-		t.Fatalf("code %d, state %+v\n%s", code, l.state(), l.out)
-	}
 }
 
 // Resumed first, answered next: the dialog still on screen after the
 // resume pauses nothing, and the loop ends when the agent is done.
 func TestEngineDialogAfterThePromptResumeThenAnswer(t *testing.T) {
-	l, answered, done := dialogLoop(t)
-	if err := ResumeLoop(l.m, "w"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the loop to run again", func() bool { return l.state().Status == state.RalphRunning })
-	// Polls that see the same dialog again (every 5 ms) pause nothing.
-	holdsFor(t, "the loop stays running", 100*time.Millisecond, func() bool { return l.state().Status == state.RalphRunning })
-	close(answered)
-	if code := <-done; code != 0 || l.state().ExitReason != ReasonComplete || l.events("PAUSE") != 1 {
-		t.Fatalf("code %d, state %+v\n%s", code, l.state(), l.out)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		l, answered, done := dialogLoop(t)
+		if err := ResumeLoop(l.m, "w"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the loop to run again", func() bool { return l.state().Status == state.RalphRunning })
+		// Polls that see the same dialog again (every 5 ms) pause nothing.
+		holdsFor(t, "the loop stays running", 100*time.Millisecond, func() bool { return l.state().Status == state.RalphRunning })
+		close(answered)
+		if code := <-done; code != 0 || l.state().ExitReason != ReasonComplete || l.events("PAUSE") != 1 {
+			t.Fatalf("code %d, state %+v\n%s", code, l.state(), l.out)
+		}
+	})
 }
 
 // A prompt taken for a slash command ("● Unknown command: /fix", nothing
 // sent to the model) fails the same way every time: the loop stops at the
 // first, with the fix, instead of five failures in a row.
 func TestEngineUnknownSlashCommandStopsWithTheFix(t *testing.T) {
-	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
-		p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Unknown command: /fix\n", "? for shortcuts"))
+	synctest.Test(t, func(t *testing.T) {
+		agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
+			p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Unknown command: /fix\n", "? for shortcuts"))
+		})
+		l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
+		code, err := l.run()
+		st := l.state()
+		if code != 1 || st.ExitReason != ReasonFailed || st.CurrentIteration != 1 || !strings.Contains(string(st.ExitDetail), "Unknown command: /fix") ||
+			!strings.Contains(string(st.ExitHint), "starts with '/'") || !strings.Contains(string(st.ExitHint), "swarm ralph resume w") || err == nil {
+			t.Fatalf("code %d err %v state %+v\n%s", code, err, st, l.out)
+		}
 	})
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
-	code, err := l.run()
-	st := l.state()
-	if code != 1 || st.ExitReason != ReasonFailed || st.CurrentIteration != 1 || !strings.Contains(string(st.ExitDetail), "Unknown command: /fix") ||
-		!strings.Contains(string(st.ExitHint), "starts with '/'") || !strings.Contains(string(st.ExitHint), "swarm ralph resume w") || err == nil {
-		t.Fatalf("code %d err %v state %+v\n%s", code, err, st, l.out)
-	}
 }
 
 // An agent that never shows it got the prompt (it sat in the input box,
 // nothing reached the model) until the iteration ends by silence: a WARN
 // and a failure, never a silent success.
 func TestEngineUndeliveredPromptIsAFailure(t *testing.T) {
-	// It shows the pasted text in its box and takes the Enter, then sits
-	// at an empty box: it never works.
-	agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {})
-	agentCLI.OnMessage = func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeIdle) }
-	l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 2, InactivityTimeout: state.WholeSeconds{Duration: time.Second}}))
-	l.expectEnd(0, ReasonMaxIterations, 2)
-	st := l.state()
-	data, _ := os.ReadFile(l.e.RS.LogPath())
-	if st.TotalFailures != 2 || strings.Count(string(data), "never showed it received the prompt") != 2 {
-		t.Fatalf("failures %d\n%s", st.TotalFailures, data)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// It shows the pasted text in its box and takes the Enter, then sits
+		// at an empty box: it never works.
+		agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {})
+		agentCLI.OnMessage = func(p *tmuxtest.Pane, run int, msg string) { p.SetScreen(claudeIdle) }
+		l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 2, InactivityTimeout: state.WholeSeconds{Duration: time.Second}}))
+		l.expectEnd(0, ReasonMaxIterations, 2)
+		st := l.state()
+		data, _ := os.ReadFile(l.e.RS.LogPath())
+		if st.TotalFailures != 2 || strings.Count(string(data), "never showed it received the prompt") != 2 {
+			t.Fatalf("failures %d\n%s", st.TotalFailures, data)
+		}
+	})
 }

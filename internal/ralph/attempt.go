@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/logcap"
@@ -27,54 +28,66 @@ import (
 	"github.com/swarmtools/swarm/internal/worktree"
 )
 
-// attempt is one iteration as the monitor runs it: what was started and
-// delivered, and what the watch has learned so far. One value is made per
-// iteration and handed down the steps (start or adopt → launch → deliver
-// → watch → conclude), so an iteration reads top to bottom.
-type attempt struct {
-	iter     int
-	started  time.Time // when the iteration started
-	promptAt time.Time // when the prompt was submitted
-	prompt   string    // the text delivered: its echo is not the agent's
-	st       *state.Ralph
+// session is the agent an iteration starts (or adopts) in the worker's
+// window: its process, its output stream and how its screens are read.
+// With --same-session one session serves several turns, each an iteration
+// of its own (continueSession).
+type session struct {
+	st *state.Ralph // the loop as the session began
 
-	tc     Tmux
-	window string // tmux window id (@N); "" when there is none
-	out    string // the agent's raw output (pipe-pane)
-	exit   string // where the agent's wrapper records its exit status
-	off    int64  // how far out has been read (a stream offset: logcap)
-	ended  bool   // out holds the wrapper's end marker (all output is in)
-	tail   string // the last bytes read, for a marker split across reads
-	det    *Detector
-	reader *logcap.Reader
+	tc        Tmux
+	window    string      // tmux window id (@N); "" when there is none
+	agentProc proc.Target // the agent's process, identified at launch
+	out       string      // the agent's raw output (pipe-pane)
+	exit      string      // where the agent's wrapper records its exit status
+	reader    *logcap.Reader
+	ended     bool   // out holds the wrapper's end marker (all output is in)
+	tail      string // the last bytes read, for a marker split across reads
 
 	// What the agent's profile makes of its screen (internal/agent).
 	profile    *agent.Profile
 	limits     []*regexp.Regexp // --limit-pattern
 	readyExtra []*regexp.Regexp // --ready-pattern
-	confirmed  bool             // the agent showed it received the prompt
-	worked     bool             // it was seen working since the prompt
-	baseTurns  int              // its end-of-turn lines when the prompt went in
-	idleSince  time.Time        // at its input box after working, since
-	workingAt  time.Time        // the last poll that saw it working
-	outputAt   time.Time        // when its output was last seen growing
-	errorSince time.Time        // showing an API error, since
-	dialog     string           // the dialog it shows now ("" for none)
-	// dialogPause: the loop paused itself for that dialog; the iteration
-	// is held until it is resumed (heldAtDialog).
-	dialogPause bool
+	lastHash   [16]byte         // the inactivity fingerprint last seen
 	// resumedLimit is the limit line waited out, still on screen until
 	// the agent answers the limit message.
 	resumedLimit string
-	agentProc    proc.Target // the agent's process, identified at launch
-	shown        agent.State // the state last recorded
+}
 
-	lastHash   [16]byte
-	lastChange time.Time       // the screen's last change
-	warned     map[string]bool // stuck screens reported this iteration
-	nudged     bool            // the --max-context nudge was sent
-	tasks      int             // task ids already recorded
-	pollErrors int             // consecutive polls that failed
+// turn is one iteration as the monitor runs it: the prompt given to the
+// session's agent, and what the watch has learned since. One value is
+// made per iteration and handed down the steps (start or adopt → launch →
+// deliver → watch → conclude), so an iteration reads top to bottom; a
+// continuation of the same session is a new turn (turn.next), so nothing
+// the previous one saw carries over unless next says so.
+type turn struct {
+	*session
+
+	iter    int
+	started time.Time // when the iteration started
+	prompt  string    // the text delivered: its echo is not the agent's
+	off     int64     // how far out has been read (a stream offset: logcap)
+	det     *Detector
+	tasks   int // task ids already recorded
+
+	// What the agent showed since the prompt.
+	confirmed  bool        // it showed it received the prompt
+	worked     bool        // it was seen working
+	baseTurns  int         // its end-of-turn lines when the prompt went in
+	shown      agent.State // the state last recorded
+	dialog     string      // the dialog it shows now ("" for none)
+	nudged     bool        // the --max-context nudge was sent
+	pollErrors int         // consecutive polls that failed
+	// dialogPause: the loop paused itself for that dialog; the iteration
+	// is held until it is resumed (heldAtDialog).
+	dialogPause bool
+
+	// Timers.
+	idleSince  time.Time // at its input box after working, since
+	workingAt  time.Time // the last poll that saw it working
+	outputAt   time.Time // when its output was last seen growing
+	errorSince time.Time // showing an API error, since
+	lastChange time.Time // the screen's last change
 }
 
 var errSkip = errors.New("loop not running")
@@ -84,60 +97,81 @@ var errSkip = errors.New("loop not running")
 // a quiet agent is continued in place, each continuation an iteration of
 // its own, until a decision other than Continue.
 func (e *Engine) iteration(ctx context.Context, st *state.Ralph, w *state.Worker) (d Decision, ran bool) {
-	a, o, err := e.run(ctx, st, w)
+	t, o, err := e.run(ctx, st, w)
 	if errors.Is(err, errSkip) {
 		return Decision{}, false
 	}
 	for {
 		if o.End == EndPromptError {
-			e.log("FAIL", "%s", o.Detail)
+			e.log(EventFail, "%s", o.Detail)
 			return Decide(o, e.snapshot(e.reload(st))), true
 		}
-		d = e.conclude(a, o, w)
+		d = e.conclude(t, o, w)
 		if d.Action != Continue {
 			return d, true
 		}
-		a, o = e.continueSession(ctx, a)
+		t, o = e.continueSession(ctx, t)
 	}
 }
 
 // run starts the iteration's agent (or adopts the one a dead monitor
 // left), delivers the prompt and watches until the iteration ends.
-func (e *Engine) run(ctx context.Context, st *state.Ralph, w *state.Worker) (*attempt, Outcome, error) {
-	var a *attempt
+func (e *Engine) run(ctx context.Context, st *state.Ralph, w *state.Worker) (*turn, Outcome, error) {
+	var t *turn
 	var early *Outcome
 	var err error
 	if st.IterationActive {
-		a, early, err = e.adopt(ctx, st, w)
+		t, early, err = e.adopt(ctx, st, w)
 	} else {
-		a, early, err = e.start(ctx, st, w)
+		t, early, err = e.start(ctx, st, w)
 	}
 	if err != nil {
 		return nil, Outcome{}, err
 	}
 	if early != nil {
-		return a, *early, nil
+		return t, *early, nil
 	}
-	return a, e.watch(ctx, a), nil
+	return t, e.watch(ctx, t), nil
 }
 
-// newAttempt returns the attempt of iteration iter of the loop.
-func (e *Engine) newAttempt(st *state.Ralph, w *state.Worker, iter int, started time.Time, prompt string) *attempt {
-	return &attempt{
-		iter: iter, started: started, prompt: prompt, st: st,
-		tc:  e.TmuxFor(worker.Server(w)),
+// newSession returns the session of an iteration's agent: its window and
+// files are those of iteration iter.
+func (e *Engine) newSession(st *state.Ralph, w *state.Worker, iter int) *session {
+	return &session{
+		st: st, tc: e.TmuxFor(worker.Server(w)),
 		out: outputPath(e.RS, iter), exit: exitPath(e.RS, iter),
-		warned:  map[string]bool{},
 		profile: profileOf(st, w), limits: e.compiled(st).limits, readyExtra: e.compiled(st).ready,
 	}
 }
 
+// newTurn returns the turn of iteration iter in session s.
+func newTurn(s *session, iter int, started time.Time, prompt string) *turn {
+	return &turn{session: s, iter: iter, started: started, prompt: prompt, lastChange: started}
+}
+
+// next is the turn that continues t's session as iteration t.iter+1 with
+// prompt. It starts as a fresh turn: unconfirmed, not yet worked, not
+// idle, or its first poll would end it at once as idle again. Only where
+// the output stands carries over: it reads on from where t stopped, and
+// counts the agent's finished turns from t's count until its own prompt
+// is typed (typePrompt).
+func (t *turn) next(started time.Time, prompt string) *turn {
+	n := newTurn(t.session, t.iter+1, started, prompt)
+	n.off, n.baseTurns = t.off, t.baseTurns
+	return n
+}
+
+// freshTurn returns the turn of iteration iter in a new session.
+func (e *Engine) freshTurn(st *state.Ralph, w *state.Worker, iter int, started time.Time, prompt string) *turn {
+	return newTurn(e.newSession(st, w, iter), iter, started, prompt)
+}
+
 // log reads the agent's output log, capped at the loop's size.
-func (a *attempt) log() *logcap.Reader {
-	if a.reader == nil {
-		a.reader = logcap.NewReader(a.out, logMax(a.st))
+func (s *session) log() *logcap.Reader {
+	if s.reader == nil {
+		s.reader = logcap.NewReader(s.out, logMax(s.st))
 	}
-	return a.reader
+	return s.reader
 }
 
 // logMax is the cap of the loop's output logs.
@@ -186,44 +220,44 @@ func compileAll(patterns []string) []*regexp.Regexp {
 // start begins a fresh iteration: the prompt is read from disk, the
 // iteration is claimed in the state, the agent launched and the prompt
 // delivered.
-func (e *Engine) start(ctx context.Context, st *state.Ralph, w *state.Worker) (*attempt, *Outcome, error) {
+func (e *Engine) start(ctx context.Context, st *state.Ralph, w *state.Worker) (*turn, *Outcome, error) {
 	iter := st.CurrentIteration + 1
 	prompt, err := readPrompt(st.PromptFile)
 	if err != nil {
-		return e.newAttempt(st, w, st.CurrentIteration, time.Now(), ""), &Outcome{End: EndPromptError, Detail: err.Error()}, nil
+		return e.freshTurn(st, w, st.CurrentIteration, e.Clock.Now(), ""), &Outcome{End: EndPromptError, Detail: err.Error()}, nil
 	}
 	if st.Feedback != "" {
 		prompt = strings.TrimRight(prompt, "\n") + "\n\n" + string(st.Feedback)
 	}
 	if err := argPromptError(st.PromptMode, prompt); err != nil {
-		return e.newAttempt(st, w, st.CurrentIteration, time.Now(), ""), &Outcome{End: EndPromptError, Detail: err.Error(), Hint: hint.Of(err)}, nil
+		return e.freshTurn(st, w, st.CurrentIteration, e.Clock.Now(), ""), &Outcome{End: EndPromptError, Detail: err.Error(), Hint: hint.Of(err)}, nil
 	}
-	a := e.newAttempt(st, w, iter, time.Now(), prompt)
-	if err := e.claim(a); err != nil {
+	t := e.freshTurn(st, w, iter, e.Clock.Now(), prompt)
+	if err := e.claim(t); err != nil {
 		if errors.Is(err, errSkip) {
 			return nil, nil, err
 		}
-		return a, &Outcome{End: EndStartFailed, Detail: err.Error()}, nil
+		return t, &Outcome{End: EndStartFailed, Detail: err.Error()}, nil
 	}
 	if err := e.M.SetMetadata(e.Name, map[string]any{"ralph": true, "ralph_iteration": iter}, state.StatusRunning); err != nil {
 		e.say("cannot update the worker record: %v", err)
 	}
 	e.say("starting iteration %d/%d", iter, st.MaxIterations)
-	return a, e.launchAndDeliver(ctx, a, w), nil
+	return t, e.launchAndDeliver(ctx, t, w), nil
 }
 
-// claim records iteration a.iter as started. The status check happens
+// claim records iteration t.iter as started. The status check happens
 // under the state lock: a kill or pause written by another command is
 // either seen here or comes after, and the watch sees it. The agent is
 // started after the lock is released (starting tmux can take seconds).
-func (e *Engine) claim(a *attempt) error {
+func (e *Engine) claim(t *turn) error {
 	var head, tree string
-	if a.st.RequireChange {
-		head, tree = worktree.Head(a.st.WorkDir), worktree.TreeState(a.st.WorkDir)
+	if t.st.RequireChange {
+		head, tree = worktree.Head(t.st.WorkDir), worktree.TreeState(t.st.WorkDir)
 	}
 	// The prompt is kept beside the state, not in it (it may be large):
 	// a new monitor reads it back to recognise its echo.
-	sum, size, err := e.RS.SaveDelivered(a.prompt)
+	sum, size, err := e.RS.SaveDelivered(t.prompt)
 	if err != nil {
 		return fmt.Errorf("cannot save the prompt: %w", err)
 	}
@@ -238,19 +272,19 @@ func (e *Engine) claim(a *attempt) error {
 			return errSkip
 		}
 		s.PromptSHA256, s.PromptBytes = sum, size
-		s.CurrentIteration = a.iter
-		s.LastIterationStart = state.Timestamp{Time: a.started}
+		s.CurrentIteration = t.iter
+		s.LastIterationStart = state.Timestamp{Time: t.started}
 		s.IterationActive = true
 		s.OutputOffset = 0
 		s.PromptSent = s.PromptMode != ModeType
 		s.PromptEntered = false
 		s.Feedback = ""
 		s.PauseReason = ""
-		s.LastScreenChange = state.UTCTimestamp{Time: a.started}
+		s.LastScreenChange = state.UTCTimestamp{Time: t.started}
 		s.StartHead, s.StartTree = head, tree
 		// Logged with the count, so a monitor dying right after still
 		// leaves one START line per iteration.
-		e.log("START", "iteration %d/%d", a.iter, s.MaxIterations)
+		e.log(EventStart, "iteration %d/%d", t.iter, s.MaxIterations)
 		return nil
 	})
 	return err
@@ -258,14 +292,14 @@ func (e *Engine) claim(a *attempt) error {
 
 // launchAndDeliver starts the agent and delivers the prompt; a non-nil
 // outcome ends the iteration before the watch.
-func (e *Engine) launchAndDeliver(ctx context.Context, a *attempt, w *state.Worker) *Outcome {
-	if err := e.launch(a, w); err != nil {
+func (e *Engine) launchAndDeliver(ctx context.Context, t *turn, w *state.Worker) *Outcome {
+	if err := e.launch(t, w); err != nil {
 		return &Outcome{End: EndStartFailed, Detail: err.Error()}
 	}
-	if early := e.deliver(ctx, a); early != nil {
+	if early := e.deliver(ctx, t); early != nil {
 		return early
 	}
-	e.markDelivered(a)
+	e.markDelivered(t)
 	return nil
 }
 
@@ -273,38 +307,37 @@ func (e *Engine) launchAndDeliver(ctx context.Context, a *attempt, w *state.Work
 // that monitor died before the prompt was delivered, the agent is started
 // again within the same iteration: it may hold half a prompt. If the
 // window is gone, the iteration is judged on the output it left.
-func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*attempt, *Outcome, error) {
+func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*turn, *Outcome, error) {
 	delivered, err := e.RS.LoadDelivered()
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		e.say("cannot read the delivered prompt (%v); its echo may count as output", err)
 	}
-	a := e.newAttempt(st, w, st.CurrentIteration, st.LastIterationStart.Time, delivered)
-	a.off = st.OutputOffset
-	a.agentProc = agentTarget(st)
-	win, ok, err := worker.FindWindow(a.tc, w)
+	t := e.freshTurn(st, w, st.CurrentIteration, st.LastIterationStart.Time, delivered)
+	t.off = st.OutputOffset
+	t.agentProc = agentTarget(st)
+	win, ok, err := worker.FindWindow(t.tc, w)
 	if err != nil || !ok {
-		a.det = e.primedDetector(a)
-		o := e.final(a, Outcome{End: EndWindowLost})
-		return a, &o, nil
+		t.det = e.primedDetector(t)
+		o := e.final(t, Outcome{End: EndWindowLost})
+		return t, &o, nil
 	}
-	a.window = win.WindowID
-	if st.PromptSent || (st.PromptEntered && e.received(a)) {
-		e.log("WARN", "monitor restarted; adopting iteration %d", a.iter)
-		e.say("adopting running iteration %d", a.iter)
-		a.promptAt = time.Now()
-		a.det = e.primedDetector(a)
+	t.window = win.WindowID
+	if st.PromptSent || (st.PromptEntered && e.received(t)) {
+		e.log(EventWarn, "monitor restarted; adopting iteration %d", t.iter)
+		e.say("adopting running iteration %d", t.iter)
+		t.det = e.primedDetector(t)
 		if !st.PromptSent {
-			e.confirm(a)
+			e.confirm(t)
 		}
-		a.confirmed = true
-		return a, nil, nil
+		t.confirmed = true
+		return t, nil, nil
 	}
 	if cur, err := e.RS.Load(); err != nil || cur.Status != state.RalphRunning {
 		return nil, nil, errSkip
 	}
-	e.log("WARN", "monitor restarted before the prompt was delivered; restarting the agent of iteration %d", a.iter)
-	e.say("restarting the agent of iteration %d (the previous monitor died before delivering the prompt)", a.iter)
-	return a, e.launchAndDeliver(ctx, a, w), nil
+	e.log(EventWarn, "monitor restarted before the prompt was delivered; restarting the agent of iteration %d", t.iter)
+	e.say("restarting the agent of iteration %d (the previous monitor died before delivering the prompt)", t.iter)
+	return t, e.launchAndDeliver(ctx, t, w), nil
 }
 
 // agentTarget is the identity of the iteration's agent as the state
@@ -318,38 +351,38 @@ func agentTarget(st *state.Ralph) proc.Target {
 // finished turn: this agent started fresh this iteration). An agent whose
 // profile cannot tell is taken to have it: typing a prompt twice does
 // more harm than waiting for the inactivity timeout.
-func (e *Engine) received(a *attempt) bool {
-	if !a.profile.CanTellIdle() {
+func (e *Engine) received(t *turn) bool {
+	if !t.profile.CanTellIdle() {
 		return true
 	}
-	_, screen, err := a.tc.Poll(a.window)
+	_, screen, err := t.tc.Poll(t.window)
 	if err != nil {
 		return false
 	}
-	v := a.profile.Judge(withoutEcho(screen, a.prompt), time.Now(), a.limits...)
+	v := t.profile.Judge(withoutEcho(screen, t.prompt), e.Clock.Now(), t.limits...)
 	return v.State == agent.Working || v.Turns > 0 || v.State == agent.Error || v.State == agent.Limited
 }
 
 // launch runs the agent in the worker's window: the window is created
 // once (with an idle placeholder) and every iteration respawns its pane, so
 // anyone attached keeps watching across restarts.
-func (e *Engine) launch(a *attempt, w *state.Worker) error {
-	if err := e.prepareFiles(a); err != nil {
+func (e *Engine) launch(t *turn, w *state.Worker) error {
+	if err := e.prepareFiles(t); err != nil {
 		return err
 	}
-	win, ok, err := worker.FindWindow(a.tc, w)
+	win, ok, err := worker.FindWindow(t.tc, w)
 	if err != nil {
 		return err
 	}
-	a.window = win.WindowID
+	t.window = win.WindowID
 	if !ok {
 		// The token goes into the record before the window is made, so
 		// a monitor that dies in between leaves a window the next one
 		// finds by it.
 		token := uuid.NewString()
 		e.noteWindow(w, "", token)
-		a.window, err = a.tc.NewWindow(tmux.WindowSpec{
-			Session: w.Tmux.Session, Name: w.Tmux.Window, Dir: a.st.WorkDir,
+		t.window, err = t.tc.NewWindow(tmux.WindowSpec{
+			Session: w.Tmux.Session, Name: w.Tmux.Window, Dir: t.st.WorkDir,
 			Command:     []string{"sh", "-c", "while :; do sleep 3600; done"},
 			FocusEvents: worker.Socket(w) != "",
 			Width:       worker.WindowWidth, Height: worker.WindowHeight,
@@ -358,15 +391,15 @@ func (e *Engine) launch(a *attempt, w *state.Worker) error {
 		if err != nil {
 			return fmt.Errorf("failed to create tmux window: %w", err)
 		}
-		e.noteWindow(w, a.window, token)
+		e.noteWindow(w, t.window, token)
 	}
-	env := append(worker.WithCallerPath(w.Env), "SWARM_WORKER="+e.Name, fmt.Sprintf("SWARM_RALPH_ITERATION=%d", a.iter))
+	env := append(worker.WithCallerPath(w.Env), "SWARM_WORKER="+e.Name, fmt.Sprintf("SWARM_RALPH_ITERATION=%d", t.iter))
 	// The env reaches the agent through a one-time file, not tmux's argv.
-	command, tmuxEnv, undo, err := e.M.LaunchOnce(env, agentCommand(a.st.PromptMode, w.Cmd, e.RS.PromptSnapshotPath(), a.exit))
+	command, tmuxEnv, undo, err := e.M.LaunchOnce(env, agentCommand(t.st.PromptMode, w.Cmd, e.RS.PromptSnapshotPath(), t.exit))
 	if err == nil {
-		err = a.tc.Respawn(a.window, tmux.RespawnSpec{
-			Dir: a.st.WorkDir, Env: tmuxEnv, Command: command,
-			PipeTo: a.out, PipeVia: e.logSink(a.st), RemainOnExit: true,
+		err = t.tc.Respawn(t.window, tmux.RespawnSpec{
+			Dir: t.st.WorkDir, Env: tmuxEnv, Command: command,
+			PipeTo: t.out, PipeVia: e.logSink(t.st), RemainOnExit: true,
 		})
 		if err != nil {
 			undo()
@@ -375,10 +408,10 @@ func (e *Engine) launch(a *attempt, w *state.Worker) error {
 	if err != nil {
 		return fmt.Errorf("cannot start the agent: %w", err)
 	}
-	if t, ok := worker.PaneTarget(a.tc, a.window); ok {
-		a.agentProc = t
+	if pt, ok := worker.PaneTarget(t.tc, t.window); ok {
+		t.agentProc = pt
 		e.update(func(s *state.Ralph) error {
-			s.AgentPID, s.AgentStartTicks, s.AgentBootID = t.PID, t.Ticks, t.Boot
+			s.AgentPID, s.AgentStartTicks, s.AgentBootID = pt.PID, pt.Ticks, pt.Boot
 			return nil
 		})
 	}
@@ -405,14 +438,14 @@ func (e *Engine) noteWindow(w *state.Worker, id, token string) {
 // never through a symbolic link: state.OpenFile): the wrapper shell writes
 // the exit status into the file swarm made, and the sink appends to the
 // output it emptied.
-func (e *Engine) prepareFiles(a *attempt) error {
-	if err := e.RS.MakeDir(filepath.Dir(a.out)); err != nil {
+func (e *Engine) prepareFiles(t *turn) error {
+	if err := e.RS.MakeDir(filepath.Dir(t.out)); err != nil {
 		return err
 	}
 	// Every iteration's output is kept (ralph logs --iteration), within
 	// the loop's budget: the oldest go first.
-	trimTranscripts(e.RS, TranscriptBudget-logMax(a.st), a.iter)
-	for _, p := range []string{a.out, a.exit} {
+	trimTranscripts(e.RS, TranscriptBudget-logMax(t.st), t.iter)
+	for _, p := range []string{t.out, t.exit} {
 		// A new file, not whatever was there (a link planted at it, a
 		// hard link to someone's file); truncated rather than made with
 		// O_EXCL, since the sink of an earlier try of this iteration
@@ -424,8 +457,8 @@ func (e *Engine) prepareFiles(a *attempt) error {
 		}
 		f.Close()
 	}
-	if a.st.PromptMode != ModeType {
-		return state.WriteFileAtomic(e.RS.PromptSnapshotPath(), []byte(a.prompt))
+	if t.st.PromptMode != ModeType {
+		return state.WriteFileAtomic(e.RS.PromptSnapshotPath(), []byte(t.prompt))
 	}
 	return nil
 }
@@ -452,9 +485,9 @@ func agentCommand(mode state.PromptMode, cmd []string, snapshot, status string) 
 	return append([]string{"sh", "-c", `s=$1; shift; "$@"` + record, "swarm-agent", status}, cmd...)
 }
 
-// readExit returns the recorded exit status of the attempt's agent.
-func (a *attempt) readExit() (int, bool) {
-	data, err := state.ReadFile(a.exit, maxExitFile)
+// readExit returns the recorded exit status of the session's agent.
+func (s *session) readExit() (int, bool) {
+	data, err := state.ReadFile(s.exit, maxExitFile)
 	if err != nil {
 		return 0, false
 	}
@@ -506,26 +539,25 @@ func readPrompt(path string) (string, error) {
 
 // deliver types the prompt in type mode: wait until the agent looks ready
 // (its input box, no dialog), paste the prompt as one bracketed paste, let
-// the echo settle, press Enter. a.off becomes the output offset from which
+// the echo settle, press Enter. t.off becomes the output offset from which
 // the agent's reply counts. In stdin and arg modes the agent got the
 // prompt at start. A dialog before the prompt went in is never answered:
 // the loop stops (pre-flight) with the dialog's text and its fix.
-func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
-	a.promptAt = time.Now()
-	if a.st.PromptMode != ModeType {
+func (e *Engine) deliver(ctx context.Context, t *turn) *Outcome {
+	if t.st.PromptMode != ModeType {
 		return nil
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var stuck *agent.Verdict
-	pane := worker.PaneScreen(a.tc, a.window)
-	res, _ := ready.Wait(rctx, e.readyScreen(a), ready.WaitOptions{
-		Interval: e.ReadyPoll, Timeout: min(a.st.ReadyTimeout.Duration, e.budgetLeft()),
-		IsReady: func(s string) bool { return a.profile.Ready(s, a.readyExtra...) },
-		Stuck:   a.profile.StuckKind,
+	pane := worker.PaneScreen(t.tc, t.window)
+	res, _ := ready.Wait(rctx, e.readyScreen(t), ready.WaitOptions{
+		Interval: e.ReadyPoll, Timeout: min(t.st.ReadyTimeout.Duration, e.budgetLeft()),
+		IsReady: func(s string) bool { return t.profile.Ready(s, t.readyExtra...) },
+		Stuck:   t.profile.StuckKind,
 		OnStuck: func(string) {
 			if screen, _, err := pane(); err == nil {
-				v := a.profile.Judge(screen, time.Now())
+				v := t.profile.Judge(screen, e.Clock.Now())
 				stuck = &v
 			}
 			cancel()
@@ -533,16 +565,16 @@ func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
 	})
 	switch {
 	case stuck != nil:
-		e.warnStuck(a.iter, stuck.Kind)
+		e.warnStuck(t.iter, stuck.Kind)
 		return preflight(e.Name, *stuck)
 	case ctx.Err() != nil || res.Dead:
 		return nil // the watch reports the exit, the kill or the interrupt
 	case e.budgetLeft() == 0:
 		return &Outcome{End: EndMaxTime}
 	case !res.Ready:
-		e.log("WARN", "iteration %d: agent did not look ready within %ds; sending the prompt anyway", a.iter, a.st.ReadyTimeout.Int())
+		e.log(EventWarn, "iteration %d: agent did not look ready within %ds; sending the prompt anyway", t.iter, t.st.ReadyTimeout.Int())
 	}
-	e.typePrompt(ctx, a, a.prompt)
+	e.typePrompt(ctx, t, t.prompt)
 	return nil
 }
 
@@ -557,34 +589,33 @@ func (e *Engine) deliver(ctx context.Context, a *attempt) *Outcome {
 // the prompt itself, in that stretch, is told apart by the detector (an
 // echo agrees with the prompt around it, isEcho), as it is when an agent
 // shows the prompt in its transcript.
-func (e *Engine) typePrompt(ctx context.Context, a *attempt, text string) {
-	e.enter(ctx, a, text, func(from int64) {
-		a.off = from
-		e.earlySignal(a, text)
-		if _, sc, err := a.tc.Poll(a.window); err == nil {
-			a.baseTurns = a.profile.Judge(withoutEcho(sc, text), time.Now()).Turns
+func (e *Engine) typePrompt(ctx context.Context, t *turn, text string) {
+	e.enter(ctx, t, text, func(from int64) {
+		t.off = from
+		e.earlySignal(t, text)
+		if _, sc, err := t.tc.Poll(t.window); err == nil {
+			t.baseTurns = t.profile.Judge(withoutEcho(sc, text), e.Clock.Now()).Turns
 		}
-		e.update(func(s *state.Ralph) error { s.OutputOffset, s.PromptEntered = a.off, true; return nil })
+		e.update(func(s *state.Ralph) error { s.OutputOffset, s.PromptEntered = t.off, true; return nil })
 	})
-	a.promptAt = time.Now()
 }
 
-// outputSize is the length of the attempt's output stream so far.
-func (a *attempt) outputSize() int64 {
-	n, _ := logcap.Size(a.out, logMax(a.st))
+// outputSize is the length of the session's output stream so far.
+func (s *session) outputSize() int64 {
+	n, _ := logcap.Size(s.out, logMax(s.st))
 	return n
 }
 
 // enter pastes text as one bracketed paste and submits it; beforeEnter
 // (if any) gets the output offset from before the paste.
-func (e *Engine) enter(ctx context.Context, a *attempt, text string, beforeEnter func(from int64)) {
-	from := a.outputSize()
+func (e *Engine) enter(ctx context.Context, t *turn, text string, beforeEnter func(from int64)) {
+	from := t.outputSize()
 	if text != "" {
-		if err := a.tc.Paste(a.window, text); err != nil {
+		if err := t.tc.Paste(t.window, text); err != nil {
 			return // the watch finds the window gone
 		}
 	}
-	e.submit(ctx, a, text, func() {
+	e.submit(ctx, t, text, func() {
 		if beforeEnter != nil {
 			beforeEnter(from)
 		}
@@ -595,90 +626,93 @@ func (e *Engine) enter(ctx context.Context, a *attempt, text string, beforeEnter
 // waits until the agent shows it (awaitEcho) and its echo has settled,
 // calls beforeEnter (if any), presses Enter, and makes sure the agent
 // took it (ensureSubmitted).
-func (e *Engine) submit(ctx context.Context, a *attempt, text string, beforeEnter func()) {
+func (e *Engine) submit(ctx context.Context, t *turn, text string, beforeEnter func()) {
 	if text != "" {
-		e.awaitEcho(ctx, a, text)
+		e.awaitEcho(ctx, t, text)
 	}
-	settle(a)
+	e.settle(ctx, t)
 	if beforeEnter != nil {
 		beforeEnter()
 	}
-	a.tc.SendKeys(a.window, "Enter")
-	e.ensureSubmitted(ctx, a, text)
+	t.tc.SendKeys(t.window, "Enter")
+	e.ensureSubmitted(ctx, t, text)
 }
 
 // awaitEcho waits, for an agent whose input box its profile can read,
 // until the box shows the pasted text, at most echoWait. Claude Code shows
 // its input box seconds before it handles a paste, and drops an Enter
 // pressed before then: the prompt would sit in the box all iteration.
-func (e *Engine) awaitEcho(ctx context.Context, a *attempt, text string) {
-	if !a.profile.CanSeeTyped() {
+func (e *Engine) awaitEcho(ctx context.Context, t *turn, text string) {
+	if !t.profile.CanSeeTyped() {
 		return
 	}
-	deadline := time.Now().Add(echoWait)
-	for ctx.Err() == nil && time.Now().Before(deadline) {
-		_, sc, err := a.tc.Poll(a.window)
+	gone := false
+	shown := clock.Wait(ctx, e.Clock, echoPoll, echoWait, func() bool {
+		_, sc, err := t.tc.Poll(t.window)
 		if err != nil {
-			return
+			gone = true // the watch finds the window gone
+			return true
 		}
-		if pending, _ := a.profile.Pending(sc, text); pending {
-			return
-		}
-		e.Sleep(ctx, echoPoll)
-	}
-	if ctx.Err() != nil {
+		pending, _ := t.profile.Pending(sc, text)
+		return pending
+	})
+	if shown || gone || ctx.Err() != nil {
 		return
 	}
-	e.log("WARN", "iteration %d: the agent did not show the pasted text within %s; pressing Enter anyway", a.iter, duration.Compact(echoWait))
+	e.log(EventWarn, "iteration %d: the agent did not show the pasted text within %s; pressing Enter anyway", t.iter, duration.Compact(echoWait))
 }
 
 // ensureSubmitted presses Enter again, at most maxEnterRetries times,
 // while the agent's input box still holds the text submitWait after
 // Enter: the agent dropped the key. An agent seen working meanwhile has
 // the text (noteAgent confirms the delivery).
-func (e *Engine) ensureSubmitted(ctx context.Context, a *attempt, text string) {
-	if !a.profile.CanSeeTyped() || text == "" {
+func (e *Engine) ensureSubmitted(ctx context.Context, t *turn, text string) {
+	if !t.profile.CanSeeTyped() || text == "" {
 		return
 	}
 	for try := 0; try < maxEnterRetries; try++ {
-		deadline := time.Now().Add(submitWait)
-		for time.Now().Before(deadline) {
-			if ctx.Err() != nil {
-				return
-			}
-			_, sc, err := a.tc.Poll(a.window)
-			if err != nil {
-				return
-			}
-			if v := a.profile.Judge(withoutEcho(sc, text), time.Now()); v.State == agent.Working {
-				e.noteAgent(a, v)
-				return
-			}
-			if pending, _ := a.profile.Pending(sc, text); !pending {
-				return
-			}
-			e.Sleep(ctx, echoPoll)
+		if e.tookEnter(ctx, t, text) || ctx.Err() != nil {
+			return
 		}
-		e.log("WARN", "iteration %d: the text was still in the agent's input box %s after Enter; pressing Enter again", a.iter, duration.Compact(submitWait))
-		a.tc.SendKeys(a.window, "Enter")
+		e.log(EventWarn, "iteration %d: the text was still in the agent's input box %s after Enter; pressing Enter again", t.iter, duration.Compact(submitWait))
+		t.tc.SendKeys(t.window, "Enter")
 	}
+}
+
+// tookEnter waits, at most submitWait, until the agent shows it took the
+// Enter: its input box no longer holds the text, or it works (noteAgent
+// confirms the delivery). A window that cannot be polled counts as taken:
+// the watch finds it gone.
+func (e *Engine) tookEnter(ctx context.Context, t *turn, text string) bool {
+	return clock.Wait(ctx, e.Clock, echoPoll, submitWait, func() bool {
+		_, sc, err := t.tc.Poll(t.window)
+		if err != nil {
+			return true
+		}
+		if v := t.profile.Judge(withoutEcho(sc, text), e.Clock.Now()); v.State == agent.Working {
+			e.noteAgent(t, v)
+			return true
+		}
+		pending, _ := t.profile.Pending(sc, text)
+		return !pending
+	})
 }
 
 // earlySignal warns about a completion tag the agent printed before its
 // prompt was typed (while it started, or from an old session's transcript
 // it shows): only output from the prompt on counts, so such a tag is
 // ignored, and the user should know why the loop goes on.
-func (e *Engine) earlySignal(a *attempt, prompt string) {
-	if a.off <= 0 {
+func (e *Engine) earlySignal(t *turn, prompt string) {
+	if t.off <= 0 {
 		return
 	}
-	buf := make([]byte, min(a.off, int64(maxCarryEarly)))
-	n, _ := a.log().ReadAt(buf, a.off-int64(len(buf)))
-	det := e.detector(a.st, prompt)
+	buf := make([]byte, min(t.off, int64(maxCarryEarly)))
+	n, _ := t.log().ReadAt(buf, t.off-int64(len(buf)))
+	det := e.detector(t.st, prompt)
 	det.Feed(buf[:n])
 	det.Flush()
 	if sig, ok := det.Stop(); ok {
-		e.log("WARN", "iteration %d: the agent printed a %s signal before its prompt was typed; it does not count", a.iter, sig.Kind.Reason())
+		e.log(EventWarn, "iteration %d: the agent printed a %s signal before its prompt was typed; it does not count", t.iter, sig.Kind.Reason())
 		e.say("the agent printed a %s signal before its prompt was typed (ignored)", sig.Kind.Reason())
 	}
 }
@@ -689,8 +723,8 @@ const maxCarryEarly = 64 << 10
 
 // readyScreen is the pane as ready detection sees it; a loop stopped from
 // outside (kill) counts as the agent gone, so delivery gives up at once.
-func (e *Engine) readyScreen(a *attempt) ready.Screen {
-	pane := worker.PaneScreen(a.tc, a.window)
+func (e *Engine) readyScreen(t *turn) ready.Screen {
+	pane := worker.PaneScreen(t.tc, t.window)
 	return func() (string, bool, error) {
 		if cur, err := e.RS.Load(); err == nil && !cur.Active() {
 			return "", true, nil
@@ -704,21 +738,21 @@ func (e *Engine) readyScreen(a *attempt) ready.Screen {
 // the prompt again. An agent whose profile can tell (internal/agent) is
 // taken to have it only once it shows so (working, or a finished turn):
 // the watch confirms; others have it once it is typed.
-func (e *Engine) markDelivered(a *attempt) {
-	if a.det == nil {
-		a.det = e.primedDetector(a)
+func (e *Engine) markDelivered(t *turn) {
+	if t.det == nil {
+		t.det = e.primedDetector(t)
 	}
-	if a.profile.CanTellIdle() && a.st.PromptMode == ModeType && !a.confirmed {
+	if t.profile.CanTellIdle() && t.st.PromptMode == ModeType && !t.confirmed {
 		return
 	}
-	e.confirm(a)
+	e.confirm(t)
 }
 
 // confirm records the prompt as delivered.
-func (e *Engine) confirm(a *attempt) {
-	a.confirmed = true
+func (e *Engine) confirm(t *turn) {
+	t.confirmed = true
 	e.update(func(s *state.Ralph) error {
-		s.OutputOffset, s.PromptSent, s.PromptEntered = a.off, true, false
+		s.OutputOffset, s.PromptSent, s.PromptEntered = t.off, true, false
 		return nil
 	})
 }
@@ -745,23 +779,20 @@ func preflight(name string, v agent.Verdict) *Outcome {
 }
 
 func (e *Engine) warnStuck(iter int, kind string) {
-	e.log("WARN", "iteration %d: agent shows %s", iter, agent.WithArticle(kind))
+	e.log(EventWarn, "iteration %d: agent shows %s", iter, agent.WithArticle(kind))
 	e.say("agent shows %s; it needs a human (swarm attach %s)", agent.WithArticle(kind), e.Name)
 }
 
 // settle waits until the output stops growing (the agent finished
 // echoing the paste), at most settleMax: Enter pressed into a redraw
 // still under way can be dropped.
-func settle(a *attempt) {
-	size := a.outputSize
-	last, stable := size(), time.Now()
-	deadline := time.Now().Add(settleMax)
-	for time.Now().Before(deadline) {
-		time.Sleep(settleTick)
-		if s := size(); s != last {
-			last, stable = s, time.Now()
-		} else if time.Since(stable) >= settleQuiet {
-			break
+func (e *Engine) settle(ctx context.Context, t *turn) {
+	last, stable := t.outputSize(), e.Clock.Now()
+	clock.Wait(ctx, e.Clock, settleTick, settleMax, func() bool {
+		if s := t.outputSize(); s != last {
+			last, stable = s, e.Clock.Now()
+			return false
 		}
-	}
+		return e.Clock.Since(stable) >= settleQuiet
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/exitcode"
 	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/state"
 )
@@ -14,20 +15,20 @@ import (
 // signal (with the agent stopped: checks never run beside it), decides
 // what comes next (Decide), stops the agent unless it continues in the
 // same session, and logs the decision.
-func (e *Engine) conclude(a *attempt, o Outcome, w *state.Worker) Decision {
-	dur := time.Since(a.started)
-	e.endedAt = time.Now()
-	e.fatalStart(a, &o)
-	e.undelivered(a, &o)
-	st := e.recordEnd(a, o, dur)
+func (e *Engine) conclude(t *turn, o Outcome, w *state.Worker) Decision {
+	dur := e.Clock.Since(t.started)
+	e.endedAt = e.Clock.Now()
+	e.fatalStart(t, &o)
+	e.undelivered(t, &o)
+	st := e.recordEnd(t, o, dur)
 	if o.End != EndStopped && o.End != EndInterrupted {
-		e.log("END", "iteration %d exit=%s%s duration=%s", a.iter, exitText(o), endReason(o), duration.Compact(dur))
+		e.log(EventEnd, "iteration %d exit=%s%s duration=%s", t.iter, exitText(o), endReason(o), duration.Compact(dur))
 	}
 	if completion(o) {
-		e.stopAgent(a.tc, a.window, a.agentProc)
-		e.verify(&o, st, a.iter)
+		e.stopAgent(t.tc, t.window, t.agentProc)
+		e.verify(&o, st, t.iter)
 	}
-	if o.End == EndExited && (o.ExitCode == 126 || o.ExitCode == 127) {
+	if o.End == EndExited && (o.ExitCode == exitcode.NotExecutable || o.ExitCode == exitcode.CommandNotFound) {
 		if len(w.Cmd) > 0 {
 			o.Detail = w.Cmd[0]
 		}
@@ -38,19 +39,19 @@ func (e *Engine) conclude(a *attempt, o Outcome, w *state.Worker) Decision {
 	d := Decide(o, e.snapshot(st))
 	if d.Action != Continue && d.Reason != ReasonPreflight {
 		// (An agent at a pre-flight dialog is left there: finish.)
-		e.stopAgent(a.tc, a.window, a.agentProc)
+		e.stopAgent(t.tc, t.window, t.agentProc)
 	}
 	e.update(func(s *state.Ralph) error {
 		s.ConsecutiveFailures, s.TotalFailures = d.ConsecutiveFailures, d.TotalFailures
 		return nil
 	})
-	e.report(a, o, d, dur)
+	e.report(t, o, d, dur)
 	return d
 }
 
 // recordEnd writes the iteration's end to the state and returns the state
 // (the last good one if the write failed).
-func (e *Engine) recordEnd(a *attempt, o Outcome, dur time.Duration) *state.Ralph {
+func (e *Engine) recordEnd(t *turn, o Outcome, dur time.Duration) *state.Ralph {
 	st, err := e.update(func(s *state.Ralph) error {
 		s.IterationActive = false
 		s.LastIterationEnd = state.Now()
@@ -77,7 +78,7 @@ func (e *Engine) recordEnd(a *attempt, o Outcome, dur time.Duration) *state.Ralp
 	if st = e.RS.LastGood(); st != nil {
 		return st
 	}
-	return a.st
+	return t.st
 }
 
 // fatalOutputTail is how much of the end of the agent's output is
@@ -88,15 +89,15 @@ const fatalOutputTail = 16 << 10
 // profile knows it prints at start (Claude Code as root without
 // IS_SANDBOX=1): the iteration is then a setup failure with the fix,
 // shown in ralph status, not one more retry.
-func (e *Engine) fatalStart(a *attempt, o *Outcome) {
+func (e *Engine) fatalStart(t *turn, o *Outcome) {
 	if o.End != EndExited || !o.ExitKnown || o.ExitCode == 0 {
 		return
 	}
-	c, err := logcap.ReadCapped(a.out, fatalOutputTail)
+	c, err := logcap.ReadCapped(t.out, fatalOutputTail)
 	if err != nil {
 		return
 	}
-	if line, hint, ok := a.profile.FatalIn(string(c.Bytes(fatalOutputTail))); ok {
+	if line, hint, ok := t.profile.FatalIn(string(c.Bytes(fatalOutputTail))); ok {
 		o.FatalStart = true
 		o.Detail, o.Hint = "the agent exited at start: "+line, hint
 	}
@@ -107,15 +108,15 @@ func (e *Engine) fatalStart(a *attempt, o *Outcome) {
 // prompt, though its profile can tell: the prompt went nowhere (it sat
 // in the input box, was taken for a command). A WARN and a failure, never
 // a silent success.
-func (e *Engine) undelivered(a *attempt, o *Outcome) {
-	if a.confirmed || a.st.PromptMode != ModeType || !a.profile.CanTellIdle() || o.Signal.Kind != SignalNone || o.DoneFile {
+func (e *Engine) undelivered(t *turn, o *Outcome) {
+	if t.confirmed || t.st.PromptMode != ModeType || !t.profile.CanTellIdle() || o.Signal.Kind != SignalNone || o.DoneFile {
 		return
 	}
 	switch {
 	case o.End == EndInactive, o.End == EndWindowLost, o.End == EndExited && o.ExitKnown && o.ExitCode == 0:
 		o.Undelivered = true
-		e.log("WARN", "iteration %d: the agent never showed it received the prompt; counted as a failure", a.iter)
-		e.say("iteration %d: the agent never showed it received the prompt (counted as a failure)", a.iter)
+		e.log(EventWarn, "iteration %d: the agent never showed it received the prompt; counted as a failure", t.iter)
+		e.say("iteration %d: the agent never showed it received the prompt (counted as a failure)", t.iter)
 	}
 }
 
@@ -143,43 +144,32 @@ func completion(o Outcome) bool {
 }
 
 // report logs and prints what the decision means for the user.
-func (e *Engine) report(a *attempt, o Outcome, d Decision, dur time.Duration) {
+func (e *Engine) report(t *turn, o Outcome, d Decision, dur time.Duration) {
 	switch {
 	case d.Failure && d.Action == Next:
-		e.log("FAIL", "iteration %d exit=%s attempt=%d/%d backoff=%s", a.iter, failText(o), d.ConsecutiveFailures, MaxFailures, duration.Compact(d.Delay))
-		e.say("iteration %d failed (exit: %s), retrying in %s (attempt %d/%d)", a.iter, failText(o), duration.Compact(d.Delay), d.ConsecutiveFailures, MaxFailures)
+		e.log(EventFail, "iteration %d exit=%s attempt=%d/%d backoff=%s", t.iter, failText(o), d.ConsecutiveFailures, MaxFailures, duration.Compact(d.Delay))
+		e.say("iteration %d failed (exit: %s), retrying in %s (attempt %d/%d)", t.iter, failText(o), duration.Compact(d.Delay), d.ConsecutiveFailures, MaxFailures)
 	case d.Failure:
-		e.log("FAIL", "iteration %d exit=%s attempt=%d/%d", a.iter, failText(o), d.ConsecutiveFailures, MaxFailures)
+		e.log(EventFail, "iteration %d exit=%s attempt=%d/%d", t.iter, failText(o), d.ConsecutiveFailures, MaxFailures)
 	case o.End == EndExited || o.End == EndWindowLost || o.End == EndServerLost:
-		e.say("iteration %d completed (exit: %s, duration: %s)", a.iter, exitText(o), duration.Format(dur))
+		e.say("iteration %d completed (exit: %s, duration: %s)", t.iter, exitText(o), duration.Format(dur))
 	case o.End == EndInactive && d.Action == Next:
-		e.say("inactivity timeout (%ds), restarting", a.st.InactivityTimeout.Int())
+		e.say("inactivity timeout (%ds), restarting", t.st.InactivityTimeout.Int())
 	case o.End == EndIdle && d.Action == Next:
-		e.say("iteration %d done: the agent finished its turn (idle for %s)", a.iter, duration.Compact(a.st.IdleGrace.Duration))
+		e.say("iteration %d done: the agent finished its turn (idle for %s)", t.iter, duration.Compact(t.st.IdleGrace.Duration))
 	}
 }
 
 // continueSession is --same-session: the agent went quiet without a
 // completion signal, so instead of restarting it, a continuation is typed
 // into the same session and counted as a new iteration.
-func (e *Engine) continueSession(ctx context.Context, a *attempt) (*attempt, Outcome) {
-	prompt, err := readPrompt(a.st.PromptFile)
+func (e *Engine) continueSession(ctx context.Context, t *turn) (*turn, Outcome) {
+	prompt, err := readPrompt(t.st.PromptFile)
 	if err != nil {
-		return a, Outcome{End: EndPromptError, Detail: err.Error()}
+		return t, Outcome{End: EndPromptError, Detail: err.Error()}
 	}
-	msg := fmt.Sprintf("You stopped without printing <promise>%s</promise>. Continue the task below; print it only when the task is fully done.\n\n%s", a.st.CompletionPromise, prompt)
-	// The agent and its output stream are the same (out, exit, the
-	// offset read so far, its process, the screen last seen, a limit
-	// already waited out and still its last message); what the previous
-	// iteration saw the agent do is not: a continuation starts
-	// unconfirmed, not yet worked, not idle, or its first poll would end
-	// it at once as idle again.
-	next := *a
-	next.iter, next.started, next.prompt = a.iter+1, time.Now(), msg
-	next.warned, next.nudged, next.tasks, next.det, next.reader = map[string]bool{}, false, 0, nil, nil
-	next.confirmed, next.worked, next.dialog, next.shown = false, false, "", ""
-	next.idleSince, next.errorSince, next.lastChange = time.Time{}, time.Time{}, time.Now()
-	next.workingAt, next.outputAt, next.pollErrors = time.Time{}, time.Time{}, 0
+	msg := fmt.Sprintf("You stopped without printing <promise>%s</promise>. Continue the task below; print it only when the task is fully done.\n\n%s", t.st.CompletionPromise, prompt)
+	next := t.next(e.Clock.Now(), msg)
 	sum, size, err := e.RS.SaveDelivered(msg)
 	if err != nil {
 		e.say("cannot save the prompt: %v", err)
@@ -195,12 +185,12 @@ func (e *Engine) continueSession(ctx context.Context, a *attempt) (*attempt, Out
 	if err := e.M.SetMetadata(e.Name, map[string]any{"ralph_iteration": next.iter}, ""); err != nil {
 		e.say("cannot update the worker record: %v", err)
 	}
-	e.log("START", "iteration %d/%d (same session)", next.iter, a.st.MaxIterations)
-	e.say("agent went quiet without a completion signal; continuing in the same session (iteration %d/%d)", next.iter, a.st.MaxIterations)
+	e.log(EventStart, "iteration %d/%d (same session)", next.iter, t.st.MaxIterations)
+	e.say("agent went quiet without a completion signal; continuing in the same session (iteration %d/%d)", next.iter, t.st.MaxIterations)
 	// A failed paste shows as continued silence: the next timeout restarts.
-	e.typePrompt(ctx, &next, msg)
-	e.markDelivered(&next)
-	return &next, e.watch(ctx, &next)
+	e.typePrompt(ctx, next, msg)
+	e.markDelivered(next)
+	return next, e.watch(ctx, next)
 }
 
 func exitText(o Outcome) string {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/proc"
@@ -68,7 +69,7 @@ func PauseLoop(m *worker.Manager, name string) error {
 	case warn != "":
 		return &ErrWarning{warn}
 	}
-	rs.Log("PAUSE", "paused by user")
+	logEvent(rs, EventPause, "paused by user")
 	return nil
 }
 
@@ -128,12 +129,12 @@ func ResumeLoop(m *worker.Manager, name string) error {
 		os.Remove(waitFilePath(st))
 	}
 	if wasActive {
-		rs.Log("RESUME", fmt.Sprintf("resumed at iteration %d", st.CurrentIteration))
+		logEvent(rs, EventResume, "resumed at iteration %d", st.CurrentIteration)
 	} else {
-		rs.Log("RESUME", fmt.Sprintf("resumed at iteration %d after it had ended (%s)", st.CurrentIteration, reasonText(st)))
+		logEvent(rs, EventResume, "resumed at iteration %d after it had ended (%s)", st.CurrentIteration, reasonText(st))
 	}
 	if !alive {
-		if _, err := StartMonitor(m.Store.Root, name); err != nil {
+		if _, err := StartMonitor(m, name); err != nil {
 			return err
 		}
 	}
@@ -177,7 +178,7 @@ func UnpauseForRun(m *worker.Manager, name string) {
 		return nil
 	})
 	if unpaused {
-		rs.Log("RESUME", "resumed by ralph run")
+		logEvent(rs, EventResume, "resumed by ralph run")
 	}
 }
 
@@ -205,7 +206,7 @@ func markKilled(rs *state.RalphStore) bool {
 		s.ExitReason = ReasonKilled
 		s.ExitDetail = ""
 		// Before the state is written, as the monitor's own end does.
-		rs.Log("DONE", doneText(s.CurrentIteration, ReasonKilled))
+		logEvent(rs, EventDone, "%s", doneText(s.CurrentIteration, ReasonKilled))
 		return nil
 	})
 	return err == nil && ended
@@ -241,7 +242,7 @@ func (h *Hooks) AfterKill(w *state.Worker) {
 	}
 	wait := killWait(worker.PollInterval(DefaultPoll))
 	resumed := false
-	exited := proc.WaitUntil(wait, monitorExitPoll, func() bool {
+	exited := clock.Wait(context.Background(), clock.Real, monitorExitPoll, wait, func() bool {
 		if !MonitorAlive(rs) {
 			return true
 		}
@@ -260,7 +261,7 @@ func (h *Hooks) AfterKill(w *state.Worker) {
 		}
 		return
 	}
-	proc.WaitUntil(monitorExitAfterUnlock, monitorExitPoll, func() bool { return mon.PID <= 0 || !mon.Alive() })
+	clock.Wait(context.Background(), clock.Real, monitorExitPoll, monitorExitAfterUnlock, func() bool { return mon.PID <= 0 || !mon.Alive() })
 }
 
 // AfterClean keeps the loop's state: as with swarm.py, only ralph clean
@@ -385,36 +386,41 @@ func WaitLoop(ctx context.Context, m *worker.Manager, name string, timeout time.
 	if err != nil {
 		return WaitResult{}, err
 	}
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
+	if timeout <= 0 {
+		timeout = clock.Forever
 	}
-	interval := worker.PollInterval(time.Second)
+	var res WaitResult
+	var werr error
 	dead := 0 // consecutive looks without a live monitor
-	for {
+	ended := clock.Wait(ctx, clock.Real, worker.PollInterval(time.Second), timeout, func() bool {
 		st, err := rs.Load()
 		if err != nil {
-			return WaitResult{}, err
+			res, werr = WaitResult{}, err
+			return true
 		}
+		res.State = st
 		if !st.Active() {
-			return WaitResult{State: st, Code: LoopExitCode(st)}, nil
+			res.Code = LoopExitCode(st)
+			return true
 		}
 		if MonitorAlive(rs) {
 			dead = 0
 		} else if dead++; dead >= deadMonitorLooks && st.Runs() {
 			// Checked a few times: a monitor being restarted is briefly
 			// absent.
-			return WaitResult{State: st}, fmt.Errorf("the monitor of ralph loop '%s' is not running; resume it with: swarm ralph resume %s", name, name)
+			werr = fmt.Errorf("the monitor of ralph loop '%s' is not running; resume it with: swarm ralph resume %s", name, name)
+			return true
 		}
-		if !deadline.IsZero() && time.Now().After(deadline) {
-			return WaitResult{State: st, TimedOut: true}, nil
-		}
-		select {
-		case <-ctx.Done():
-			return WaitResult{State: st}, ctx.Err()
-		case <-time.After(interval):
-		}
+		return false
+	})
+	switch {
+	case ended:
+		return res, werr
+	case ctx.Err() != nil:
+		return res, ctx.Err()
 	}
+	res.TimedOut = true
+	return res, nil
 }
 
 // Info is a loop's status as ralph status and ralph ls show it: its state
@@ -621,6 +627,6 @@ func SetLoop(m *worker.Manager, name string, set Settings) (*state.Ralph, error)
 	if err != nil {
 		return nil, err
 	}
-	rs.Log("SET", strings.Join(changes, " "))
+	logEvent(rs, EventSet, "%s", strings.Join(changes, " "))
 	return st, nil
 }

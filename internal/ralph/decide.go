@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/exitcode"
 	"github.com/swarmtools/swarm/internal/state"
 )
 
@@ -23,28 +24,26 @@ const (
 	ReasonPreflight     = state.ReasonPreflight
 )
 
-// ExitCapIncomplete is the exit code of a loop that reached its cap
-// (max_iterations, max_time) not complete: its last completion signal was
-// rejected by the gates (a failing --check, --require-change), or it was
-// spawned with --fail-on-cap. A plain cap stays 0 (seed 004).
-const ExitCapIncomplete = 4
+// ExitCapIncomplete is the exit code of a loop that reached its cap not
+// complete (exitcode.CapIncomplete; docs/completion.md).
+const ExitCapIncomplete = exitcode.CapIncomplete
 
-// ExitCode maps an exit reason to the loop's process exit code: 0 for a
-// completed loop or a reached cap, 2 BLOCKED, 3 DECIDE, 130 interrupted,
-// 1 for everything else (failed, killed, pre-flight). LoopExitCode adds
-// the cap reached not complete (4).
+// ExitCode maps an exit reason to the loop's process exit code
+// (internal/exitcode): OK for a completed loop or a reached cap, Blocked,
+// Decide, Interrupted, Failure for everything else (failed, killed,
+// pre-flight). LoopExitCode adds the cap reached not complete.
 func ExitCode(reason state.ExitReason) int {
 	switch reason {
 	case ReasonComplete, ReasonDonePattern, ReasonDoneFile, ReasonMaxIterations, ReasonMaxTime:
-		return 0
+		return exitcode.OK
 	case ReasonBlocked:
-		return 2
+		return exitcode.Blocked
 	case ReasonDecide:
-		return 3
+		return exitcode.Decide
 	case ReasonInterrupted:
-		return 130
+		return exitcode.Interrupted
 	}
-	return 1
+	return exitcode.Failure
 }
 
 // LoopExitCode is the exit code of an ended loop: its reason's, or
@@ -258,9 +257,9 @@ func decideSetup(o Outcome, d Decision) (Decision, bool) {
 		d.ConsecutiveFailures++
 		d.TotalFailures++
 		return stop(d, state.RalphFailed, ReasonFailed, o.Detail), true
-	case exited && (o.ExitCode == 126 || o.ExitCode == 127):
+	case exited && (o.ExitCode == exitcode.NotExecutable || o.ExitCode == exitcode.CommandNotFound):
 		what := "not found"
-		if o.ExitCode == 126 {
+		if o.ExitCode == exitcode.NotExecutable {
 			what = "not executable"
 		}
 		if o.Detail != "" {

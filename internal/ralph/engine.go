@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/swarmtools/swarm/internal/daemon"
 	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
+	"github.com/swarmtools/swarm/internal/daemon"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
@@ -40,6 +41,11 @@ type Engine struct {
 	RS   *state.RalphStore
 	// Out receives the loop's "[ralph] N: ..." lines.
 	Out io.Writer
+	// Timestamps starts each of those lines with the time (RFC 3339, as
+	// the heartbeat's log lines and the monitor's start line): a
+	// background monitor's output is monitor.log, read after the fact. A
+	// loop run in a terminal prints swarm.py's lines as they are.
+	Timestamps bool
 	// Poll paces the watch of the agent (2 s; $SWARM_POLL_INTERVAL).
 	Poll time.Duration
 	// ReadyPoll paces ready detection (0.5 s or Poll if shorter).
@@ -48,8 +54,10 @@ type Engine struct {
 	StopGrace time.Duration
 	// TmuxFor returns the client of a tmux server (worker.Server).
 	TmuxFor func(s tmux.Server) Tmux
-	// Sleep waits d or until ctx ends; tests shorten backoffs with it.
-	Sleep func(ctx context.Context, d time.Duration)
+	// Clock is where the loop takes its time from: its polls, timeouts,
+	// backoffs and timestamps (clock.Real; tests run the engine in a
+	// testing/synctest bubble).
+	Clock clock.Clock
 	// LogSink, when set, is the capping sink the agent's output is piped
 	// through (swarm _logpipe --max N); without it, cat appends uncapped.
 	LogSink func(max int64) []string
@@ -79,14 +87,7 @@ func NewEngine(m *worker.Manager, name string, out io.Writer) *Engine {
 		Name: name, M: m, RS: m.Store.Ralph(name), Out: out,
 		Poll: poll, ReadyPoll: min(poll, MaxReadyPoll), StopGrace: DefaultStopGrace,
 		TmuxFor: func(s tmux.Server) Tmux { return tmux.NewFor(s) },
-		Sleep:   sleepCtx,
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
+		Clock:   clock.Real,
 	}
 }
 
@@ -114,19 +115,25 @@ func (e *Engine) RequestPause() {
 		return nil
 	})
 	if err == nil && paused {
-		e.log("PAUSE", "monitor received SIGTERM; pausing after the current iteration")
+		e.log(EventPause, "monitor received SIGTERM; pausing after the current iteration")
 		e.say("received SIGTERM, pausing after the current iteration")
 	}
 }
 
+// say writes a line of the loop's output: "[ralph] N: text", after the
+// time with Timestamps.
 func (e *Engine) say(format string, args ...any) {
-	fmt.Fprintf(e.Out, "[ralph] %s: %s\n", e.Name, fmt.Sprintf(format, args...))
+	line := fmt.Sprintf("[ralph] %s: %s\n", e.Name, fmt.Sprintf(format, args...))
+	if e.Timestamps {
+		line = clock.Or(e.Clock).Now().Format(time.RFC3339) + " " + line
+	}
+	fmt.Fprint(e.Out, line)
 }
 
 // log appends an event to iterations.log; a failed write is reported in
 // the monitor's own output rather than lost.
 func (e *Engine) log(event state.Event, format string, args ...any) {
-	if err := e.RS.Log(event, fmt.Sprintf(format, args...)); err != nil {
+	if err := logEvent(e.RS, event, format, args...); err != nil {
 		e.say("cannot write iterations.log: %v", err)
 	}
 	e.noteEvent(event, fmt.Sprintf(format, args...)) // notifications (lifecycle.go)
@@ -161,7 +168,7 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 	defer lock.Release()
 	st, err := e.RS.Update(func(s *state.Ralph) error {
 		if !s.Active() {
-			if err := notResumable(e.Name, s, time.Now()); err != nil {
+			if err := notResumable(e.Name, s, e.Clock.Now()); err != nil {
 				return err
 			}
 			return fmt.Errorf("ralph loop for '%s' has ended (%s); resume it with: swarm ralph resume %s", e.Name, reasonText(s), e.Name)
@@ -194,7 +201,7 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 			// spinning through iterations every poll.
 			backoff = min(max(2*backoff, e.Poll), maxWriteBackoff)
 			e.say("cannot write the loop state; trying again in %s", duration.Compact(backoff))
-			e.Sleep(ctx, backoff)
+			e.Clock.Sleep(ctx, backoff)
 			continue
 		}
 		backoff = 0
@@ -270,7 +277,7 @@ func (e *Engine) drive(ctx context.Context) (int, error) {
 		}
 		if err != nil {
 			e.say("cannot read the worker record (%v); retrying", err)
-			e.Sleep(ctx, e.Poll)
+			e.Clock.Sleep(ctx, e.Poll)
 			continue
 		}
 		if ctx.Err() != nil {
@@ -287,13 +294,13 @@ func (e *Engine) drive(ctx context.Context) (int, error) {
 		case !ran:
 			// Paused or stopped before an agent could start: look again
 			// after a poll (never spin).
-			e.Sleep(ctx, e.Poll)
+			e.Clock.Sleep(ctx, e.Poll)
 		case d.Action == Stop:
 			return e.finish(d, e.reload(st))
 		case d.Action == Pause:
 			e.pause(d.Detail)
 		default:
-			e.sleepBetween(ctx, min(d.Delay-time.Since(e.endedAt), e.budgetLeft()))
+			e.sleepBetween(ctx, min(d.Delay-e.Clock.Since(e.endedAt), e.budgetLeft()))
 		}
 	}
 }
@@ -381,14 +388,14 @@ func (e *Engine) budgetLeft() time.Duration {
 	if st == nil || st.MaxTime.Duration <= 0 {
 		return noBudget
 	}
-	return max(0, st.MaxTime.Duration-time.Since(st.Started.Time))
+	return max(0, st.MaxTime.Duration-e.Clock.Since(st.Started.Time))
 }
 
 func (e *Engine) snapshot(st *state.Ralph) Snapshot {
 	return Snapshot{
 		Iteration: st.CurrentIteration, MaxIterations: st.MaxIterations,
 		ConsecutiveFailures: st.ConsecutiveFailures, TotalFailures: st.TotalFailures,
-		Elapsed: time.Since(st.Started.Time), MaxTime: st.MaxTime.Duration,
+		Elapsed: e.Clock.Since(st.Started.Time), MaxTime: st.MaxTime.Duration,
 		RestartDelay: st.RestartDelay.Duration,
 		SameSession:  st.SameSession, Paused: st.Status != state.RalphRunning,
 		LastRejection: string(st.LastRejection), FailOnCap: st.FailOnCap,
@@ -405,35 +412,30 @@ func (e *Engine) pause(reason string) {
 		return nil
 	})
 	if st != nil && st.Status == state.RalphPaused {
-		e.log("PAUSE", "%s", reason)
+		e.log(EventPause, "%s", reason)
 		e.say("paused: %s (resume with: swarm ralph resume %s)", reason, e.Name)
 	}
 }
 
 // waitWhilePaused blocks until the loop is no longer paused.
 func (e *Engine) waitWhilePaused(ctx context.Context) {
-	for {
+	clock.Wait(ctx, e.Clock, e.Poll, clock.Forever, func() bool {
 		st, err := e.RS.Load()
-		if err != nil || st.Status != state.RalphPaused || e.pauseAndExit.Load() || ctx.Err() != nil {
-			return
-		}
-		e.Sleep(ctx, e.Poll)
-	}
+		return err != nil || st.Status != state.RalphPaused || e.pauseAndExit.Load()
+	})
 }
 
 // sleepBetween waits d between iterations (restart delay or backoff);
 // pausing, stopping or Ctrl-C ends the wait at once. It does not count as
-// inactivity: no agent runs. The wait is counted in Sleep's steps, so a
-// test's faster Sleep shortens it too.
+// inactivity: no agent runs.
 func (e *Engine) sleepBetween(ctx context.Context, d time.Duration) {
-	for left := d; left > 0 && ctx.Err() == nil; {
-		if st, err := e.RS.Load(); err == nil && st.Status != state.RalphRunning {
-			return
-		}
-		step := min(left, e.Poll)
-		e.Sleep(ctx, step)
-		left -= step
+	if d <= 0 {
+		return
 	}
+	clock.Wait(ctx, e.Clock, e.Poll, d, func() bool {
+		st, err := e.RS.Load()
+		return err == nil && st.Status != state.RalphRunning
+	})
 }
 
 // finish ends the loop with decision d: state, log, window, worker record,
@@ -477,7 +479,7 @@ func (e *Engine) finish(d Decision, st *state.Ralph) (int, error) {
 		}
 		// Logged before the state is written: whoever sees the loop
 		// ended (ralph wait, then ralph logs) finds its DONE line.
-		e.log("DONE", "%s", doneText(s.CurrentIteration, d.Reason))
+		e.log(EventDone, "%s", doneText(s.CurrentIteration, d.Reason))
 		return nil
 	})
 	if err != nil || final == nil {

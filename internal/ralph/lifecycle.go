@@ -123,7 +123,7 @@ func (e *Engine) completeMerge(st *state.Ralph) string {
 		msg = fmt.Sprintf("on-complete merge: merged %s into %s (%s, %d commit(s)): %.12s -> %.12s",
 			res.Branch, res.Into, st.OnComplete, len(res.Commits), res.IntoCommit, res.NewCommit)
 	}
-	e.log("MERGE", "%s", msg)
+	e.log(EventMerge, "%s", msg)
 	e.say("%s", msg)
 	return msg
 }

@@ -71,7 +71,7 @@ func TestNotificationsOfEachEvent(t *testing.T) {
 				p.Print("<promise>COMPLETE</promise>\n")
 				return
 			}
-			p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Claude AI usage limit reached|"+itoa(reset.Unix())+"\n", "? for shortcuts"))
+			p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Claude AI usage limit reached|"+epoch(reset)+"\n", "? for shortcuts"))
 		})
 		l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Second},
 			NotifyTo: []string{"webhook:" + h.URL + "/hook"}}))

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
 )
@@ -41,8 +42,8 @@ func limitUntil(v agent.Verdict, st *state.Ralph, now time.Time) time.Time {
 // iteration. Kill ends the wait and the loop, pause ends the wait and the
 // iteration (the loop stays paused), Ctrl-C ends the loop; an agent that
 // exits while waiting ends its iteration when the wait is over.
-func (e *Engine) waitOutLimit(ctx context.Context, a *attempt, v agent.Verdict) (Outcome, bool) {
-	until := limitUntil(v, a.st, time.Now())
+func (e *Engine) waitOutLimit(ctx context.Context, t *turn, v agent.Verdict) (Outcome, bool) {
+	until := limitUntil(v, t.st, e.Clock.Now())
 	e.update(func(s *state.Ralph) error {
 		if s.Status == state.RalphRunning {
 			s.Status = state.RalphWaiting
@@ -54,38 +55,46 @@ func (e *Engine) waitOutLimit(ctx context.Context, a *attempt, v agent.Verdict) 
 		s.LastError = state.NullString(v.Line)
 		return nil
 	})
-	e.log("LIMIT", "iteration %d until=%s %s", a.iter, until.Local().Format(state.LogTimeLayout), v.Line)
+	e.log(EventLimit, "iteration %d until=%s %s", t.iter, until.Local().Format(state.LogTimeLayout), v.Line)
 	e.say("agent hit a limit (%s); waiting until %s", v.Line, until.Local().Format("15:04"))
-	for time.Now().Before(until) {
-		if o, stop := e.interruptWait(ctx, a); stop {
-			return o, true
-		}
-		// The agent may go on by itself (a limit it retries past) and
-		// finish: its output still counts.
-		e.readOutput(a)
-		if o, done := e.signalled(a); done {
-			e.endWait()
-			return o, true
-		}
-		e.Sleep(ctx, min(e.Poll, time.Until(until)))
+	if o, ended := e.waitUntilReset(ctx, t, until); ended {
+		return o, true
 	}
-	if o, stop := e.interruptWait(ctx, a); stop {
+	if o, stop := e.interruptWait(ctx, t); stop {
 		return o, true
 	}
 	e.endWait()
-	if ps, _, err := a.tc.Poll(a.window); err == nil && ps.Dead {
+	if ps, _, err := t.tc.Poll(t.window); err == nil && ps.Dead {
 		return Outcome{}, false // the watch sees the exit and ends the iteration
 	}
-	e.log("RESUME", "iteration %d: limit reset; typed %q", a.iter, a.st.LimitMessage)
-	e.say("limit reset; continuing the agent with %q", a.st.LimitMessage)
-	msg := a.st.LimitMessage
-	worker.SendText(a.tc, a.window, msg, worker.SendOptions{NoEnter: true})
-	e.submit(ctx, a, msg, nil)
+	e.log(EventResume, "iteration %d: limit reset; typed %q", t.iter, t.st.LimitMessage)
+	e.say("limit reset; continuing the agent with %q", t.st.LimitMessage)
+	msg := t.st.LimitMessage
+	worker.SendText(t.tc, t.window, msg, worker.SendOptions{NoEnter: true})
+	e.submit(ctx, t, msg, nil)
 	// The limit stays the agent's last message until it answers: it is
 	// the limit just waited out, not a new one, until the agent works.
-	a.resumedLimit = v.Line
-	a.worked, a.idleSince, a.errorSince, a.lastChange = false, time.Time{}, time.Time{}, time.Now()
+	t.resumedLimit = v.Line
+	t.worked, t.idleSince, t.errorSince, t.lastChange = false, time.Time{}, time.Time{}, e.Clock.Now()
 	return Outcome{}, false
+}
+
+// waitUntilReset waits, a poll at a time, until the limit resets; a kill,
+// a pause or Ctrl-C ends the wait and the iteration (interruptWait), and
+// so does a completion the agent printed meanwhile: it may go on by
+// itself (a limit it retries past) and finish, and its output counts.
+func (e *Engine) waitUntilReset(ctx context.Context, t *turn, until time.Time) (o Outcome, ended bool) {
+	clock.Wait(ctx, e.Clock, e.Poll, e.Clock.Until(until), func() bool {
+		if o, ended = e.interruptWait(ctx, t); ended {
+			return true
+		}
+		e.readOutput(t)
+		if o, ended = e.signalled(t); ended {
+			e.endWait()
+		}
+		return ended
+	})
+	return o, ended
 }
 
 // endWait sets a waiting loop running again.
@@ -100,14 +109,14 @@ func (e *Engine) endWait() {
 }
 
 // interruptWait ends a limit wait early: a kill or stop, a pause, Ctrl-C.
-func (e *Engine) interruptWait(ctx context.Context, a *attempt) (Outcome, bool) {
+func (e *Engine) interruptWait(ctx context.Context, t *turn) (Outcome, bool) {
 	cur, err := e.RS.Load()
 	if o, ok := e.stoppedFromOutside(ctx, cur); ok {
 		return o, true
 	}
 	if err == nil && cur.Status == state.RalphPaused {
 		e.update(func(s *state.Ralph) error { s.WaitingUntil = state.ZonedTimestamp{}; return nil })
-		return e.final(a, Outcome{End: EndLimited}), true
+		return e.final(t, Outcome{End: EndLimited}), true
 	}
 	return Outcome{}, false
 }

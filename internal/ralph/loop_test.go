@@ -1,6 +1,7 @@
 package ralph_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/testenv"
 	"github.com/swarmtools/swarm/internal/tmux"
 )
@@ -85,10 +87,8 @@ func (l *loop) monitorPID() int { return l.num("monitor_pid") }
 // watched for a while, never waited for.
 func (l *loop) holds(what string, d time.Duration, cond func() bool) {
 	l.T.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		if !cond() {
-			l.T.Fatalf("%s: broke after less than %v: %v\n%s", what, d, l.state(), l.RalphLog(l.name))
-		}
+	if clock.Wait(context.Background(), clock.Real, 50*time.Millisecond, d, func() bool { return !cond() }) {
+		l.T.Fatalf("%s: broke after less than %v: %v\n%s", what, d, l.state(), l.RalphLog(l.name))
 	}
 }
 
@@ -287,6 +287,16 @@ func TestFailuresBackOffThenStop(t *testing.T) {
 	if !strings.Contains(string(mon), "[ralph] fail: iteration 3 failed (exit: 3), retrying in 4s (attempt 3/5)") ||
 		!strings.Contains(string(mon), "[ralph] fail: 5 consecutive failures, stopping loop") {
 		t.Errorf("monitor log:\n%s", mon)
+	}
+	// Each of the monitor's lines starts with when it was written.
+	for _, line := range strings.Split(strings.TrimSpace(string(mon)), "\n") {
+		stamp, rest, _ := strings.Cut(line, " ")
+		if _, err := time.Parse(time.RFC3339, stamp); strings.HasPrefix(rest, "[ralph] ") && err != nil {
+			t.Errorf("a monitor line without its time: %q", line)
+		}
+		if strings.HasPrefix(line, "[ralph] ") {
+			t.Errorf("a monitor line without its time: %q", line)
+		}
 	}
 }
 
@@ -489,7 +499,8 @@ func TestBadLoopInputChangesNothing(t *testing.T) {
 	l := newLoop(t, "bad")
 	l.WriteFile("PROMPT.md", "work")
 	// Flag values that cannot be parsed are usage errors (exit 2, the
-	// flag named); the messages SPEC gives swarm.py's exit 1 keep it.
+	// flag named); the messages docs/commands.md lists with swarm.py's exit
+	// 1 keep it.
 	cases := []struct {
 		args []string
 		code int

@@ -1,13 +1,15 @@
 package ralph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/daemon"
-	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/worker"
 )
 
 // The monitor lock: a monitor holds an exclusive lock on
@@ -38,19 +40,20 @@ func MonitorAlive(rs *state.RalphStore) bool {
 	return rs.Err() == nil && daemon.Alive(rs.MonitorLockPath())
 }
 
-// StartMonitor starts a background monitor for the loop ("swarm ralph run
-// N", detached by internal/daemon, its output in ralph/N/monitor.log). It
-// returns once the monitor holds its lock and has recorded itself, so a
-// monitor that cannot start is an error now, not a silent death.
-func StartMonitor(root, name string) (int, error) {
-	rs := state.NewStore(root, nil).Ralph(name)
+// StartMonitor starts a background monitor for the loop (the command
+// m.MonitorCommand gives, detached by internal/daemon, its output in
+// ralph/N/monitor.log). It returns once the monitor holds its lock and
+// has recorded itself, so a monitor that cannot start is an error now,
+// not a silent death.
+func StartMonitor(m *worker.Manager, name string) (int, error) {
+	rs := m.Store.Ralph(name)
 	if !rs.Exists() {
 		if err := rs.Err(); err != nil {
 			return 0, err
 		}
 		return 0, fmt.Errorf("no ralph state for '%s'", name)
 	}
-	pid, err := startMonitor(root, name, rs)
+	pid, err := startMonitor(m, name, rs)
 	if !errors.Is(err, errStaleLock) {
 		return pid, err
 	}
@@ -58,7 +61,7 @@ func StartMonitor(root, name string) (int, error) {
 	case holder > 0:
 		return holder, nil
 	case free:
-		return startMonitor(root, name, rs)
+		return startMonitor(m, name, rs)
 	}
 	return 0, fmt.Errorf("the monitor lock of '%s' is held by no monitor (%s)", name, rs.MonitorLockPath())
 }
@@ -70,7 +73,7 @@ func StartMonitor(root, name string) (int, error) {
 // died (held until that child's exec). It returns the live holder's pid,
 // or whether the lock is free; neither after monitorStartWait.
 func settleMonitorLock(rs *state.RalphStore) (holder int, free bool) {
-	proc.WaitUntil(monitorStartWait, lockLook, func() bool {
+	clock.Wait(context.Background(), clock.Real, lockLook, monitorStartWait, func() bool {
 		if !MonitorAlive(rs) {
 			free = true
 			return true
@@ -91,13 +94,15 @@ const lockLook = 20 * time.Millisecond
 // but not by a live monitor.
 var errStaleLock = errors.New("monitor lock held by no monitor")
 
-func startMonitor(root, name string, rs *state.RalphStore) (int, error) {
+func startMonitor(m *worker.Manager, name string, rs *state.RalphStore) (int, error) {
+	var argv, env []string
+	if m.MonitorCommand != nil {
+		argv, env = m.MonitorCommand(name)
+	}
 	pid, err := daemon.Start(daemon.Spec{
 		What:     "ralph monitor",
-		Args:     []string{"ralph", "run", name},
-		Env:      []string{"SWARM_HOME=" + root},
+		Env:      []string{"SWARM_HOME=" + m.Store.Root},
 		Unset:    []string{"SWARM_DIR"},
-		Marker:   monitorEnv,
 		LockPath: rs.MonitorLockPath(),
 		LogPath:  rs.MonitorLogPath(),
 		Timeout:  monitorStartWait,
@@ -105,7 +110,7 @@ func startMonitor(root, name string, rs *state.RalphStore) (int, error) {
 			st, err := rs.Load()
 			return err == nil && st.MonitorPID == pid
 		},
-	})
+	}.With(argv, env))
 	var exited *daemon.ExitedError
 	if !errors.As(err, &exited) {
 		return pid, err
@@ -125,13 +130,6 @@ func startMonitor(root, name string, rs *state.RalphStore) (int, error) {
 	}
 	return 0, fmt.Errorf("the ralph monitor exited at start (see %s)", rs.MonitorLogPath())
 }
-
-// monitorEnv is set in a background monitor's environment.
-const monitorEnv = "SWARM_RALPH_MONITOR"
-
-// IsBackgroundMonitor reports whether this process was started by
-// StartMonitor.
-func IsBackgroundMonitor() bool { return daemon.IsDaemon(monitorEnv) }
 
 // WaitMonitorExit waits until no monitor holds the loop's lock.
 func WaitMonitorExit(rs *state.RalphStore, timeout time.Duration) bool {

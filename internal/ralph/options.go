@@ -36,6 +36,10 @@ const (
 // Spawn fills WorkerName, WorkDir and MaxLogSize.
 type Options state.LoopConfig
 
+// DefaultCompletionPromise is the word of <promise>WORD</promise> that
+// completes a loop (docs/completion.md).
+const DefaultCompletionPromise = "COMPLETE"
+
 // Defaults of the agent-aware options (docs/agents.md).
 const (
 	// DefaultIdleGrace: long enough for an agent to start its next step
@@ -87,7 +91,7 @@ func (o *Options) Validate() error {
 		return errors.New("--max-context must be a percentage from 1 to 100")
 	}
 	if o.CompletionPromise == "" {
-		o.CompletionPromise = "COMPLETE"
+		o.CompletionPromise = DefaultCompletionPromise
 	}
 	if !regexp.MustCompile(`^[A-Za-z0-9_.-]+$`).MatchString(o.CompletionPromise) {
 		return fmt.Errorf("invalid --completion-promise '%s' (use letters, digits, '.', '_', '-')", o.CompletionPromise)

@@ -2,7 +2,6 @@ package ralph
 
 import (
 	"testing"
-	"time"
 )
 
 // A loop's --limit-pattern and --ready-pattern are compiled once for the
@@ -13,8 +12,8 @@ func TestUserPatternsCompiledOncePerLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := l.e.newAttempt(l.state(), w, 1, time.Now(), "")
-	second := l.e.newAttempt(l.state(), w, 2, time.Now(), "")
+	first := l.e.newSession(l.state(), w, 1)
+	second := l.e.newSession(l.state(), w, 2)
 	if len(first.limits) != 1 || len(first.readyExtra) != 1 {
 		t.Fatalf("patterns not compiled: %v %v", first.limits, first.readyExtra)
 	}

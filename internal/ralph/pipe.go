@@ -10,13 +10,13 @@ import (
 // Without the log, no completion signal would be seen. The output in
 // between is lost, so it is said (WARN). A dead pane has nothing more to
 // pipe.
-func (e *Engine) keepPiping(a *attempt, ps tmux.PaneStatus) {
+func (e *Engine) keepPiping(t *turn, ps tmux.PaneStatus) {
 	if ps.Dead || ps.Piped {
 		return
 	}
-	e.log("WARN", "iteration %d: the agent's output stopped reaching its log (the log writer died); piping again, output in between is lost", a.iter)
-	e.say("iteration %d: output log writer died; restarted (output in between lost)", a.iter)
-	if err := a.tc.PipeTo(a.window, a.out, e.logSink(a.st)); err != nil {
+	e.log(EventWarn, "iteration %d: the agent's output stopped reaching its log (the log writer died); piping again, output in between is lost", t.iter)
+	e.say("iteration %d: output log writer died; restarted (output in between lost)", t.iter)
+	if err := t.tc.PipeTo(t.window, t.out, e.logSink(t.st)); err != nil {
 		e.say("cannot pipe the agent's output again: %v", err)
 	}
 }

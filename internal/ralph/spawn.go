@@ -1,6 +1,7 @@
 package ralph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/notify"
 	"github.com/swarmtools/swarm/internal/state"
@@ -106,7 +108,7 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 	if o.Foreground || o.NoRun {
 		return &SpawnResult{Worker: rec, Notes: res.Notes, Warnings: warnings}, nil
 	}
-	pid, err := StartMonitor(m.Store.Root, name)
+	pid, err := StartMonitor(m, name)
 	if err != nil {
 		rollback()
 		return nil, err
@@ -138,7 +140,7 @@ func checkSpawn(o *SpawnOptions) error {
 		return err
 	}
 	if len(o.Worker.Command) == 0 {
-		return errors.New("no command provided (use -- command...)")
+		return worker.ErrNoCommand
 	}
 	if o.Loop.SameSession && o.Loop.PromptMode != ModeType {
 		return errors.New("--same-session needs --prompt-mode type (the continuation is typed into the agent)")
@@ -224,14 +226,10 @@ func removeOldWorktree(m *worker.Manager, w *state.Worker, forceDirty bool) erro
 // waitFirstIteration returns once the monitor has started iteration 1 (or
 // the loop already ended), so that peek and attach work right after spawn.
 func waitFirstIteration(rs *state.RalphStore, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	clock.Wait(context.Background(), clock.Real, firstIterationPoll, timeout, func() bool {
 		st, err := rs.Load()
-		if err != nil || st.CurrentIteration >= 1 || !st.Active() {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err != nil || st.CurrentIteration >= 1 || !st.Active()
+	})
 }
 
 // replace stops an existing loop of the same name and removes its worker,

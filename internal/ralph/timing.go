@@ -1,6 +1,10 @@
 package ralph
 
-import "time"
+import (
+	"time"
+
+	"github.com/swarmtools/swarm/internal/worker"
+)
 
 // Timings and thresholds of the loop, each with the reason for its value.
 const (
@@ -18,12 +22,12 @@ const (
 	// maxPollErrors consecutive failed polls of a window that tmux still
 	// lists (a server restarting, a busy system) count as the window lost.
 	maxPollErrors = 5
-	// exitStatusLooks and exitStatusGap: tmux may mark a pane dead a
+	// exitStatusWait and exitStatusGap: tmux may mark a pane dead a
 	// moment before the wrapper's exit file or tmux's own exit status is
-	// readable; look this many times, this far apart (half a second in
-	// all), before calling the exit unknown.
-	exitStatusLooks = 20
-	exitStatusGap   = 25 * time.Millisecond
+	// readable; look for them this long, this often, before calling the
+	// exit unknown.
+	exitStatusWait = 500 * time.Millisecond
+	exitStatusGap  = 25 * time.Millisecond
 	// contextRestartMargin: at --max-context P the agent is asked to wrap
 	// up; at P+15 it is restarted (docs/ralph.md).
 	contextRestartMargin = 15
@@ -65,6 +69,8 @@ const (
 	// so that spawn returns with the loop visibly running.
 	monitorStartWait   = 10 * time.Second
 	firstIterationWait = 10 * time.Second
+	// firstIterationPoll paces spawn's look for the first iteration.
+	firstIterationPoll = 20 * time.Millisecond
 	// monitorExitAfterUnlock bounds the wait for a monitor's process to
 	// end once it gave up its lock (its last act): kill returns with the
 	// monitor gone, not merely leaving.
@@ -93,9 +99,12 @@ const (
 	// process that left the group (setsid) still holds it, and the loop
 	// does not wait for that one.
 	checkDrainWait = 2 * time.Second
-	// DefaultCheckTimeout and DefaultReadyTimeout (docs/completion.md, docs/ralph.md).
+	// DefaultCheckTimeout bounds each --check command, so a hung test
+	// suite cannot stall the loop (docs/completion.md).
 	DefaultCheckTimeout = 120 * time.Second
-	DefaultReadyTimeout = 120 * time.Second
+	// DefaultReadyTimeout is the wait for the agent to look ready before
+	// its prompt is typed: spawn's (docs/ralph.md).
+	DefaultReadyTimeout = worker.DefaultReadyTimeout
 	// noBudget stands for "no --max-time": a wait is never cut short.
 	noBudget = 24 * time.Hour
 	// maxBackoff caps the wait after consecutive failures (docs/ralph.md:

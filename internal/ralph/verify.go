@@ -58,7 +58,7 @@ func (e *Engine) verify(o *Outcome, st *state.Ralph, iter int) {
 		return
 	}
 	o.Rejected = strings.Join(reasons, "; ")
-	e.log("REJECT", "iteration %d reason=%s", iter, o.Rejected)
+	e.log(EventReject, "iteration %d reason=%s", iter, o.Rejected)
 	e.say("completion rejected: %s", o.Rejected)
 	fb := "---\n" + strings.TrimRight(feedback.String(), "\n") + "\nFix this, verify, and only then report completion again.\n"
 	e.update(func(s *state.Ralph) error {

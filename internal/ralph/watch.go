@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/ready"
@@ -28,46 +29,46 @@ const contextNudge = "Your context window is almost full. Commit your work now, 
 // outside, exited, a completion signal seen, the time budget, the screen's
 // verdict, quiet for the inactivity timeout. The agent is left as it is:
 // conclude stops it once the decision is made.
-func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
-	if a.det == nil {
-		a.det = e.primedDetector(a)
+func (e *Engine) watch(ctx context.Context, t *turn) Outcome {
+	if t.det == nil {
+		t.det = e.primedDetector(t)
 	}
-	a.lastChange = time.Now()
+	t.lastChange = e.Clock.Now()
 	for {
 		cur, _ := e.RS.Load()
 		if o, ok := e.stoppedFromOutside(ctx, cur); ok {
 			return o
 		}
-		held := e.heldAtDialog(a, cur)
-		ps, screen, err := a.tc.Poll(a.window)
+		held := e.heldAtDialog(t, cur)
+		ps, screen, err := t.tc.Poll(t.window)
 		if err != nil {
 			if tmux.IsNoServer(err) || tmux.IsServerGone(err) {
 				// The whole tmux server went (tmux kill-server, a crash):
 				// the agent was killed with it, a failed iteration.
-				return e.final(a, Outcome{End: EndServerLost})
+				return e.final(t, Outcome{End: EndServerLost})
 			}
-			if a.pollErrors++; tmux.IsNotFound(err) || a.pollErrors > maxPollErrors {
-				return e.final(a, Outcome{End: EndWindowLost})
+			if t.pollErrors++; tmux.IsNotFound(err) || t.pollErrors > maxPollErrors {
+				return e.final(t, Outcome{End: EndWindowLost})
 			}
-			e.Sleep(ctx, e.Poll)
+			e.Clock.Sleep(ctx, e.Poll)
 			continue
 		}
-		a.pollErrors = 0
-		e.keepPiping(a, ps)
-		e.readOutput(a)
-		e.noteScreen(a, screen)
+		t.pollErrors = 0
+		e.keepPiping(t, ps)
+		e.readOutput(t)
+		e.noteScreen(t, screen)
 		checks := []func() (Outcome, bool){
-			func() (Outcome, bool) { return e.exited(a, ps) },
-			func() (Outcome, bool) { return e.signalled(a) },
-			func() (Outcome, bool) { return e.overBudget(a) },
-			func() (Outcome, bool) { return e.judge(ctx, a, screen) },
-			func() (Outcome, bool) { return e.quiet(a) },
+			func() (Outcome, bool) { return e.exited(t, ps) },
+			func() (Outcome, bool) { return e.signalled(t) },
+			func() (Outcome, bool) { return e.overBudget(t) },
+			func() (Outcome, bool) { return e.judge(ctx, t, screen) },
+			func() (Outcome, bool) { return e.quiet(t) },
 		}
 		if held {
 			checks = []func() (Outcome, bool){
-				func() (Outcome, bool) { return e.exited(a, ps) },
-				func() (Outcome, bool) { return e.overBudget(a) },
-				func() (Outcome, bool) { e.noteAgent(a, e.verdict(a, screen).Agent); return Outcome{}, false },
+				func() (Outcome, bool) { return e.exited(t, ps) },
+				func() (Outcome, bool) { return e.overBudget(t) },
+				func() (Outcome, bool) { e.noteAgent(t, e.verdict(t, screen).Agent); return Outcome{}, false },
 			}
 		}
 		for _, check := range checks {
@@ -75,7 +76,7 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 				return o
 			}
 		}
-		e.waitPoll(ctx, a)
+		e.waitPoll(ctx, t)
 	}
 }
 
@@ -90,37 +91,36 @@ func (e *Engine) watch(ctx context.Context, a *attempt) Outcome {
 // rhythm of its bursts. Looking at the output is a file stat, no tmux
 // process; it also records when the output last grew (outputAt), from
 // which idle time is counted.
-func (e *Engine) waitPoll(ctx context.Context, a *attempt) {
-	wait := e.nextPoll(a)
-	if !a.profile.CanTellIdle() || wait < 2*outputCheck {
-		e.Sleep(ctx, wait)
+func (e *Engine) waitPoll(ctx context.Context, t *turn) {
+	wait := e.nextPoll(t)
+	if !t.profile.CanTellIdle() || wait < 2*outputCheck {
+		e.Clock.Sleep(ctx, wait)
 		return
 	}
-	start := time.Now()
-	deadline := start.Add(wait)
-	early := a.shown == agent.Working || !a.worked
-	last, grew, quietSince := a.off, false, start
-	for ctx.Err() == nil && time.Now().Before(deadline) {
-		e.Sleep(ctx, min(outputCheck, time.Until(deadline)))
-		n, err := logcap.Size(a.out, logMax(a.st))
+	start := e.Clock.Now()
+	early := t.shown == agent.Working || !t.worked
+	last, grew, quietSince := t.off, false, start
+	clock.Wait(ctx, e.Clock, outputCheck, wait, func() bool {
+		n, err := logcap.Size(t.out, logMax(t.st))
 		switch {
 		case err != nil:
 		case n != last:
-			last, grew, quietSince = n, true, time.Now()
-			a.outputAt = quietSince
-		case early && grew && time.Since(quietSince) >= outputQuiet && time.Since(start) >= earlyPollGap:
-			return
+			last, grew, quietSince = n, true, e.Clock.Now()
+			t.outputAt = quietSince
+		case early && grew && e.Clock.Since(quietSince) >= outputQuiet && e.Clock.Since(start) >= earlyPollGap:
+			return true
 		}
-	}
+		return false
+	})
 }
 
 // nextPoll is the time to the next poll: the poll interval, or less when
 // the agent's idle grace ends sooner, so that --idle-grace ends an
 // iteration on time instead of at the next whole poll.
-func (e *Engine) nextPoll(a *attempt) time.Duration {
+func (e *Engine) nextPoll(t *turn) time.Duration {
 	wait := e.Poll
-	if !a.idleSince.IsZero() {
-		wait = min(wait, time.Until(a.idleSince.Add(a.st.IdleGrace.Duration)))
+	if !t.idleSince.IsZero() {
+		wait = min(wait, e.Clock.Until(t.idleSince.Add(t.st.IdleGrace.Duration)))
 	}
 	return max(wait, minPollGap)
 }
@@ -140,64 +140,75 @@ func (e *Engine) stoppedFromOutside(ctx context.Context, cur *state.Ralph) (Outc
 
 // readOutput feeds the agent's new output to the detector and records
 // task ids reported done.
-func (e *Engine) readOutput(a *attempt) {
-	if !e.feed(a) {
+func (e *Engine) readOutput(t *turn) {
+	if !e.feed(t) {
 		// No new output since the last poll: judge what is there with
 		// the context there is; more is not on its way.
-		a.det.Flush()
+		t.det.Flush()
 	} else {
-		a.outputAt = time.Now()
+		t.outputAt = e.Clock.Now()
 	}
-	e.recordTasks(a)
+	e.recordTasks(t)
 }
 
 // noteScreen updates the inactivity fingerprint.
-func (e *Engine) noteScreen(a *attempt, screen string) {
-	if h := screenHash(screen); h != a.lastHash {
-		a.lastHash, a.lastChange = h, time.Now()
+func (e *Engine) noteScreen(t *turn, screen string) {
+	if h := screenHash(screen); h != t.lastHash {
+		t.lastHash, t.lastChange = h, e.Clock.Now()
 	}
-	e.persistScreenChange(a.lastChange)
+	e.persistScreenChange(t.lastChange)
 }
 
 // exited: the agent's wrapper recorded an exit status, or tmux shows the
 // pane dead (killed by a signal before the wrapper could record one).
-func (e *Engine) exited(a *attempt, ps tmux.PaneStatus) (Outcome, bool) {
-	if code, ok := a.readExit(); ok {
-		e.drain(a)
-		return e.final(a, Outcome{End: EndExited, ExitCode: code, ExitKnown: true}), true
+func (e *Engine) exited(t *turn, ps tmux.PaneStatus) (Outcome, bool) {
+	if code, ok := t.readExit(); ok {
+		e.drain(t)
+		return e.final(t, Outcome{End: EndExited, ExitCode: code, ExitKnown: true}), true
 	}
 	if !ps.Dead {
 		return Outcome{}, false
 	}
-	// tmux may mark the pane dead a moment before the status is readable.
-	for i := 0; i < exitStatusLooks && !ps.ExitKnown(); i++ {
-		time.Sleep(exitStatusGap)
-		if code, ok := a.readExit(); ok {
-			return e.final(a, Outcome{End: EndExited, ExitCode: code, ExitKnown: true}), true
+	code, known := e.deadPaneExit(t, ps)
+	return e.final(t, Outcome{End: EndExited, ExitCode: code, ExitKnown: known}), true
+}
+
+// deadPaneExit is the exit status of an agent whose pane tmux shows dead:
+// the wrapper's record, else tmux's own. tmux may mark the pane dead a
+// moment before either is readable: they are looked for during
+// exitStatusWait before the exit is called unknown.
+func (e *Engine) deadPaneExit(t *turn, ps tmux.PaneStatus) (code int, known bool) {
+	clock.Wait(context.Background(), e.Clock, exitStatusGap, exitStatusWait, func() bool {
+		if code, known = t.readExit(); known || ps.ExitKnown() {
+			return true
 		}
-		if p2, _, err := a.tc.Poll(a.window); err == nil {
+		if p2, _, err := t.tc.Poll(t.window); err == nil {
 			ps = p2
 		}
+		return false
+	})
+	if known {
+		return code, true
 	}
-	return e.final(a, Outcome{End: EndExited, ExitCode: ps.ExitCode(), ExitKnown: ps.ExitKnown()}), true
+	return ps.ExitCode(), ps.ExitKnown()
 }
 
 // signalled: a completion signal in the output (acted on while the agent
 // runs unless --no-check-done-continuous), or the done file.
-func (e *Engine) signalled(a *attempt) (Outcome, bool) {
-	if _, ok := a.det.Stop(); ok && a.st.CheckDoneContinuous {
-		return e.final(a, Outcome{End: EndSignal}), true
+func (e *Engine) signalled(t *turn) (Outcome, bool) {
+	if _, ok := t.det.Stop(); ok && t.st.CheckDoneContinuous {
+		return e.final(t, Outcome{End: EndSignal}), true
 	}
-	if a.st.DoneFile != "" && fileExists(doneFilePath(a.st)) {
-		return e.final(a, Outcome{End: EndDoneFile, DoneFile: true}), true
+	if t.st.DoneFile != "" && fileExists(doneFilePath(t.st)) {
+		return e.final(t, Outcome{End: EndDoneFile, DoneFile: true}), true
 	}
 	return Outcome{}, false
 }
 
 // overBudget: the loop's --max-time is used up.
-func (e *Engine) overBudget(a *attempt) (Outcome, bool) {
-	if a.st.MaxTime.Duration > 0 && time.Since(a.st.Started.Time) >= a.st.MaxTime.Duration {
-		return e.final(a, Outcome{End: EndMaxTime}), true
+func (e *Engine) overBudget(t *turn) (Outcome, bool) {
+	if t.st.MaxTime.Duration > 0 && e.Clock.Since(t.st.Started.Time) >= t.st.MaxTime.Duration {
+		return e.final(t, Outcome{End: EndMaxTime}), true
 	}
 	return Outcome{}, false
 }
@@ -209,79 +220,79 @@ func (e *Engine) overBudget(a *attempt) (Outcome, bool) {
 // dialog and then resumes the loop finds it where they left it, whatever
 // the agent did in between, and resuming first and answering next works
 // the same (the dialog seen again after the resume pauses nothing).
-func (e *Engine) heldAtDialog(a *attempt, cur *state.Ralph) bool {
-	if !a.dialogPause {
+func (e *Engine) heldAtDialog(t *turn, cur *state.Ralph) bool {
+	if !t.dialogPause {
 		return false
 	}
 	if cur != nil && cur.Status == state.RalphPaused {
 		return true
 	}
-	a.dialogPause = false // resumed
+	t.dialogPause = false // resumed
 	return false
 }
 
-// verdict is the screen's judgement (JudgeScreen) for the attempt now.
-func (e *Engine) verdict(a *attempt, screen string) ScreenVerdict {
-	return JudgeScreen(Look{Screen: screen, Prompt: a.prompt, MaxContext: int(a.st.MaxContext),
-		Profile: a.profile, Limits: a.limits, Now: time.Now()})
+// verdict is the screen's judgement (JudgeScreen) for the turn now.
+func (e *Engine) verdict(t *turn, screen string) ScreenVerdict {
+	return JudgeScreen(Look{Screen: screen, Prompt: t.prompt, MaxContext: int(t.st.MaxContext),
+		Profile: t.profile, Limits: t.limits, Now: e.Clock.Now()})
 }
 
 // judge acts on the screen's verdict (JudgeScreen): first what stops the
 // agent whatever it does (a dialog, a compaction, the context gauge), then
 // the agent's state: a usage limit is waited out, an API error or a
 // finished turn ends the iteration.
-func (e *Engine) judge(ctx context.Context, a *attempt, screen string) (Outcome, bool) {
-	v := e.verdict(a, screen)
-	e.noteAgent(a, v.Agent)
+func (e *Engine) judge(ctx context.Context, t *turn, screen string) (Outcome, bool) {
+	v := e.verdict(t, screen)
+	e.noteAgent(t, v.Agent)
 	if v.Agent.State == agent.Dialog {
-		return e.onDialog(a, v.Agent)
+		return e.onDialog(t, v.Agent)
 	}
-	a.dialog = ""
+	t.dialog = ""
 	switch {
 	case v.Compacting:
-		e.log("FATAL", "iteration %d: %s; restarting with a fresh context", a.iter, compactionText)
+		e.log(EventFatal, "iteration %d: %s; restarting with a fresh context", t.iter, compactionText)
 		e.say("agent is compacting its context; restarting it fresh")
-		return e.final(a, Outcome{End: EndFatal}), true
+		return e.final(t, Outcome{End: EndFatal}), true
 	case v.Context == ContextRestart:
-		e.log("FATAL", "iteration %d: context at %d%% (limit %d%%+%d); restarting", a.iter, v.ContextPercent, a.st.MaxContext, contextRestartMargin)
-		return e.final(a, Outcome{End: EndContext}), true
-	case v.Context == ContextNudge && !a.nudged:
-		a.nudged = true
-		e.log("WARN", "iteration %d: context at %d%%; asked the agent to commit and exit", a.iter, v.ContextPercent)
-		worker.SendText(a.tc, a.window, contextNudge, worker.SendOptions{})
+		e.log(EventFatal, "iteration %d: context at %d%% (limit %d%%+%d); restarting", t.iter, v.ContextPercent, t.st.MaxContext, contextRestartMargin)
+		return e.final(t, Outcome{End: EndContext}), true
+	case v.Context == ContextNudge && !t.nudged:
+		t.nudged = true
+		e.log(EventWarn, "iteration %d: context at %d%%; asked the agent to commit and exit", t.iter, v.ContextPercent)
+		worker.SendText(t.tc, t.window, contextNudge, worker.SendOptions{})
 	}
 	switch v.Agent.State {
 	case agent.Limited:
-		if v.Agent.Line == a.resumedLimit && !a.worked {
+		if v.Agent.Line == t.resumedLimit && !t.worked {
 			return Outcome{}, false // waited out; the agent has the message
 		}
-		return e.waitOutLimit(ctx, a, v.Agent)
+		return e.waitOutLimit(ctx, t, v.Agent)
 	case agent.Error:
-		return e.onError(a, v.Agent)
+		return e.onError(t, v.Agent)
 	case agent.Idle:
-		return e.onIdle(a, v.Agent)
+		return e.onIdle(t, v.Agent)
 	}
-	a.idleSince, a.errorSince = time.Time{}, time.Time{}
+	t.idleSince, t.errorSince = time.Time{}, time.Time{}
 	return Outcome{}, false
 }
 
 // noteAgent follows the agent's state: it confirms the prompt's delivery
 // once the agent shows it (working, or a turn finished), notes that it
 // worked, and records a new state for ralph status.
-func (e *Engine) noteAgent(a *attempt, v agent.Verdict) {
+func (e *Engine) noteAgent(t *turn, v agent.Verdict) {
 	if v.State == agent.Working {
-		a.workingAt = time.Now()
+		t.workingAt = e.Clock.Now()
 	}
-	if v.State == agent.Working || v.Turns > a.baseTurns {
-		a.worked = true
-		if !a.confirmed {
-			e.confirm(a)
+	if v.State == agent.Working || v.Turns > t.baseTurns {
+		t.worked = true
+		if !t.confirmed {
+			e.confirm(t)
 		}
 	}
-	if v.State == a.shown {
+	if v.State == t.shown {
 		return
 	}
-	a.shown = v.State
+	t.shown = v.State
 	e.update(func(s *state.Ralph) error {
 		s.AgentState, s.AgentDetail = state.NullString(v.State), state.NullString(v.Line)
 		return nil
@@ -297,14 +308,14 @@ func (e *Engine) noteAgent(a *attempt, v agent.Verdict) {
 // dialog before it ever worked is at a setup screen: the loop stops with
 // pre-flight failed. (Setup dialogs before a typed prompt are caught by
 // deliver.) A dialog is never inactivity.
-func (e *Engine) onDialog(a *attempt, v agent.Verdict) (Outcome, bool) {
-	a.lastChange, a.idleSince, a.errorSince = time.Now(), time.Time{}, time.Time{}
-	if a.dialog == v.Kind {
+func (e *Engine) onDialog(t *turn, v agent.Verdict) (Outcome, bool) {
+	t.lastChange, t.idleSince, t.errorSince = e.Clock.Now(), time.Time{}, time.Time{}
+	if t.dialog == v.Kind {
 		return Outcome{}, false
 	}
-	a.dialog = v.Kind
-	e.warnStuck(a.iter, v.Kind)
-	if a.st.PromptMode != ModeType && !a.worked {
+	t.dialog = v.Kind
+	e.warnStuck(t.iter, v.Kind)
+	if t.st.PromptMode != ModeType && !t.worked {
 		return *preflight(e.Name, v), true
 	}
 	detail, fix := dialogDetail(e.Name, v)
@@ -317,8 +328,8 @@ func (e *Engine) onDialog(a *attempt, v agent.Verdict) (Outcome, bool) {
 		return nil
 	})
 	if paused {
-		a.dialogPause = true
-		e.log("PAUSE", "iteration %d: agent waits at %s", a.iter, agent.WithArticle(v.Kind))
+		t.dialogPause = true
+		e.log(EventPause, "iteration %d: agent waits at %s", t.iter, agent.WithArticle(v.Kind))
 		e.say("paused: the agent waits at %s (%q); answer it with: swarm attach %s, then: swarm ralph resume %s", agent.WithArticle(v.Kind), v.Line, e.Name, e.Name)
 	}
 	return Outcome{}, false
@@ -326,15 +337,15 @@ func (e *Engine) onDialog(a *attempt, v agent.Verdict) (Outcome, bool) {
 
 // onError: an API error ended the agent's turn. Once it has shown for a
 // moment (not a passing screen), the iteration ends as a failure.
-func (e *Engine) onError(a *attempt, v agent.Verdict) (Outcome, bool) {
-	a.idleSince = time.Time{}
-	if a.errorSince.IsZero() {
-		a.errorSince = time.Now()
+func (e *Engine) onError(t *turn, v agent.Verdict) (Outcome, bool) {
+	t.idleSince = time.Time{}
+	if t.errorSince.IsZero() {
+		t.errorSince = e.Clock.Now()
 	}
-	if time.Since(a.errorSince) < errorSettle(e.Poll) {
+	if e.Clock.Since(t.errorSince) < errorSettle(e.Poll) {
 		return Outcome{}, false
 	}
-	e.log("WARN", "iteration %d: agent error: %s", a.iter, v.Line)
+	e.log(EventWarn, "iteration %d: agent error: %s", t.iter, v.Line)
 	o := Outcome{End: EndAgentError, Detail: v.Line}
 	if v.Hint != "" {
 		// An error its profile knows no retry gets past (a prompt taken
@@ -342,38 +353,38 @@ func (e *Engine) onError(a *attempt, v agent.Verdict) (Outcome, bool) {
 		o.FatalStart, o.Hint = true, strings.ReplaceAll(v.Hint, "NAME", e.Name)
 		o.Detail = "the agent answered: " + v.Line
 	}
-	return e.final(a, o), true
+	return e.final(t, o), true
 }
 
 // idleStart is when the agent, seen idle now for the first time, went
 // idle: when it drew its idle screen, which is the last output seen, if
 // that came after the last poll that saw it working; else (no output
 // seen since) that poll, the latest moment it is known to have worked.
-func idleStart(a *attempt, now time.Time) time.Time {
+func idleStart(t *turn, now time.Time) time.Time {
 	switch {
-	case a.workingAt.IsZero():
+	case t.workingAt.IsZero():
 		return now
-	case a.outputAt.After(a.workingAt):
-		return a.outputAt
+	case t.outputAt.After(t.workingAt):
+		return t.outputAt
 	}
-	return a.workingAt
+	return t.workingAt
 }
 
 // onIdle: the agent finished a turn and sits at its input box; after
 // --idle-grace the iteration ends without waiting for the inactivity
 // timeout (which stays the safety net for screens no profile knows).
-func (e *Engine) onIdle(a *attempt, v agent.Verdict) (Outcome, bool) {
-	a.errorSince = time.Time{}
-	if !a.worked || !a.profile.CanTellIdle() {
+func (e *Engine) onIdle(t *turn, v agent.Verdict) (Outcome, bool) {
+	t.errorSince = time.Time{}
+	if !t.worked || !t.profile.CanTellIdle() {
 		return Outcome{}, false
 	}
-	if a.idleSince.IsZero() {
-		a.idleSince = idleStart(a, time.Now())
+	if t.idleSince.IsZero() {
+		t.idleSince = idleStart(t, e.Clock.Now())
 	}
-	if time.Since(a.idleSince) < a.st.IdleGrace.Duration {
+	if e.Clock.Since(t.idleSince) < t.st.IdleGrace.Duration {
 		return Outcome{}, false
 	}
-	return e.final(a, Outcome{End: EndIdle}), true
+	return e.final(t, Outcome{End: EndIdle}), true
 }
 
 // quiet: the screen has not changed for the inactivity timeout. An agent
@@ -381,19 +392,19 @@ func (e *Engine) onIdle(a *attempt, v agent.Verdict) (Outcome, bool) {
 // quiet, however still its screen: a turn that thinks for minutes is
 // work, and the timeout is for screens no profile knows. --max-time
 // bounds a turn that never ends.
-func (e *Engine) quiet(a *attempt) (Outcome, bool) {
-	if a.shown == agent.Working {
+func (e *Engine) quiet(t *turn) (Outcome, bool) {
+	if t.shown == agent.Working {
 		return Outcome{}, false
 	}
-	last := a.lastChange
-	if a.workingAt.After(last) {
-		last = a.workingAt
+	last := t.lastChange
+	if t.workingAt.After(last) {
+		last = t.workingAt
 	}
-	if time.Since(last) < a.st.InactivityTimeout.Duration {
+	if e.Clock.Since(last) < t.st.InactivityTimeout.Duration {
 		return Outcome{}, false
 	}
-	e.log("TIMEOUT", "iteration %d inactivity_timeout=%ds", a.iter, a.st.InactivityTimeout.Int())
-	return e.final(a, Outcome{End: EndInactive}), true
+	e.log(EventTimeout, "iteration %d inactivity_timeout=%ds", t.iter, t.st.InactivityTimeout.Int())
+	return e.final(t, Outcome{End: EndInactive}), true
 }
 
 // endMarker is what the agent's wrapper prints after the agent exits
@@ -407,35 +418,31 @@ const drainWait = 5 * time.Second
 // drain feeds the detector the agent's output until the log holds the end
 // marker the wrapper printed, so a tag printed just before exiting is
 // never missed.
-func (e *Engine) drain(a *attempt) {
-	if a.det == nil {
-		a.det = e.primedDetector(a)
+func (e *Engine) drain(t *turn) {
+	if t.det == nil {
+		t.det = e.primedDetector(t)
 	}
-	deadline := time.Now().Add(drainWait)
-	for {
-		e.feed(a)
-		if a.ended || time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(settleTick)
-	}
+	clock.Wait(context.Background(), e.Clock, settleTick, drainWait, func() bool {
+		e.feed(t)
+		return t.ended
+	})
 }
 
 // final completes an outcome with what the rest of the output holds: the
 // strongest signal, task ids, the done and WAIT files.
-func (e *Engine) final(a *attempt, o Outcome) Outcome {
-	if a.det == nil {
-		a.det = e.primedDetector(a)
+func (e *Engine) final(t *turn, o Outcome) Outcome {
+	if t.det == nil {
+		t.det = e.primedDetector(t)
 	}
-	e.feed(a)
-	a.det.Flush()
-	e.recordTasks(a)
-	if s, ok := a.det.Stop(); ok {
+	e.feed(t)
+	t.det.Flush()
+	e.recordTasks(t)
+	if s, ok := t.det.Stop(); ok {
 		o.Signal = s
 	}
-	if a.st.DoneFile != "" {
-		o.DoneFile = o.DoneFile || fileExists(doneFilePath(a.st))
-		o.WaitFile = fileExists(waitFilePath(a.st))
+	if t.st.DoneFile != "" {
+		o.DoneFile = o.DoneFile || fileExists(doneFilePath(t.st))
+		o.WaitFile = fileExists(waitFilePath(t.st))
 	}
 	return o
 }
@@ -448,39 +455,39 @@ func (e *Engine) detector(st *state.Ralph, prompt string) *Detector {
 	return NewDetector(cfg, prompt)
 }
 
-// primedDetector returns a detector for the attempt's output from a.off
+// primedDetector returns a detector for the turn's output from t.off
 // on, primed with the output just before it (the echo of the prompt) as
 // context.
-func (e *Engine) primedDetector(a *attempt) *Detector {
-	det := e.detector(a.st, a.prompt)
-	if a.off > 0 {
-		start := max(0, a.off-echoContext)
-		buf := make([]byte, a.off-start)
-		n, _ := a.log().ReadAt(buf, start)
+func (e *Engine) primedDetector(t *turn) *Detector {
+	det := e.detector(t.st, t.prompt)
+	if t.off > 0 {
+		start := max(0, t.off-echoContext)
+		buf := make([]byte, t.off-start)
+		n, _ := t.log().ReadAt(buf, start)
 		det.Prime(buf[:n])
 	}
 	return det
 }
 
-// feed gives the detector the agent's output written since a.off (the
+// feed gives the detector the agent's output written since t.off (the
 // log is capped: logcap.Reader follows it across the cuts) and reports
 // whether there was any. It notes the end marker (drain): a poll may read
 // it before the exit is noticed.
-func (e *Engine) feed(a *attempt) bool {
-	r := a.log()
-	r.SetOffset(a.off)
+func (e *Engine) feed(t *turn) bool {
+	r := t.log()
+	r.SetOffset(t.off)
 	data, err := r.ReadNew()
 	if len(data) > 0 {
-		a.det.Feed(data)
-		seen := a.tail + string(data)
-		a.ended = a.ended || strings.Contains(seen, endMarker)
-		a.tail = seen[max(0, len(seen)-len(endMarker)):]
+		t.det.Feed(data)
+		seen := t.tail + string(data)
+		t.ended = t.ended || strings.Contains(seen, endMarker)
+		t.tail = seen[max(0, len(seen)-len(endMarker)):]
 	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		e.say("cannot read the agent's output: %v", err)
 	}
-	moved := r.Offset() != a.off
-	a.off = r.Offset()
+	moved := r.Offset() != t.off
+	t.off = r.Offset()
 	return moved
 }
 
@@ -512,21 +519,21 @@ func lastNonBlankLines(text string, n int) []string {
 }
 
 // recordTasks stores task ids reported done in this iteration.
-func (e *Engine) recordTasks(a *attempt) {
-	tasks := a.det.Tasks()
-	if len(tasks) <= a.tasks {
+func (e *Engine) recordTasks(t *turn) {
+	tasks := t.det.Tasks()
+	if len(tasks) <= t.tasks {
 		return
 	}
-	fresh := tasks[a.tasks:]
-	a.tasks = len(tasks)
+	fresh := tasks[t.tasks:]
+	t.tasks = len(tasks)
 	e.update(func(s *state.Ralph) error {
-		for _, t := range fresh {
-			s.TasksDone = append(s.TasksDone, state.TaskDone{Iteration: a.iter, ID: t})
+		for _, id := range fresh {
+			s.TasksDone = append(s.TasksDone, state.TaskDone{Iteration: t.iter, ID: id})
 		}
 		return nil
 	})
-	for _, t := range fresh {
-		e.say("task %s done (iteration %d)", t, a.iter)
+	for _, id := range fresh {
+		e.say("task %s done (iteration %d)", id, t.iter)
 	}
 }
 
@@ -534,10 +541,10 @@ func (e *Engine) recordTasks(a *attempt) {
 // ralph status: at most one write a second, and the latest change is
 // always written eventually.
 func (e *Engine) persistScreenChange(t time.Time) {
-	if t.Equal(e.persisted) || time.Since(e.lastPersist) < screenChangePersist {
+	if t.Equal(e.persisted) || e.Clock.Since(e.lastPersist) < screenChangePersist {
 		return
 	}
-	e.lastPersist, e.persisted = time.Now(), t
+	e.lastPersist, e.persisted = e.Clock.Now(), t
 	e.update(func(s *state.Ralph) error {
 		s.LastScreenChange = state.UTCTimestamp{Time: t}
 		return nil
@@ -554,22 +561,18 @@ func (e *Engine) stopAgent(tc Tmux, id string, agentProc ...proc.Target) {
 	if id == "" {
 		return
 	}
-	t, alive := worker.PaneTarget(tc, id)
+	pane, alive := worker.PaneTarget(tc, id)
 	if !alive {
-		for _, a := range agentProc {
-			if a.PID > 1 && !a.Exists() {
-				proc.TerminateTargets(proc.OrphansOf(a.PID), e.StopGrace)
+		for _, ap := range agentProc {
+			if ap.PID > 1 && !ap.Exists() {
+				proc.TerminateTargets(proc.OrphansOf(ap.PID), e.StopGrace)
 			}
 		}
 		return
 	}
-	proc.TerminateTarget(t, e.StopGrace)
-	deadline := time.Now().Add(paneDeadWait)
-	for time.Now().Before(deadline) {
+	proc.TerminateTarget(pane, e.StopGrace)
+	clock.Wait(context.Background(), e.Clock, exitStatusGap, paneDeadWait, func() bool {
 		ps, _, err := tc.Poll(id)
-		if err != nil || ps.Dead {
-			return
-		}
-		time.Sleep(exitStatusGap)
-	}
+		return err != nil || ps.Dead
+	})
 }

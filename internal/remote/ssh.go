@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/exitcode"
 	"github.com/swarmtools/swarm/internal/termtext"
 )
 
@@ -43,7 +44,7 @@ const (
 	// ExitSSH is ssh's own exit code for a failure of its own (no
 	// connection, authentication refused), as opposed to the remote
 	// command's code.
-	ExitSSH = 255
+	ExitSSH = exitcode.SSH
 	// controlName is how many hex digits of a hash name a control
 	// socket: 64 bits, unique enough for one user's hosts.
 	controlName = 16

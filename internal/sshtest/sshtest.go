@@ -7,6 +7,7 @@
 package sshtest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -19,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/clock"
 )
 
 // hostKeyAlias is the name every test server's host key is known by, so
@@ -213,18 +216,18 @@ func freePort(addr string) (int, error) {
 
 // waitListening waits until something accepts connections on addr:port.
 func waitListening(addr string, port int) error {
-	deadline := time.Now().Add(startTimeout)
-	for {
-		c, err := net.DialTimeout("tcp", net.JoinHostPort(addr, strconv.Itoa(port)), time.Second)
-		if err == nil {
+	var err error
+	if clock.Wait(context.Background(), clock.Real, 20*time.Millisecond, startTimeout, func() bool {
+		var c net.Conn
+		if c, err = net.DialTimeout("tcp", net.JoinHostPort(addr, strconv.Itoa(port)), time.Second); err == nil {
 			c.Close()
-			return nil
+			return true
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not listening after %s: %w", startTimeout, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}) {
+		return nil
 	}
+	return fmt.Errorf("not listening after %s: %w", startTimeout, err)
 }
 
 // Stop kills sshd and every session it runs (sshd puts each connection

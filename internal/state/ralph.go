@@ -475,6 +475,7 @@ const (
 	EventResume  Event = "RESUME"  // the loop was resumed
 	EventSet     Event = "SET"     // ralph set changed the loop's settings
 	EventDone    Event = "DONE"    // the loop ended: "loop complete after I iterations reason=R"
+	EventMerge   Event = "MERGE"   // --on-complete merged (or did not merge) the loop's branch
 )
 
 // Log appends one event line to iterations.log:

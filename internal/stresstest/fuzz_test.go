@@ -12,10 +12,11 @@ import (
 	"github.com/swarmtools/swarm/internal/state"
 )
 
-// validName is the worker-name rule of SPEC §1 written out by hand, to
-// check state.ValidateName's regular expressions against (a "$" that
-// matched before a trailing newline, as in other regexp dialects, would
-// let "a\n" through).
+// validName is the worker-name rule (docs/security.md, "Names are
+// validated before they become paths, branches or targets") written out
+// by hand, to check state.ValidateName's regular expressions against (a
+// "$" that matched before a trailing newline, as in other regexp
+// dialects, would let "a\n" through).
 func validName(n string) bool {
 	if len(n) == 0 || len(n) > 64 {
 		return false
@@ -37,8 +38,8 @@ func validName(n string) bool {
 	return !digitsOnly
 }
 
-// FuzzValidateName: state.ValidateName accepts exactly the names of SPEC
-// §1, and every name it accepts is safe where names go: one path element
+// FuzzValidateName: state.ValidateName accepts exactly the names of that
+// rule, and every name it accepts is safe where names go: one path element
 // that stays inside the directory it is joined to, and a tmux window name
 // that no target syntax can read as anything else (no ':' or whitespace,
 // no leading '-', '=', '@', '%', '$', '{', '.', and not a window index).
@@ -54,7 +55,7 @@ func FuzzValidateName(f *testing.F) {
 	f.Fuzz(func(t *testing.T, n string) {
 		ok := state.ValidateName(n) == nil
 		if ok != validName(n) {
-			t.Fatalf("ValidateName(%q) accepts=%v, SPEC says %v", n, ok, validName(n))
+			t.Fatalf("ValidateName(%q) accepts=%v, the rule says %v", n, ok, validName(n))
 		}
 		if !ok {
 			if err := state.ValidateName(n); !strings.HasPrefix(err.Error(), "invalid worker name '") {

@@ -6,6 +6,7 @@ package testenv
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/clock"
 )
 
 var (
@@ -243,12 +246,16 @@ func (e *Env) Eventually(what string, timeout time.Duration, cond func() bool) {
 // timeout. Tests wait for conditions, never for fixed times.
 func Eventually(t testing.TB, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
+	EventuallyEvery(t, what, 50*time.Millisecond, timeout, cond)
+}
+
+// EventuallyEvery is Eventually looking every poll: tests of code that
+// runs on a fast clock (a synctest bubble, a poll of milliseconds) look
+// as often.
+func EventuallyEvery(t testing.TB, what string, poll, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	if !clock.Wait(context.Background(), clock.Real, poll, timeout, cond) {
+		t.Fatalf("timed out after %v waiting for %s", timeout, what)
 	}
 }
 

@@ -1,6 +1,7 @@
 package tmux
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/swarmtools/swarm/internal/clock"
 )
 
 // CaptureOptions selects what capture-pane returns.
@@ -119,7 +121,7 @@ func (c *Client) TypeText(target, text string, enter bool) error {
 			return err
 		}
 		if enter {
-			time.Sleep(PasteEnterGap)
+			clock.Real.Sleep(context.Background(), PasteEnterGap)
 			return c.SendKeys(target, "Enter")
 		}
 		return nil

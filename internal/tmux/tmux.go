@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/hint"
 )
 
@@ -341,9 +342,15 @@ func (c *Client) ListPanes() ([]Pane, error) {
 	// A server closing down (kill-server returns before it has closed its
 	// panes, which takes a while with hundreds) answers "server exited
 	// unexpectedly" for a moment; then there is no server, or a new one.
-	for deadline := time.Now().Add(serverGoneWait); IsServerGone(err) && time.Now().Before(deadline); {
-		time.Sleep(serverGonePause)
-		out, err = c.Run(nil, "list-panes", "-a", "-F", paneFormat)
+	if IsServerGone(err) {
+		asked := false // the first look is at the answer already had
+		clock.Wait(context.Background(), clock.Real, serverGonePause, serverGoneWait, func() bool {
+			if asked {
+				out, err = c.Run(nil, "list-panes", "-a", "-F", paneFormat)
+			}
+			asked = true
+			return !IsServerGone(err)
+		})
 	}
 	if err != nil {
 		// No server, or a server without sessions: no panes.

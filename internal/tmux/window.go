@@ -1,6 +1,7 @@
 package tmux
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/swarmtools/swarm/internal/clock"
 )
 
 // WindowSpec describes a window to create.
@@ -130,26 +132,39 @@ func (c *Client) NewWindow(spec WindowSpec) (string, error) {
 	// keep colliding in step. Each try has a temporary name of its own,
 	// and a window a failed try made is removed: a retry never leaves a
 	// window behind or finds another try's.
-	var lastWindow, lastSession error
-	deadline := time.Now().Add(newWindowRetry)
-	for attempt := 0; time.Now().Before(deadline); attempt++ {
-		id, err := c.tryCreate(spec, false)
-		if err == nil {
-			return id, nil
+	var id string
+	var created bool
+	var fatal, lastWindow, lastSession error
+	tries := 0
+	clock.Wait(context.Background(), clock.Real, minRetryGap, newWindowRetry, func() bool {
+		if tries > 0 {
+			// The jitter on top of Wait's pause between tries.
+			clock.Real.Sleep(context.Background(), time.Duration(rand.IntN(20+min(tries-1, 20)*5))*time.Millisecond)
 		}
-		if !isTransient(err) {
-			return "", err
+		tries++
+		for _, session := range []bool{false, true} {
+			got, err := c.tryCreate(spec, session)
+			if err == nil {
+				id, created = got, true
+				return true
+			}
+			if !isTransient(err) {
+				fatal = err
+				return true
+			}
+			if session {
+				lastSession = err
+			} else {
+				lastWindow = err
+			}
 		}
-		lastWindow = err
-		id, err = c.tryCreate(spec, true)
-		if err == nil {
-			return id, nil
-		}
-		if !isTransient(err) {
-			return "", err
-		}
-		lastSession = err
-		time.Sleep(time.Duration(5+rand.IntN(20+min(attempt, 20)*5)) * time.Millisecond)
+		return false
+	})
+	switch {
+	case created:
+		return id, nil
+	case fatal != nil:
+		return "", fatal
 	}
 	return "", fmt.Errorf("cannot create window in session %s: new-window: %w; new-session: %w", spec.Session, lastWindow, lastSession)
 }
@@ -177,8 +192,13 @@ func (c *Client) tryCreate(spec WindowSpec, session bool) (id string, err error)
 	return c.runCreate(newWindow)
 }
 
-// newWindowRetry bounds NewWindow's retries on transient errors.
-const newWindowRetry = 30 * time.Second
+// newWindowRetry bounds NewWindow's retries on transient errors;
+// minRetryGap is the shortest pause between two tries (a random jitter of
+// up to 125 ms is added).
+const (
+	newWindowRetry = 30 * time.Second
+	minRetryGap    = 5 * time.Millisecond
+)
 
 // runCreate runs a new-window or new-session chain and returns the new
 // window's id. When a later command of the chain fails, the window its

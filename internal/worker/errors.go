@@ -30,5 +30,9 @@ func notRunning(name string) error {
 	return hint.Wrap(fmt.Errorf("worker '%s' %w", name, ErrNotRunning), "start it again with: swarm respawn %s", name)
 }
 
+// ErrNoCommand is a spawn with no command to run: swarm.py's message,
+// which every spawn (spawn, spawn --ralph, ralph spawn) prints.
+var ErrNoCommand = errors.New("no command provided (use -- command...)")
+
 // ErrTimeout marks a wait that ran out of time.
 var ErrTimeout = errors.New("timeout")

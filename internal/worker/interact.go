@@ -1,10 +1,12 @@
 package worker
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/tmux"
 )
 
@@ -67,11 +69,11 @@ func SendText(tc Keyboard, target, text string, o SendOptions) error {
 		if err := tc.SendKeys(target, "Escape"); err != nil {
 			return err
 		}
-		time.Sleep(KeyGap)
+		clock.Real.Sleep(context.Background(), KeyGap)
 		if err := tc.SendKeys(target, "C-u"); err != nil {
 			return err
 		}
-		time.Sleep(KeyGap)
+		clock.Real.Sleep(context.Background(), KeyGap)
 	}
 	return tc.TypeText(target, text, !o.NoEnter)
 }

@@ -102,6 +102,11 @@ type Manager struct {
 	// reads and removes (swarm _exec FILE --; see WindowLaunch). Without
 	// it the environment is given to tmux (-e).
 	ExecVia func(envFile string) []string
+	// MonitorCommand, when set, is how a loop's background monitor is
+	// started (swarm ralph run NAME): its argv, the program first, and
+	// the environment entries it adds. internal/ralph starts it detached
+	// (ralph.StartMonitor); without it no background monitor can start.
+	MonitorCommand func(name string) (argv, env []string)
 }
 
 // New returns a manager for the state root.

@@ -1,10 +1,12 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
@@ -156,26 +158,33 @@ func madeWorktree(w *state.Worker) (worktree.Info, bool) {
 // and clean of a worker being spawned wait for the spawn to finish (or a
 // crashed one to be rolled back) rather than race it.
 func (m *Manager) settled(name string) (*state.Worker, error) {
-	deadline := time.Now().Add(startingWait)
-	for {
-		w, err := m.Get(name)
-		if err != nil || w.Status != state.StatusStarting {
-			return w, err
-		}
-		if !spawnerAlive(w) {
-			rolled, err := m.rollBack(name)
-			if err != nil {
-				return nil, err
+	var w *state.Worker
+	var err error
+	settled := clock.Wait(context.Background(), clock.Real, PollInterval(spawnPoll), startingWait, func() bool {
+		for {
+			w, err = m.Get(name)
+			if err != nil || w.Status != state.StatusStarting {
+				return true
 			}
-			if rolled {
-				continue
+			if spawnerAlive(w) {
+				return false
+			}
+			// The spawner died: roll its spawn back, and look again at
+			// once (a rolled-back record is gone or no longer starting).
+			rolled, rerr := m.rollBack(name)
+			if rerr != nil {
+				w, err = nil, rerr
+				return true
+			}
+			if !rolled {
+				return false
 			}
 		}
-		if time.Now().After(deadline) {
-			return nil, errors.New("worker '" + name + "' is still being spawned; try again")
-		}
-		time.Sleep(PollInterval(spawnPoll))
+	})
+	if !settled {
+		return nil, errors.New("worker '" + name + "' is still being spawned; try again")
 	}
+	return w, err
 }
 
 // spawnPoll paces the wait for a worker being spawned.

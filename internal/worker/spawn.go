@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,6 +21,12 @@ import (
 	"github.com/swarmtools/swarm/internal/tmux"
 	"github.com/swarmtools/swarm/internal/worktree"
 )
+
+// DefaultReadyTimeout is how long spawn --ready-wait, and a ralph loop
+// before typing its prompt, wait for the agent to look ready (swarm.py's
+// --ready-timeout 120): long enough for a cold start of an agent CLI that
+// loads plugins and checks for updates.
+const DefaultReadyTimeout = 120 * time.Second
 
 // SpawnOptions describes a worker to start.
 type SpawnOptions struct {
@@ -44,7 +49,8 @@ type SpawnOptions struct {
 	Tags        []string
 	Env         []string // KEY=VAL
 	Cwd         string   // default: the current directory
-	// ReadyWait waits up to ReadyTimeout for the agent to look ready;
+	// ReadyWait waits up to ReadyTimeout (DefaultReadyTimeout) for the
+	// agent to look ready;
 	// ReadyPatterns (--ready-pattern) are more screens that count as
 	// ready, and ReadyProgress, when set, hears what is waited for and,
 	// every ReadyProgressEvery, how long it has been.
@@ -267,7 +273,7 @@ func (m *Manager) plan(o SpawnOptions) (*spawnPlan, error) {
 		return nil, err
 	}
 	if len(o.Command) == 0 {
-		return nil, errors.New("no command provided (use -- command...)")
+		return nil, ErrNoCommand
 	}
 	env, err := ParseEnv(o.Env)
 	if err != nil {

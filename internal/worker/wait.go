@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/proc"
 )
 
@@ -20,15 +21,15 @@ func (m *Manager) Wait(ctx context.Context, names []string, timeout time.Duratio
 		}
 		pending[n] = true
 	}
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
+	if timeout <= 0 {
+		timeout = clock.Forever
 	}
-	interval := PollInterval(time.Second)
-	for {
+	var listErr error
+	done := clock.Wait(ctx, clock.Real, PollInterval(time.Second), timeout, func() bool {
 		live, err := m.List()
 		if err != nil {
-			return nil, err
+			listErr = err
+			return true
 		}
 		byName := map[string]*Live{}
 		for i := range live {
@@ -43,22 +44,21 @@ func (m *Manager) Wait(ctx context.Context, names []string, timeout time.Duratio
 				onExit(n)
 			}
 		}
-		if len(pending) == 0 {
-			return nil, nil
-		}
-		if !deadline.IsZero() && !time.Now().Before(deadline) {
-			var left []string
-			for _, n := range names {
-				if pending[n] {
-					left = append(left, n)
-				}
-			}
-			return left, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(interval):
+		return len(pending) == 0
+	})
+	switch {
+	case listErr != nil:
+		return nil, listErr
+	case done:
+		return nil, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	}
+	var left []string
+	for _, n := range names {
+		if pending[n] {
+			left = append(left, n)
 		}
 	}
+	return left, nil
 }

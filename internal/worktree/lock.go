@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/clock"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,21 +61,22 @@ func lockRepo(repo string) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot lock %s: %w", path, err)
 	}
-	deadline := time.Now().Add(repoLockWait)
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			break
+	var lockErr error
+	locked := clock.Wait(context.Background(), clock.Real, repoLockPoll, repoLockWait, func() bool {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err != nil && !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			lockErr = err
+			return true
 		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("cannot lock %s: %w", path, err)
-		}
-		if time.Now().After(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("another worktree change in %s did not finish within %s (lock %s)", repo, repoLockWait, path)
-		}
-		time.Sleep(repoLockPoll)
+		return err == nil
+	})
+	switch {
+	case lockErr != nil:
+		f.Close()
+		return nil, fmt.Errorf("cannot lock %s: %w", path, lockErr)
+	case !locked:
+		f.Close()
+		return nil, fmt.Errorf("another worktree change in %s did not finish within %s (lock %s)", repo, repoLockWait, path)
 	}
 	held.mu.Lock()
 	held.files = append(held.files, f)

@@ -1,9 +1,12 @@
 package tmuxtest
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/clock"
 )
 
 // Agent plays an interactive agent CLI in fake panes: it shows Banner
@@ -100,7 +103,7 @@ func (a *Agent) echo(p *Pane) {
 	a.mu.Lock()
 	wait := time.Until(a.echoAt[p])
 	a.mu.Unlock()
-	time.Sleep(wait)
+	clock.Real.Sleep(context.Background(), wait)
 	a.mu.Lock()
 	typed := ""
 	if buf := a.pending[p]; buf != nil {
