@@ -50,6 +50,10 @@ const (
 	ReasonKilled        ExitReason = "killed"
 	ReasonInterrupted   ExitReason = "interrupted"
 	ReasonPreflight     ExitReason = "preflight_failed"
+	// ReasonMaxCost and ReasonMaxTokens: the loop reached its budget
+	// (max_cost, max_tokens).
+	ReasonMaxCost   ExitReason = "max_cost"
+	ReasonMaxTokens ExitReason = "max_tokens"
 )
 
 // MarshalJSON writes null for "".
@@ -131,7 +135,75 @@ type LoopConfig struct {
 	OnComplete string `json:"on_complete,omitempty"`
 	// MaxLogSize caps each iteration's output log (0: logcap.DefaultMax).
 	MaxLogSize int64 `json:"max_log_size"`
+	// MaxCost and MaxTokens are the loop's budgets (0: none): what its
+	// agents reported spending, in US dollars and in tokens of every
+	// kind, at or over which it ends (--max-cost, --max-tokens).
+	MaxCost   float64 `json:"max_cost"`
+	MaxTokens int64   `json:"max_tokens"`
 }
+
+// Usage is what an agent reported spending (docs/agents.md): its cost in
+// US dollars (nil while no agent of the loop reported one) and its
+// tokens by kind.
+type Usage struct {
+	CostUSD             *float64 `json:"cost_usd"`
+	InputTokens         int64    `json:"input_tokens"`
+	OutputTokens        int64    `json:"output_tokens"`
+	CacheReadTokens     int64    `json:"cache_read_tokens"`
+	CacheCreationTokens int64    `json:"cache_creation_tokens"`
+}
+
+// Tokens is the sum of every kind of token.
+func (u Usage) Tokens() int64 {
+	return u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheCreationTokens
+}
+
+// Cost is the cost in dollars (0 when none was reported).
+func (u Usage) Cost() float64 {
+	if u.CostUSD == nil {
+		return 0
+	}
+	return *u.CostUSD
+}
+
+// Known reports whether the usage holds anything an agent reported.
+func (u Usage) Known() bool { return u.CostUSD != nil || u.Tokens() > 0 }
+
+// Add returns u plus v; the cost is known when either's is.
+func (u Usage) Add(v Usage) Usage {
+	out := Usage{
+		InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens + v.CacheReadTokens, CacheCreationTokens: u.CacheCreationTokens + v.CacheCreationTokens,
+	}
+	if u.CostUSD != nil || v.CostUSD != nil {
+		c := u.Cost() + v.Cost()
+		out.CostUSD = &c
+	}
+	return out
+}
+
+// IterationUsage is one iteration's Usage (iteration_usage): the running
+// one's as it grows.
+type IterationUsage struct {
+	Iteration int `json:"iteration"`
+	Usage
+}
+
+// StateSource says where the loop learns what its agent does
+// (state_source): the agent's own events (hooks), or its screen alone.
+type StateSource string
+
+// State sources.
+const (
+	SourceHooks  StateSource = "hooks"
+	SourceScreen StateSource = "screen"
+)
+
+// MarshalJSON writes null for "".
+func (s StateSource) MarshalJSON() ([]byte, error) { return NullString(s).MarshalJSON() }
+
+// UnmarshalJSON reads null as "".
+func (s *StateSource) UnmarshalJSON(b []byte) error { return (*NullString)(s).UnmarshalJSON(b) }
 
 // LoopProgress is where a loop is: its status and counts, how it ended,
 // what its agent does, and the progress of the current iteration, so a new
@@ -179,6 +251,13 @@ type LoopProgress struct {
 	AgentPID        int    `json:"agent_pid"`
 	AgentStartTicks int64  `json:"agent_start_ticks"`
 	AgentBootID     string `json:"agent_boot_id"`
+
+	// Usage is the loop's total (cost_usd, input_tokens, ...), and
+	// IterationUsage each iteration's, the running one's included.
+	Usage
+	IterationUsage []IterationUsage `json:"iteration_usage,omitempty"`
+	// StateSource: where the current iteration's agent state comes from.
+	StateSource StateSource `json:"state_source"`
 
 	// Progress of the current iteration.
 	IterationActive bool  `json:"iteration_active"`
@@ -247,6 +326,8 @@ var ralphKeyOrder = []string{
 	"agent_state", "agent_detail", "last_error", "waiting_until", "limit_waits",
 	"last_rejection", "last_check_output", "cap_incomplete", "notify", "notify_to", "on_complete", "max_log_size",
 	"agent_pid", "agent_start_ticks", "agent_boot_id",
+	"max_cost", "max_tokens", "cost_usd", "input_tokens", "output_tokens", "cache_read_tokens",
+	"cache_creation_tokens", "iteration_usage", "state_source",
 	"iteration_active", "output_offset", "prompt_delivered", "prompt_entered",
 	"prompt_sha256", "prompt_bytes", "start_head", "start_tree", "pending_feedback",
 	"pause_reason", "tasks_done", "last_iteration_result",
