@@ -105,6 +105,11 @@ type Profile struct {
 	// (setupDialogs, ready's generic menu) do not know (see Stuck).
 	Dialogs []DialogPattern
 
+	// Telemetry is what the agent reports of itself besides its screen
+	// (telemetry.go), reporter how.
+	Telemetry Telemetry
+	reporter  reporter
+
 	// filters are the prefilters of the profile's patterns (and of the
 	// shared ones it matches), built with the profile: they live as long
 	// as it does, and patterns handed in (--limit-pattern,

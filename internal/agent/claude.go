@@ -25,7 +25,9 @@ import (
 //     reports, not captured: the mock API cannot make it show them).
 var Claude = register("claude", []string{"claude", "claude-code"}, func() *Profile {
 	return &Profile{
-		Source: "screens of Claude Code 2.1.197 captured in tmux (internal/agent/testdata)",
+		Source:    "screens of Claude Code 2.1.197 captured in tmux (internal/agent/testdata)",
+		Telemetry: Telemetry{Events: true, Prompts: true, Cost: true, Tokens: true},
+		reporter:  claudeReporter{},
 		Working: []*regexp.Regexp{
 			regexp.MustCompile(`(?i)esc to interrupt`),
 			// Its spinner line ("✻ Churning…", "✻ 529 Overloaded · Retrying

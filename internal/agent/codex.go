@@ -31,6 +31,8 @@ var Codex = register("codex", []string{"codex"}, func() *Profile {
 		// Lines that start a message or a prompt: an error above the last one
 		// has been answered past.
 		MessageStart: []*regexp.Regexp{regexp.MustCompile(`^\s*[•›] `)},
+		Telemetry:    Telemetry{Events: true, Tokens: true},
+		reporter:     codexReporter{},
 		Source:       "the openai/codex TUI sources (codex-rs/tui, codex-rs/core), not captured screens: see internal/agent/testdata/codex/README.md",
 		Working: []*regexp.Regexp{
 			// status_indicator_widget.rs: "(<elapsed> • esc to interrupt)";

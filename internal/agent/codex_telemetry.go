@@ -1,0 +1,160 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Codex's telemetry, as its 0.169 sources and docs have it:
+//
+//   - notify: a program (config key notify, an argv array, settable per
+//     run with -c notify=[...]) run when a turn completes, with one JSON
+//     argument: {"type": "agent-turn-complete", "thread-id", "turn-id",
+//     "cwd", "input-messages", "last-assistant-message"};
+//   - rollout files, $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*-<thread
+//     id>.jsonl (CODEX_HOME: ~/.codex), whose token_count events carry
+//     the session's cumulative token usage (total_token_usage:
+//     input_tokens, of which cached_input_tokens, and output_tokens).
+//     Codex reports no dollars: a cost comes from prices in config.json.
+type codexReporter struct{}
+
+// codexSetsNotifyKey reports whether a config.toml sets notify at its
+// top level (a line "notify = ..." before any [table]).
+func codexSetsNotifyKey(data []byte) bool {
+	for _, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "[") {
+			return false
+		}
+		if k, _, ok := strings.Cut(l, "="); ok && strings.TrimSpace(k) == "notify" {
+			return true
+		}
+	}
+	return false
+}
+
+func (codexReporter) launch(cmd []string, spec LaunchSpec) (Launch, error) {
+	if codexSetsNotify(cmd[1:]) {
+		return Launch{Why: "the command sets its own notify"}, nil
+	}
+	home := codexHome(spec.Home, spec.Env)
+	if data, err := readSmall(filepath.Join(home, "config.toml"), maxSettingsFile); err == nil && codexSetsNotifyKey(data) {
+		return Launch{Why: "config.toml sets its own notify"}, nil
+	}
+	argv := spec.Hooks.Event(spec.EventsFile, FormatCodex)
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		// A JSON string is a TOML basic string: the same escapes.
+		b, err := json.Marshal(a)
+		if err != nil {
+			return Launch{}, err
+		}
+		quoted[i] = string(b)
+	}
+	return Launch{Args: []string{"-c", "notify=[" + strings.Join(quoted, ",") + "]"}, Events: true}, nil
+}
+
+// codexSetsNotify reports whether args set notify (-c notify=...,
+// --config notify=..., or the = forms).
+func codexSetsNotify(args []string) bool {
+	for i, a := range args {
+		v, ok := "", false
+		switch {
+		case a == "-c" || a == "--config":
+			if i+1 < len(args) {
+				v, ok = args[i+1], true
+			}
+		case strings.HasPrefix(a, "--config="):
+			v, ok = strings.TrimPrefix(a, "--config="), true
+		case strings.HasPrefix(a, "-c") && len(a) > 2:
+			v, ok = a[2:], true
+		}
+		if ok && strings.HasPrefix(strings.TrimSpace(v), "notify") {
+			return true
+		}
+	}
+	return false
+}
+
+// codexHome is $CODEX_HOME, else ~/.codex.
+func codexHome(home string, env []string) string {
+	if d := envValue(env, "CODEX_HOME"); d != "" {
+		return d
+	}
+	if d := os.Getenv("CODEX_HOME"); d != "" {
+		return d
+	}
+	return filepath.Join(home, ".codex")
+}
+
+// codexNotify is the notify payload swarm reads.
+type codexNotify struct {
+	Type        string `json:"type"`
+	Thread      string `json:"thread-id"`
+	LastMessage string `json:"last-assistant-message"`
+}
+
+// codexNotifyEvent reads Codex's notify payload: a completed turn is a
+// Stop.
+func codexNotifyEvent(payload []byte) (Event, error) {
+	var n codexNotify
+	if err := json.Unmarshal(payload, &n); err != nil {
+		return Event{}, fmt.Errorf("notify payload: %w", err)
+	}
+	if n.Type != "agent-turn-complete" {
+		return Event{}, fmt.Errorf("%w: %q", ErrUnknownEvent, n.Type)
+	}
+	return Event{Name: EventStop, Session: n.Thread, Message: tail(n.LastMessage, maxEventMessage)}, nil
+}
+
+func (codexReporter) usage(ref UsageRef) UsageReader {
+	find := func() string {
+		if ref.Transcript != "" {
+			return ref.Transcript
+		}
+		if ref.SessionID == "" || strings.ContainsAny(ref.SessionID, `/*?[\`) {
+			return ""
+		}
+		m, _ := filepath.Glob(filepath.Join(codexHome(ref.Home, ref.Env), "sessions", "*", "*", "*", "rollout-*"+ref.SessionID+".jsonl"))
+		if len(m) == 0 {
+			return ""
+		}
+		return m[len(m)-1]
+	}
+	var last Usage
+	line := func(b []byte) {
+		if u, ok := codexTokenCount(b); ok {
+			last = u
+		}
+	}
+	return &jsonlReader{find: find, line: line, total: func() Usage { return last }}
+}
+
+// codexTokenCount reads a rollout line's token_count event: the
+// session's usage so far.
+func codexTokenCount(b []byte) (Usage, bool) {
+	if !bytes.Contains(b, []byte(`"token_count"`)) {
+		return Usage{}, false
+	}
+	var e struct {
+		Payload struct {
+			Type string `json:"type"`
+			Info *struct {
+				Total struct {
+					Input  int64 `json:"input_tokens"`
+					Cached int64 `json:"cached_input_tokens"`
+					Output int64 `json:"output_tokens"`
+				} `json:"total_token_usage"`
+			} `json:"info"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(b, &e) != nil || e.Payload.Type != "token_count" || e.Payload.Info == nil {
+		return Usage{}, false
+	}
+	t := e.Payload.Info.Total
+	return Usage{Input: max(0, t.Input-t.Cached), CacheRead: t.Cached, Output: t.Output}, true
+}
