@@ -184,6 +184,7 @@ func runEngine(io *IO, m *worker.Manager, name string) error {
 	defer cancel()
 	eng := ralph.NewEngine(m, name, io.Out)
 	eng.LogSink = logSink
+	eng.Hooks = agentHooks()
 	eng.Timestamps = isBackgroundMonitor() // its output is monitor.log
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)

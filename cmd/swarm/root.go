@@ -79,7 +79,7 @@ State lives in $SWARM_HOME (else $SWARM_DIR, else ~/.swarm).`,
 		newCmdLogs(f, nil), newCmdAttach(f, nil), newCmdSend(f, nil), newCmdInterrupt(f, nil),
 		newCmdEOF(f, nil), newCmdWait(f, nil), newCmdKill(f, nil), newCmdClean(f, nil),
 		newCmdRespawn(f, nil), newCmdInit(f, nil), newCmdVersion(f, nil), newCmdRalph(f), newCmdHeartbeat(f),
-		newCmdTop(f, nil), newCmdLogPipe(f, nil), newCmdSupervise(f, nil), newCmdExec(f, nil),
+		newCmdTop(f, nil), newCmdLogPipe(f, nil), newCmdSupervise(f, nil), newCmdExec(f, nil), newCmdEvent(f, nil),
 		newCmdHosts(f), newCmdWithPrompt(f),
 		newCmdMerge(f, nil), newCmdDiff(f, nil), newCmdRestore(f, nil),
 	)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/daemon"
 	"github.com/swarmtools/swarm/internal/duration"
@@ -61,6 +62,10 @@ type Engine struct {
 	// LogSink, when set, is the capping sink the agent's output is piped
 	// through (swarm _logpipe --max N); without it, cat appends uncapped.
 	LogSink func(max int64) []string
+	// Hooks are the command lines an agent runs to report its events and
+	// status line to the loop (cmd/swarm's _event); without them the
+	// loop reads the agent's screen alone.
+	Hooks agent.HookCommands
 
 	pauseAndExit atomic.Bool
 	lastPersist  time.Time // when last_screen_change was last written
