@@ -145,4 +145,3 @@ func TestEventHookIsFast(t *testing.T) {
 		t.Errorf("a hook took %v (median); it must return within milliseconds", median)
 	}
 }
-
