@@ -27,7 +27,7 @@ func TestLoopSpawnChecksConfig(t *testing.T) {
 	for _, c := range []struct {
 		name, content, problem string
 	}{
-		{"unknown key", `{"onexit": "notify"}`, `unknown key "onexit" (the keys are: on_exit, notify)`},
+		{"unknown key", `{"onexit": "notify"}`, `unknown key "onexit" (the keys are: on_exit, notify, prices)`},
 		{"bad JSON", `{"on_exit": "notify"`, `invalid JSON: unexpected EOF`},
 		{"wrong type", `{"on_exit": ["notify"]}`, `"on_exit" must be a string`},
 		{"bad notify target", `{"notify": ["desktop", "email:me"]}`, `unknown notification target 'email:me' (use desktop, webhook:URL or ntfy:URL)`},

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -246,22 +245,6 @@ type Usage struct {
 
 // Tokens is the sum of every kind.
 func (u Usage) Tokens() int64 { return u.Input + u.Output + u.CacheRead + u.CacheCreation }
-
-// Price is what a million tokens of each kind cost, in US dollars
-// (config.json "prices", for agents that report no cost).
-type Price struct {
-	Input         float64 `json:"input"`
-	CachedInput   float64 `json:"cached_input"`
-	CacheCreation float64 `json:"cache_creation"`
-	Output        float64 `json:"output"`
-}
-
-// Cost is u's cost at p.
-func (p Price) Cost(u Usage) float64 {
-	c := (float64(u.Input)*p.Input + float64(u.CacheRead)*p.CachedInput +
-		float64(u.CacheCreation)*p.CacheCreation + float64(u.Output)*p.Output) / 1e6
-	return math.Round(c*1e6) / 1e6
-}
 
 // tail keeps the last n bytes of s (on a rune boundary).
 func tail(s string, n int) string {

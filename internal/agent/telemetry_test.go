@@ -282,8 +282,4 @@ func TestCodexTelemetry(t *testing.T) {
 	if err != nil || u != (Usage{Input: 1000, CacheRead: 2000, Output: 90}) {
 		t.Errorf("rollout usage %+v, %v", u, err)
 	}
-	p := Price{Input: 1.25, CachedInput: 0.125, Output: 10}
-	if c := p.Cost(u); c != 0.0024 {
-		t.Errorf("cost %v, want 0.0024", c)
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,24 @@ type Config struct {
 	// own --notify: "desktop", "webhook:URL", "ntfy:URL"; one as a string
 	// or several as a list.
 	Notify StringList `json:"notify,omitempty"`
+	// Prices give a cost to the tokens of agents that report none
+	// (Codex), by agent profile name (docs/agents.md).
+	Prices map[string]Price `json:"prices,omitempty"`
+}
+
+// Price is what a million tokens of each kind cost, in US dollars.
+type Price struct {
+	Input         float64 `json:"input"`
+	CachedInput   float64 `json:"cached_input"`
+	CacheCreation float64 `json:"cache_creation"`
+	Output        float64 `json:"output"`
+}
+
+// Cost is u's tokens at p, rounded to a millionth of a dollar.
+func (p Price) Cost(u Usage) float64 {
+	c := (float64(u.InputTokens)*p.Input + float64(u.CacheReadTokens)*p.CachedInput +
+		float64(u.CacheCreationTokens)*p.CacheCreation + float64(u.OutputTokens)*p.Output) / 1e6
+	return math.Round(c*1e6) / 1e6
 }
 
 // StringList is a JSON string or list of strings.
@@ -99,7 +118,7 @@ func decodeConfig(data []byte, c *Config) error {
 		return errors.New(`not a JSON object (write {"on_exit": "CMD"})`)
 	}
 	if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return fmt.Errorf("unknown key %s (the keys are: on_exit, notify)", key)
+		return fmt.Errorf("unknown key %s (the keys are: on_exit, notify, prices)", key)
 	}
 	return fmt.Errorf("invalid JSON: %w", err)
 }

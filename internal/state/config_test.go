@@ -16,7 +16,7 @@ func TestConfigStrict(t *testing.T) {
 		{"missing", "", "", ""},
 		{"empty object", "{}", "", ""},
 		{"on_exit", `{"on_exit": "notify"}`, "notify", ""},
-		{"unknown key", `{"on_exit": "x", "onexit": "y"}`, "", `unknown key "onexit" (the keys are: on_exit, notify)`},
+		{"unknown key", `{"on_exit": "x", "onexit": "y"}`, "", `unknown key "onexit" (the keys are: on_exit, notify, prices)`},
 		{"wrong type", `{"on_exit": 3}`, "", `"on_exit" must be a string`},
 		{"bad JSON", `{"on_exit": "x"`, "", "invalid JSON: unexpected EOF"},
 		{"two values", `{} {}`, "", "invalid JSON: more than one JSON value"},
@@ -72,5 +72,29 @@ func TestConfigNotify(t *testing.T) {
 				t.Errorf("notify %q, %v; want %q", c.Notify, err, tc.want)
 			}
 		})
+	}
+}
+
+// Prices (issue 18): per agent profile, dollars per million tokens of
+// each kind; they price the tokens of an agent that reports no cost.
+func TestConfigPrices(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	data := `{"prices": {"codex": {"input": 1.25, "cached_input": 0.125, "output": 10}}}`
+	if err := os.WriteFile(s.ConfigPath(), []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := c.Prices["codex"]
+	u := Usage{InputTokens: 1000, CacheReadTokens: 2000, OutputTokens: 90}
+	if !ok || p.Cost(u) != 0.0024 {
+		t.Errorf("prices %+v: cost %v, want 0.0024", c.Prices, p.Cost(u))
+	}
+	os.WriteFile(s.ConfigPath(), []byte(`{"prices": {"codex": {"input": "cheap"}}}`), 0o600)
+	if _, err := s.Config(); err == nil || !strings.Contains(err.Error(), "prices.input") {
+		t.Errorf("a price that is no number: %v", err)
 	}
 }
