@@ -209,3 +209,55 @@ func sizeVar(fs *pflag.FlagSet, p *int64, name string, def, min int64, usage str
 	*p = def
 	fs.Var(&sizeValue{p: p, min: min}, name, usage)
 }
+
+// costValue is a budget in US dollars: "5", "0.50", "$2.5" (at least 0;
+// 0 is none).
+type costValue struct{ p *float64 }
+
+func (v *costValue) Type() string { return "usd" }
+
+func (v *costValue) String() string { return strconv.FormatFloat(*v.p, 'f', -1, 64) }
+
+func (v *costValue) Set(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimPrefix(strings.TrimSpace(s), "$"), 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return &fixError{use: "an amount of US dollars, e.g. 5 or 0.50"}
+	}
+	*v.p = f
+	return nil
+}
+
+// costVar registers a dollar budget flag (0: none).
+func costVar(fs *pflag.FlagSet, p *float64, name, usage string) {
+	fs.Var(&costValue{p: p}, name, usage)
+}
+
+// tokensValue is a number of tokens: "2000000", "500k", "2M" (k and M
+// are thousands and millions, as token counts are said).
+type tokensValue struct{ p *int64 }
+
+func (v *tokensValue) Type() string { return "tokens" }
+
+func (v *tokensValue) String() string { return strconv.FormatInt(*v.p, 10) }
+
+func (v *tokensValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "k") || strings.HasSuffix(s, "K"):
+		mult, s = 1000, s[:len(s)-1]
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1000000, s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return &fixError{use: "a whole number of tokens, e.g. 2000000, 500k or 2M"}
+	}
+	*v.p = n * mult
+	return nil
+}
+
+// tokensVar registers a token budget flag (0: none).
+func tokensVar(fs *pflag.FlagSet, p *int64, name, usage string) {
+	fs.Var(&tokensValue{p: p}, name, usage)
+}

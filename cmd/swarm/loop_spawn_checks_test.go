@@ -7,6 +7,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/swarmtools/swarm/internal/testenv"
@@ -92,4 +93,60 @@ func TestLoopSpawnNotifyWithoutNotifier(t *testing.T) {
 	}
 	wkExpect(t, "desktop in config.json without notify-send", spawnWith("cfg", bare, ""), 0, spawned("cfg"),
 		"swarm: warning: --notify: notify-send is not installed (not on PATH); the loop's end will only ring the bell in swarm top\n")
+}
+
+// Budgets (issue 18): --max-cost and --max-tokens are refused at spawn
+// (exit 1, with the fix, nothing created) for an agent that reports no
+// cost or no tokens, taken for one that does (Claude Code; Codex's tokens,
+// and its cost with prices in config.json), and ralph set checks the
+// same; a value that is no amount is a usage error.
+func TestLoopSpawnBudgets(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	prompt := e.WriteFile("PROMPT.md", "work")
+	spawn := func(name string, args ...string) testenv.Result {
+		t.Helper()
+		a := append([]string{"ralph", "spawn", "--name", name, "--prompt-file", prompt, "--no-worktree", "--no-run"}, args...)
+		return e.Run(append(a, "--", e.Agent)...)
+	}
+	wkExpect(t, "no cost from the fake agent", spawn("r", "--max-cost", "5"), 1, "",
+		"swarm: error: --max-cost needs an agent that reports what it spends; the generic profile reports no cost (docs/agents.md)\n"+
+			"hint: use an agent that reports its cost (Claude Code), or drop --max-cost\n")
+	wkExpect(t, "no tokens from aider", spawn("r", "--agent", "aider", "--max-tokens", "2M"), 1, "",
+		"swarm: error: --max-tokens needs an agent that reports what it spends; the aider profile reports no tokens (docs/agents.md)\n"+
+			"hint: use an agent that reports its tokens (Claude Code, Codex), or drop --max-tokens\n")
+	r := spawn("r", "--agent", "codex", "--max-cost", "5")
+	if r.Code != 1 || !strings.Contains(r.Stderr, `the codex profile reports no cost`) || !strings.Contains(r.Stderr, `{"prices": {"codex": {`) {
+		t.Errorf("codex without prices: %s", r)
+	}
+	if w := e.Workers(); len(w) != 0 || wkExists(filepath.Join(e.Home, "ralph", "r")) {
+		t.Errorf("a refused spawn left records or state: %v", w)
+	}
+	wkExpect(t, "bad amount", spawn("r", "--agent", "claude", "--max-cost", "lots"), 2, "",
+		"swarm: error: invalid --max-cost 'lots' (use an amount of US dollars, e.g. 5 or 0.50) (see: swarm ralph spawn --help)\n")
+	if r := spawn("claude", "--agent", "claude", "--max-cost", "$0.05", "--max-tokens", "500k"); r.Code != 0 {
+		t.Fatalf("claude with budgets: %s", r)
+	}
+	if st := e.RalphState("claude"); st["max_cost"] != 0.05 || st["max_tokens"] != float64(500000) {
+		t.Errorf("budgets in the state: %v %v", st["max_cost"], st["max_tokens"])
+	}
+	if r := spawn("codex", "--agent", "codex", "--max-tokens", "2000000"); r.Code != 0 {
+		t.Errorf("codex with a token budget: %s", r)
+	}
+	os.WriteFile(filepath.Join(e.Home, "config.json"), []byte(`{"prices": {"codex": {"input": 1.25, "output": 10}}}`), 0o600)
+	if r := spawn("codex2", "--agent", "codex", "--max-cost", "3"); r.Code != 0 {
+		t.Errorf("codex with prices: %s", r)
+	}
+	wkExpect(t, "ralph set a cost budget", e.Run("ralph", "set", "claude", "--max-cost", "2.5"), 0,
+		"set ralph loop claude: max iterations 50, inactivity timeout 180s, time budget none, cost budget $2.50, token budget 500000\n", "")
+	if r := e.Run("ralph", "set", "codex", "--max-cost", "1"); r.Code != 0 {
+		t.Errorf("ralph set codex with prices: %s", r)
+	}
+	os.Remove(filepath.Join(e.Home, "config.json"))
+	if r := e.Run("ralph", "set", "codex", "--max-cost", "1"); r.Code != 1 || !strings.Contains(r.Stderr, "reports no cost") {
+		t.Errorf("ralph set codex without prices: %s", r)
+	}
+	if !strings.Contains(e.RalphLog("claude"), "[SET] max_cost=$2.50") {
+		t.Errorf("iterations.log:\n%s", e.RalphLog("claude"))
+	}
 }

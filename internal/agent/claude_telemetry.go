@@ -248,6 +248,19 @@ func claudeStatus(payload []byte) (Status, error) {
 		ContextPercent: l.Context.Used, Model: head(l.Model.ID, maxEventDetail)}, nil
 }
 
+// claudeFatalErrors are the StopFailure errors no retry gets past, with
+// their fix.
+var claudeFatalErrors = map[string]string{
+	"authentication_failed": "check ANTHROPIC_API_KEY (or log in once with: claude /login)",
+	"billing_error":         "check the account's credits and billing, or log in with another account (claude /login)",
+	"oauth_org_not_allowed": "log in with an account of an organization allowed to use Claude Code (claude /login)",
+}
+
+func (claudeReporter) fatal(kind string) (string, bool) {
+	h, ok := claudeFatalErrors[kind]
+	return h, ok
+}
+
 func (claudeReporter) usage(ref UsageRef) UsageReader {
 	find := func() string {
 		if ref.Transcript != "" {

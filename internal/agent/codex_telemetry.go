@@ -111,6 +111,8 @@ func codexNotifyEvent(payload []byte) (Event, error) {
 	return Event{Name: EventStop, Session: n.Thread, Message: tail(n.LastMessage, maxEventMessage)}, nil
 }
 
+func (codexReporter) fatal(string) (string, bool) { return "", false }
+
 func (codexReporter) usage(ref UsageRef) UsageReader {
 	find := func() string {
 		if ref.Transcript != "" {

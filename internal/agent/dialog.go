@@ -28,6 +28,12 @@ const (
 	// model, keep trying, stop); its default choice is not the loop's
 	// to make.
 	StuckLimitMenu = "usage limit menu"
+	// StuckPermission: the agent asks leave to run a tool, as its hooks
+	// report it (Claude Code's PermissionRequest).
+	StuckPermission = "permission prompt"
+	// StuckQuestion: the agent (an MCP server through it) asks the user
+	// a question (Claude Code's elicitation dialog).
+	StuckQuestion = "question for the user"
 )
 
 // DialogPattern is one of an agent's own dialogs: Kind names it, Re

@@ -83,6 +83,17 @@ type Launch struct {
 type reporter interface {
 	launch(cmd []string, spec LaunchSpec) (Launch, error)
 	usage(ref UsageRef) UsageReader
+	fatal(kind string) (hint string, ok bool)
+}
+
+// FatalError reports whether an API error the agent reported (a
+// StopFailure's error: authentication_failed, billing_error, ...) is one
+// no retry gets past, and the fix a human must make.
+func (p *Profile) FatalError(kind string) (hint string, ok bool) {
+	if p.reporter == nil {
+		return "", false
+	}
+	return p.reporter.fatal(kind)
 }
 
 // Launch prepares the agent's reporting for one session: it writes what

@@ -52,6 +52,9 @@ type session struct {
 	// resumedLimit is the limit line waited out, still on screen until
 	// the agent answers the limit message.
 	resumedLimit string
+	// rep is what the agent reports of itself (reports.go): nil when it
+	// reports nothing, and the loop reads its screen alone.
+	rep *reporting
 }
 
 // turn is one iteration as the monitor runs it: the prompt given to the
@@ -81,6 +84,16 @@ type turn struct {
 	// dialogPause: the loop paused itself for that dialog; the iteration
 	// is held until it is resumed (heldAtDialog).
 	dialogPause bool
+
+	// What the agent reported (reported.go): its events not yet acted on
+	// (kept while the iteration is held at a dialog), whether it took this
+	// turn's prompt, what the session had spent when the turn began and
+	// what was last recorded, when it reported the turn's end.
+	queue    []agent.Event
+	prompted bool
+	base     state.Usage
+	noted    state.Usage
+	stopAt   time.Time
 
 	// Timers.
 	idleSince  time.Time // at its input box after working, since
@@ -158,6 +171,7 @@ func newTurn(s *session, iter int, started time.Time, prompt string) *turn {
 func (t *turn) next(started time.Time, prompt string) *turn {
 	n := newTurn(t.session, t.iter+1, started, prompt)
 	n.off, n.baseTurns = t.off, t.baseTurns
+	n.base = t.rep.sessionUsage()
 	return n
 }
 
@@ -282,6 +296,7 @@ func (e *Engine) claim(t *turn) error {
 		s.PauseReason = ""
 		s.LastScreenChange = state.UTCTimestamp{Time: t.started}
 		s.StartHead, s.StartTree = head, tree
+		s.StateSource = state.SourceScreen // hooks, once the agent's report
 		// Logged with the count, so a monitor dying right after still
 		// leaves one START line per iteration.
 		e.log(EventStart, "iteration %d/%d", t.iter, s.MaxIterations)
@@ -315,6 +330,7 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	t := e.freshTurn(st, w, st.CurrentIteration, st.LastIterationStart.Time, delivered)
 	t.off = st.OutputOffset
 	t.agentProc = agentTarget(st)
+	e.adoptReporting(t)
 	win, ok, err := worker.FindWindow(t.tc, w)
 	if err != nil || !ok {
 		t.det = e.primedDetector(t)
@@ -395,7 +411,7 @@ func (e *Engine) launch(t *turn, w *state.Worker) error {
 	}
 	env := append(worker.WithCallerPath(w.Env), "SWARM_WORKER="+e.Name, fmt.Sprintf("SWARM_RALPH_ITERATION=%d", t.iter))
 	// The env reaches the agent through a one-time file, not tmux's argv.
-	command, tmuxEnv, undo, err := e.M.LaunchOnce(env, agentCommand(t.st.PromptMode, w.Cmd, e.RS.PromptSnapshotPath(), t.exit))
+	command, tmuxEnv, undo, err := e.M.LaunchOnce(env, agentCommand(t.st.PromptMode, e.agentCmd(t, w), e.RS.PromptSnapshotPath(), t.exit))
 	if err == nil {
 		err = t.tc.Respawn(t.window, tmux.RespawnSpec{
 			Dir: t.st.WorkDir, Env: tmuxEnv, Command: command,
@@ -445,6 +461,9 @@ func (e *Engine) prepareFiles(t *turn) error {
 	// Every iteration's output is kept (ralph logs --iteration), within
 	// the loop's budget: the oldest go first.
 	trimTranscripts(e.RS, TranscriptBudget-logMax(t.st), t.iter)
+	for _, p := range reportingFiles(e.RS, t.iter) {
+		os.Remove(p) // the agent's hooks make them afresh
+	}
 	for _, p := range []string{t.out, t.exit} {
 		// A new file, not whatever was there (a link planted at it, a
 		// hard link to someone's file); truncated rather than made with
@@ -592,6 +611,7 @@ func (e *Engine) deliver(ctx context.Context, t *turn) *Outcome {
 func (e *Engine) typePrompt(ctx context.Context, t *turn, text string) {
 	e.enter(ctx, t, text, func(from int64) {
 		t.off = from
+		e.dropEvents(t)
 		e.earlySignal(t, text)
 		if _, sc, err := t.tc.Poll(t.window); err == nil {
 			t.baseTurns = t.profile.Judge(withoutEcho(sc, text), e.Clock.Now()).Turns

@@ -20,9 +20,11 @@ func (e *Engine) conclude(t *turn, o Outcome, w *state.Worker) Decision {
 	e.endedAt = e.Clock.Now()
 	e.fatalStart(t, &o)
 	e.undelivered(t, &o)
-	st := e.recordEnd(t, o, dur)
+	u := e.spent(t)
+	st := e.recordEnd(t, o, dur, u)
 	if o.End != EndStopped && o.End != EndInterrupted {
-		e.log(EventEnd, "iteration %d exit=%s%s duration=%s", t.iter, exitText(o), endReason(o), duration.Compact(dur))
+		// swarm.py's fields first: its parsers read the line as before.
+		e.log(EventEnd, "iteration %d exit=%s%s duration=%s%s", t.iter, exitText(o), endReason(o), duration.Compact(dur), usageText(u))
 	}
 	if completion(o) {
 		e.stopAgent(t.tc, t.window, t.agentProc)
@@ -49,10 +51,37 @@ func (e *Engine) conclude(t *turn, o Outcome, w *state.Worker) Decision {
 	return d
 }
 
-// recordEnd writes the iteration's end to the state and returns the state
-// (the last good one if the write failed).
-func (e *Engine) recordEnd(t *turn, o Outcome, dur time.Duration) *state.Ralph {
+// spent is what the iteration's agent spent, once its status line has
+// caught up with its last reply (settleUsage); a loop with a cost budget
+// whose agent reported no cost is told so once.
+func (e *Engine) spent(t *turn) state.Usage {
+	if t.rep == nil {
+		return state.Usage{}
+	}
+	e.settleUsage(t)
+	u := t.turnUsage()
+	if t.st.MaxCost > 0 && u.CostUSD == nil && !e.noCostWarned {
+		e.noCostWarned = true
+		e.log(EventWarn, "iteration %d: the agent reported no cost (state source: %s): --max-cost cannot be kept", t.iter, stateSource(t))
+	}
+	return u
+}
+
+// stateSource names where the turn's agent state came from.
+func stateSource(t *turn) state.StateSource {
+	if t.rep != nil && t.rep.heard {
+		return state.SourceHooks
+	}
+	return state.SourceScreen
+}
+
+// recordEnd writes the iteration's end to the state, with what its agent
+// spent, and returns the state (the last good one if the write failed).
+func (e *Engine) recordEnd(t *turn, o Outcome, dur time.Duration, u state.Usage) *state.Ralph {
 	st, err := e.update(func(s *state.Ralph) error {
+		if u.Known() {
+			setIterationUsage(s, t.iter, u)
+		}
 		s.IterationActive = false
 		s.LastIterationEnd = state.Now()
 		s.IterationDurations = append(s.IterationDurations, dur.Seconds())
@@ -155,6 +184,8 @@ func (e *Engine) report(t *turn, o Outcome, d Decision, dur time.Duration) {
 		e.say("iteration %d completed (exit: %s, duration: %s)", t.iter, exitText(o), duration.Format(dur))
 	case o.End == EndInactive && d.Action == Next:
 		e.say("inactivity timeout (%ds), restarting", t.st.InactivityTimeout.Int())
+	case o.End == EndIdle && d.Action == Next && o.Reported:
+		e.say("iteration %d done: the agent reported its turn finished", t.iter)
 	case o.End == EndIdle && d.Action == Next:
 		e.say("iteration %d done: the agent finished its turn (idle for %s)", t.iter, duration.Compact(t.st.IdleGrace.Duration))
 	}
@@ -246,4 +277,6 @@ var endTexts = map[End]string{
 	EndPromptError: "prompt error",
 	EndIdle:        "agent idle after its turn",
 	EndLimited:     "paused while waiting out a limit",
+	EndMaxCost:     "cost budget used up",
+	EndMaxTokens:   "token budget used up",
 }

@@ -597,14 +597,44 @@ type Settings struct {
 	MaxIterations     *int
 	InactivityTimeout *time.Duration
 	MaxTime           *time.Duration
+	MaxCost           *float64
+	MaxTokens         *int64
+}
+
+// checkSetBudgets refuses, as spawn does, a budget the loop's agent
+// cannot be held to (CheckBudgets).
+func checkSetBudgets(m *worker.Manager, st *state.Ralph, set Settings) error {
+	if set.MaxCost == nil && set.MaxTokens == nil {
+		return nil
+	}
+	var cmd []string
+	if w, err := m.Get(st.WorkerName); err == nil {
+		cmd = w.Cmd
+	}
+	cfg, err := m.Store.Config()
+	if err != nil {
+		return err
+	}
+	var maxCost float64
+	var maxTokens int64
+	if set.MaxCost != nil {
+		maxCost = *set.MaxCost
+	}
+	if set.MaxTokens != nil {
+		maxTokens = *set.MaxTokens
+	}
+	return CheckBudgets(maxCost, maxTokens, profileFor(st.Agent, cmd), cfg)
 }
 
 // SetLoop changes a loop's settings through the locked state update. The
 // monitor reads them at its next decision (the cap, the budget) or next
 // iteration (the inactivity timeout). It returns the new state.
 func SetLoop(m *worker.Manager, name string, set Settings) (*state.Ralph, error) {
-	rs, _, err := loadLoop(m, name)
+	rs, cur, err := loadLoop(m, name)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkSetBudgets(m, cur, set); err != nil {
 		return nil, err
 	}
 	var changes []string
@@ -621,6 +651,14 @@ func SetLoop(m *worker.Manager, name string, set Settings) (*state.Ralph, error)
 		if set.MaxTime != nil {
 			s.MaxTime = state.Seconds{Duration: *set.MaxTime}
 			changes = append(changes, "max_time="+duration.Compact(*set.MaxTime))
+		}
+		if set.MaxCost != nil {
+			s.MaxCost = *set.MaxCost
+			changes = append(changes, "max_cost="+FormatCost(s.MaxCost))
+		}
+		if set.MaxTokens != nil {
+			s.MaxTokens = *set.MaxTokens
+			changes = append(changes, fmt.Sprintf("max_tokens=%d", s.MaxTokens))
 		}
 		return nil
 	})

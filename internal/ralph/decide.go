@@ -22,6 +22,8 @@ const (
 	ReasonKilled        = state.ReasonKilled
 	ReasonInterrupted   = state.ReasonInterrupted
 	ReasonPreflight     = state.ReasonPreflight
+	ReasonMaxCost       = state.ReasonMaxCost
+	ReasonMaxTokens     = state.ReasonMaxTokens
 )
 
 // ExitCapIncomplete is the exit code of a loop that reached its cap not
@@ -34,7 +36,7 @@ const ExitCapIncomplete = exitcode.CapIncomplete
 // pre-flight). LoopExitCode adds the cap reached not complete.
 func ExitCode(reason state.ExitReason) int {
 	switch reason {
-	case ReasonComplete, ReasonDonePattern, ReasonDoneFile, ReasonMaxIterations, ReasonMaxTime:
+	case ReasonComplete, ReasonDonePattern, ReasonDoneFile, ReasonMaxIterations, ReasonMaxTime, ReasonMaxCost, ReasonMaxTokens:
 		return exitcode.OK
 	case ReasonBlocked:
 		return exitcode.Blocked
@@ -60,8 +62,10 @@ func accepted(reason state.ExitReason) bool {
 	return reason == ReasonComplete || reason == ReasonDonePattern || reason == ReasonDoneFile
 }
 
+// isCap reports whether a reason is a cap or a budget: a normal end, or
+// one not complete (exit 4) after a rejected completion or --fail-on-cap.
 func isCap(reason state.ExitReason) bool {
-	return reason == ReasonMaxIterations || reason == ReasonMaxTime
+	return reason == ReasonMaxIterations || reason == ReasonMaxTime || reason == ReasonMaxCost || reason == ReasonMaxTokens
 }
 
 // MaxFailures consecutive failures stop a loop.
@@ -92,6 +96,8 @@ const (
 	EndAgentError             // an API error ended the agent's turn: a failure
 	EndLimited                // paused while waiting out a usage limit: no failure
 	EndServerLost             // the window went with the whole tmux server: a failure
+	EndMaxCost                // the loop's --max-cost was reached mid-turn
+	EndMaxTokens              // the loop's --max-tokens was reached mid-turn
 )
 
 // Outcome is what the monitor observed about one iteration, after any
@@ -119,6 +125,9 @@ type Outcome struct {
 	// that it received the prompt (an agent whose profile can tell): a
 	// failure, never a silent success.
 	Undelivered bool
+	// Reported: the agent's own event ended the iteration (its hooks:
+	// a Stop, a StopFailure, a SessionEnd), not its screen.
+	Reported bool
 }
 
 // Snapshot is the loop state Decide needs.
@@ -140,6 +149,11 @@ type Snapshot struct {
 	// not complete.
 	LastRejection string
 	FailOnCap     bool
+	// Usage is what the loop's agents reported spending so far, MaxCost
+	// and MaxTokens its budgets (0: none).
+	Usage     state.Usage
+	MaxCost   float64
+	MaxTokens int64
 }
 
 // Action is what the loop does next.
@@ -323,20 +337,16 @@ func decideNext(o Outcome, s Snapshot, d Decision) Decision {
 // complete; ralph wait and ralph status print it.
 const CapNotComplete = "cap reached, not complete"
 
-// DecideCap stops the loop at its iteration cap or time budget, if either
-// is reached. The cap is a normal end (exit 0), unless the loop's last
-// completion signal was rejected, in this iteration (o.Rejected) or an
-// earlier one (s.LastRejection), or --fail-on-cap: then it is reached not
-// complete (exit 4), and the detail says why. The engine also asks it
-// before an iteration (after a resume at the cap).
+// DecideCap stops the loop at its iteration cap, its time budget, its
+// cost or its token budget, if one is reached. The cap is a normal end
+// (exit 0), unless the loop's last completion signal was rejected, in
+// this iteration (o.Rejected) or an earlier one (s.LastRejection), or
+// --fail-on-cap: then it is reached not complete (exit 4), and the detail
+// says why. The engine also asks it before an iteration (after a resume
+// at the cap, or a budget used up by the last one).
 func DecideCap(o Outcome, s Snapshot, d Decision) (Decision, bool) {
-	var reason state.ExitReason
-	switch {
-	case s.MaxIterations > 0 && s.Iteration >= s.MaxIterations:
-		reason = ReasonMaxIterations
-	case o.End == EndMaxTime || (s.MaxTime > 0 && s.Elapsed >= s.MaxTime):
-		reason = ReasonMaxTime
-	default:
+	reason, ok := capReached(o, s)
+	if !ok {
 		return d, false
 	}
 	d = stop(d, state.RalphStopped, reason, "")
@@ -349,4 +359,21 @@ func DecideCap(o Outcome, s Snapshot, d Decision) (Decision, bool) {
 		d.Incomplete, d.Detail = true, CapNotComplete+" (--fail-on-cap)"
 	}
 	return d, true
+}
+
+// capReached names the cap or budget the loop has reached, in this order:
+// iterations, time, cost, tokens. A budget counts what the agents
+// reported: a cost nobody reported is never over.
+func capReached(o Outcome, s Snapshot) (state.ExitReason, bool) {
+	switch {
+	case s.MaxIterations > 0 && s.Iteration >= s.MaxIterations:
+		return ReasonMaxIterations, true
+	case o.End == EndMaxTime || (s.MaxTime > 0 && s.Elapsed >= s.MaxTime):
+		return ReasonMaxTime, true
+	case o.End == EndMaxCost || (s.MaxCost > 0 && s.Usage.CostUSD != nil && *s.Usage.CostUSD >= s.MaxCost):
+		return ReasonMaxCost, true
+	case o.End == EndMaxTokens || (s.MaxTokens > 0 && s.Usage.Tokens() >= s.MaxTokens):
+		return ReasonMaxTokens, true
+	}
+	return "", false
 }

@@ -253,3 +253,66 @@ func TestLoopExitCode(t *testing.T) {
 		t.Errorf("ExitCapIncomplete = %d: docs/completion.md documents 4", ExitCapIncomplete)
 	}
 }
+
+// Budgets (issue 18): a loop at or over its --max-cost or --max-tokens
+// ends with that reason, before an iteration or when one crossed it mid-
+// turn; a cost no agent reported is never over; a budget is a cap (exit
+// 0, or 4 not complete), never a failure.
+func TestDecideBudgets(t *testing.T) {
+	cost := func(c float64) *float64 { return &c }
+	budget := func(iter int, spent state.Usage, maxCost float64, maxTokens int64) Snapshot {
+		s := snap(iter)
+		s.Usage, s.MaxCost, s.MaxTokens = spent, maxCost, maxTokens
+		return s
+	}
+	idle := Outcome{End: EndIdle}
+	cases := []struct {
+		name       string
+		o          Outcome
+		s          Snapshot
+		action     Action
+		reason     state.ExitReason
+		incomplete bool
+	}{
+		{"under the cost budget", idle, budget(2, state.Usage{CostUSD: cost(0.049)}, 0.05, 0), Next, "", false},
+		{"at the cost budget", idle, budget(2, state.Usage{CostUSD: cost(0.05)}, 0.05, 0), Stop, ReasonMaxCost, false},
+		{"over the cost budget", idle, budget(2, state.Usage{CostUSD: cost(0.3)}, 0.05, 0), Stop, ReasonMaxCost, false},
+		{"crossed mid-turn", Outcome{End: EndMaxCost}, budget(2, state.Usage{CostUSD: cost(0.06)}, 0.05, 0), Stop, ReasonMaxCost, false},
+		{"no cost reported is never over", idle, budget(2, state.Usage{InputTokens: 1 << 30}, 0.05, 0), Next, "", false},
+		{"no budget", idle, budget(2, state.Usage{CostUSD: cost(99)}, 0, 0), Next, "", false},
+		{"under the token budget", idle, budget(2, state.Usage{InputTokens: 500, OutputTokens: 499}, 0, 1000), Next, "", false},
+		{"at the token budget (every kind counts)", idle, budget(2, state.Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 900, CacheCreationTokens: 97}, 0, 1000), Stop, ReasonMaxTokens, false},
+		{"tokens crossed mid-turn", Outcome{End: EndMaxTokens}, budget(2, state.Usage{}, 0, 1000), Stop, ReasonMaxTokens, false},
+		{"the cost is looked at before the tokens", idle, budget(2, state.Usage{CostUSD: cost(1), InputTokens: 5000}, 0.5, 1000), Stop, ReasonMaxCost, false},
+		{"the iteration cap comes first", idle, budget(10, state.Usage{CostUSD: cost(1)}, 0.5, 0), Stop, ReasonMaxIterations, false},
+		{"a completion beats the budget", Outcome{End: EndSignal, Signal: Signal{Kind: SignalComplete}}, budget(2, state.Usage{CostUSD: cost(1)}, 0.5, 0), Stop, ReasonComplete, false},
+		{"a failure over budget ends by the budget", Outcome{End: EndAgentError, Detail: "529"}, budget(2, state.Usage{CostUSD: cost(1)}, 0.5, 0), Stop, ReasonMaxCost, false},
+		{"--fail-on-cap makes it not complete", idle, func() Snapshot { s := budget(2, state.Usage{CostUSD: cost(1)}, 0.5, 0); s.FailOnCap = true; return s }(), Stop, ReasonMaxCost, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := Decide(c.o, c.s)
+			if d.Action != c.action || d.Reason != c.reason || d.Incomplete != c.incomplete {
+				t.Fatalf("%+v", d)
+			}
+			if d.Action == Stop && d.Status != state.RalphStopped {
+				t.Errorf("status %s: a budget is no failure", d.Status)
+			}
+			if c.o.End == EndIdle {
+				// Before an iteration the same budget holds.
+				if b, ok := DecideCap(Outcome{}, c.s, Decision{}); ok != (c.action == Stop) || b.Reason != c.reason {
+					t.Errorf("before an iteration: %v %+v", ok, b)
+				}
+			}
+		})
+	}
+	for r, code := range map[state.ExitReason]int{ReasonMaxCost: 0, ReasonMaxTokens: 0} {
+		if ExitCode(r) != code {
+			t.Errorf("ExitCode(%s) = %d, want %d", r, ExitCode(r), code)
+		}
+		st := &state.Ralph{LoopProgress: state.LoopProgress{ExitReason: r, CapIncomplete: true}}
+		if LoopExitCode(st) != ExitCapIncomplete {
+			t.Errorf("%s not complete: exit %d, want %d", r, LoopExitCode(st), ExitCapIncomplete)
+		}
+	}
+}

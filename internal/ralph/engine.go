@@ -83,6 +83,9 @@ type Engine struct {
 	known *state.Worker
 	// patterns are the loop's own screen patterns (compiled).
 	patterns *userPatterns
+	// noCostWarned: the loop has a cost budget and was told once that
+	// its agent reports no cost.
+	noCostWarned bool
 }
 
 // NewEngine returns the engine for the loop of worker name.
@@ -404,6 +407,7 @@ func (e *Engine) snapshot(st *state.Ralph) Snapshot {
 		RestartDelay: st.RestartDelay.Duration,
 		SameSession:  st.SameSession, Paused: st.Status != state.RalphRunning,
 		LastRejection: string(st.LastRejection), FailOnCap: st.FailOnCap,
+		Usage: st.Usage, MaxCost: st.MaxCost, MaxTokens: st.MaxTokens,
 	}
 }
 
@@ -534,6 +538,16 @@ func (e *Engine) announce(st *state.Ralph) {
 		e.say("loop complete after %d iterations", n)
 	case ReasonMaxTime:
 		e.say("time budget (%s) used up after %d iterations, stopping loop", duration.Words(st.MaxTime.Duration), n)
+		if st.CapIncomplete {
+			e.say("%s", st.ExitDetail)
+		}
+	case ReasonMaxCost:
+		e.say("cost budget (%s) used up after %d iterations (spent %s), stopping loop", FormatCost(st.MaxCost), n, FormatCost(st.Cost()))
+		if st.CapIncomplete {
+			e.say("%s", st.ExitDetail)
+		}
+	case ReasonMaxTokens:
+		e.say("token budget (%d) used up after %d iterations (spent %d), stopping loop", st.MaxTokens, n, st.Tokens())
 		if st.CapIncomplete {
 			e.say("%s", st.ExitDetail)
 		}

@@ -45,6 +45,9 @@ type Look struct {
 	Profile    *agent.Profile
 	Limits     []*regexp.Regexp // --limit-pattern
 	Now        time.Time
+	// Context is how full the agent says its context is (its status
+	// line), used instead of the screen's gauge; nil when it says not.
+	Context *float64
 }
 
 // JudgeScreen reads one look at the agent. It is a pure function of the
@@ -60,7 +63,7 @@ func JudgeScreen(l Look) ScreenVerdict {
 	v := ScreenVerdict{Agent: p.Judge(own, l.Now, l.Limits...)}
 	v.Compacting = agent.Compacting(own)
 	if l.MaxContext > 0 {
-		if pct, ok := ready.ContextPercent(own); ok {
+		if pct, ok := contextPercent(l, own); ok {
 			v.ContextPercent = pct
 			switch {
 			case pct >= l.MaxContext+contextRestartMargin:
@@ -71,6 +74,15 @@ func JudgeScreen(l Look) ScreenVerdict {
 		}
 	}
 	return v
+}
+
+// contextPercent is how full the agent's context is: as the agent
+// reported it, else as its screen's gauge shows it.
+func contextPercent(l Look, own string) (int, bool) {
+	if l.Context != nil {
+		return int(*l.Context), true
+	}
+	return ready.ContextPercent(own)
 }
 
 // withoutEcho drops the screen lines that are part of the prompt (as the

@@ -40,3 +40,25 @@ func TestJudgeScreen(t *testing.T) {
 func dialog(kind, line string) agent.Verdict {
 	return agent.Verdict{State: agent.Dialog, Kind: kind, Line: line}
 }
+
+// --max-context takes the agent's own figure (its status line's
+// used_percentage) when it reports one, over its screen's gauge.
+func TestJudgeScreenReportedContext(t *testing.T) {
+	pct := func(f float64) *float64 { return &f }
+	for _, c := range []struct {
+		name     string
+		screen   string
+		reported *float64
+		want     ScreenVerdict
+	}{
+		{"reported, no gauge on screen", "Working…\n", pct(85), ScreenVerdict{Context: ContextNudge, ContextPercent: 85}},
+		{"reported over the screen's", "Context: 97%\n", pct(40.5), ScreenVerdict{ContextPercent: 40}},
+		{"reported past the restart margin", "", pct(96), ScreenVerdict{Context: ContextRestart, ContextPercent: 96}},
+		{"none reported: the screen's", "Context: 85%\n", nil, ScreenVerdict{Context: ContextNudge, ContextPercent: 85}},
+	} {
+		got := JudgeScreen(Look{Screen: c.screen, MaxContext: 80, Context: c.reported, Now: time.Now()})
+		if got != c.want {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/notify"
@@ -55,6 +56,9 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 	}
 	cfg, err := checkConfig(m.Store)
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckBudgets(o.Loop.MaxCost, o.Loop.MaxTokens, profileFor(o.Loop.Agent, o.Worker.Command), cfg); err != nil {
 		return nil, err
 	}
 	if o.Loop.Notify || slices.Contains(cfg.Notify, notify.Desktop) {
@@ -150,6 +154,35 @@ func checkSpawn(o *SpawnOptions) error {
 	}
 	_, err := worker.ParseEnv(o.Worker.Env)
 	return err
+}
+
+// profileFor is the profile of a loop's agent: --agent, else its
+// command's.
+func profileFor(name string, cmd []string) *agent.Profile {
+	if p, ok := agent.Lookup(name); ok {
+		return p
+	}
+	return agent.For(cmd)
+}
+
+// CheckBudgets refuses a budget the loop's agent cannot be held to: a
+// --max-cost for an agent that reports no cost (and has no price in
+// config.json), a --max-tokens for one that reports no tokens. A budget
+// silently never kept would be worse than none.
+func CheckBudgets(maxCost float64, maxTokens int64, p *agent.Profile, cfg state.Config) error {
+	_, priced := cfg.Prices[p.Name]
+	switch {
+	case maxCost > 0 && !p.Telemetry.Cost && !(p.Telemetry.Tokens && priced):
+		fix := "use an agent that reports its cost (Claude Code), or drop --max-cost"
+		if p.Telemetry.Tokens {
+			fix = fmt.Sprintf(`give its prices per million tokens in config.json: {"prices": {"%s": {"input": 1.25, "cached_input": 0.125, "output": 10}}}, or use --max-tokens`, p.Name)
+		}
+		return hint.Errorf(fix, "--max-cost needs an agent that reports what it spends; the %s profile reports no cost (docs/agents.md)", p.Name)
+	case maxTokens > 0 && !p.Telemetry.Tokens:
+		return hint.Errorf("use an agent that reports its tokens (Claude Code, Codex), or drop --max-tokens",
+			"--max-tokens needs an agent that reports what it spends; the %s profile reports no tokens (docs/agents.md)", p.Name)
+	}
+	return nil
 }
 
 // checkConfig reads config.json, whose on_exit runs and whose notify

@@ -83,6 +83,9 @@ func trimTranscripts(rs *state.RalphStore, budget int64, keep int) {
 		}
 		os.Remove(t.path)
 		os.Remove(exitPath(rs, t.iter))
+		for _, p := range reportingFiles(rs, t.iter) {
+			os.Remove(p)
+		}
 		total -= t.size
 	}
 }

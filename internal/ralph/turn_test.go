@@ -57,11 +57,17 @@ func fillNonZero(t *testing.T, f reflect.Value) {
 		f.SetString("x")
 	case reflect.Pointer:
 		f.Set(reflect.New(f.Type().Elem()))
+	case reflect.Slice:
+		f.Set(reflect.MakeSlice(f.Type(), 1, 1))
 	case reflect.Struct:
-		if f.Type() != reflect.TypeOf(time.Time{}) {
+		if f.Type() == reflect.TypeOf(time.Time{}) {
+			f.Set(reflect.ValueOf(time.Unix(1, 0)))
+			return
+		}
+		if f.NumField() == 0 {
 			t.Fatalf("no non-zero value for %s", f.Type())
 		}
-		f.Set(reflect.ValueOf(time.Unix(1, 0)))
+		fillNonZero(t, f.Field(f.NumField()-1))
 	default:
 		t.Fatalf("no non-zero value for %s", f.Type())
 	}

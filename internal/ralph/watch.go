@@ -56,11 +56,15 @@ func (e *Engine) watch(ctx context.Context, t *turn) Outcome {
 		t.pollErrors = 0
 		e.keepPiping(t, ps)
 		e.readOutput(t)
+		e.readReports(t)
+		e.noteUsage(t)
 		e.noteScreen(t, screen)
 		checks := []func() (Outcome, bool){
 			func() (Outcome, bool) { return e.exited(t, ps) },
+			func() (Outcome, bool) { return e.reported(ctx, t, screen) },
 			func() (Outcome, bool) { return e.signalled(t) },
 			func() (Outcome, bool) { return e.overBudget(t) },
+			func() (Outcome, bool) { return e.overSpent(t) },
 			func() (Outcome, bool) { return e.judge(ctx, t, screen) },
 			func() (Outcome, bool) { return e.quiet(t) },
 		}
@@ -68,6 +72,7 @@ func (e *Engine) watch(ctx context.Context, t *turn) Outcome {
 			checks = []func() (Outcome, bool){
 				func() (Outcome, bool) { return e.exited(t, ps) },
 				func() (Outcome, bool) { return e.overBudget(t) },
+				func() (Outcome, bool) { return e.overSpent(t) },
 				func() (Outcome, bool) { e.noteAgent(t, e.verdict(t, screen).Agent); return Outcome{}, false },
 			}
 		}
@@ -80,8 +85,10 @@ func (e *Engine) watch(ctx context.Context, t *turn) Outcome {
 	}
 }
 
-// waitPoll waits until the next poll (nextPoll), or less when the
-// agent's output, which grew since the last poll, has gone quiet for
+// waitPoll waits until the next poll (nextPoll), or less when the agent
+// reported an event (its events file grew: a turn's end is acted on
+// within outputCheck), or when the agent's output, which grew since the
+// last poll, has gone quiet for
 // outputQuiet: a turn that just ended is judged at once, not up to a whole
 // poll later. Only for agents whose idle screen is known (a working one
 // animates its spinner, so its output never goes quiet until the turn
@@ -93,7 +100,9 @@ func (e *Engine) watch(ctx context.Context, t *turn) Outcome {
 // which idle time is counted.
 func (e *Engine) waitPoll(ctx context.Context, t *turn) {
 	wait := e.nextPoll(t)
-	if !t.profile.CanTellIdle() || wait < 2*outputCheck {
+	output := t.profile.CanTellIdle() && wait >= 2*outputCheck
+	events := t.rep != nil && t.rep.hooked
+	if !output && !events {
 		e.Clock.Sleep(ctx, wait)
 		return
 	}
@@ -101,6 +110,12 @@ func (e *Engine) waitPoll(ctx context.Context, t *turn) {
 	early := t.shown == agent.Working || !t.worked
 	last, grew, quietSince := t.off, false, start
 	clock.Wait(ctx, e.Clock, outputCheck, wait, func() bool {
+		if events && t.rep.eventsGrew() {
+			return true // the agent reported something: look now
+		}
+		if !output {
+			return false
+		}
 		n, err := logcap.Size(t.out, logMax(t.st))
 		switch {
 		case err != nil:
@@ -233,8 +248,12 @@ func (e *Engine) heldAtDialog(t *turn, cur *state.Ralph) bool {
 
 // verdict is the screen's judgement (JudgeScreen) for the turn now.
 func (e *Engine) verdict(t *turn, screen string) ScreenVerdict {
-	return JudgeScreen(Look{Screen: screen, Prompt: t.prompt, MaxContext: int(t.st.MaxContext),
-		Profile: t.profile, Limits: t.limits, Now: e.Clock.Now()})
+	l := Look{Screen: screen, Prompt: t.prompt, MaxContext: int(t.st.MaxContext),
+		Profile: t.profile, Limits: t.limits, Now: e.Clock.Now()}
+	if t.rep != nil && t.rep.hasStatus {
+		l.Context = t.rep.status.ContextPercent
+	}
+	return JudgeScreen(l)
 }
 
 // judge acts on the screen's verdict (JudgeScreen): first what stops the

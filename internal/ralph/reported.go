@@ -1,0 +1,252 @@
+package ralph
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/clock"
+	"github.com/swarmtools/swarm/internal/state"
+)
+
+// TurnEnd is how the agent's events say its turn ended.
+type TurnEnd int
+
+const (
+	TurnGoesOn  TurnEnd = iota // the turn goes on
+	TurnStopped                // it finished its turn (Stop)
+	TurnFailed                 // an API error ended it (StopFailure)
+	TurnExited                 // the agent is exiting (SessionEnd)
+)
+
+// EventVerdict is what an agent's events since the last look say about
+// its turn.
+type EventVerdict struct {
+	// Prompted: it took a prompt since (UserPromptSubmit).
+	Prompted bool
+	// Worked: it took the prompt or ran a tool.
+	Worked bool
+	// Dialog is a permission prompt or a question waiting for a human
+	// (nil: none, or one answered since: a tool ran).
+	Dialog *agent.Verdict
+	// End is how the turn ended, by Event.
+	End   TurnEnd
+	Event agent.Event
+	// Errors are what swarm's hook could not record.
+	Errors []string
+	// Used is how many events the verdict read: those after an end are
+	// the next turn's.
+	Used int
+}
+
+// JudgeEvents reads an agent's events in order. It is pure. For an agent
+// that reports its prompts (needPrompt), the events of a turn count only
+// after its prompt was taken (prompted, or a UserPromptSubmit among
+// them): a late Stop of the turn before is not this turn's end.
+func JudgeEvents(evs []agent.Event, needPrompt, prompted bool) EventVerdict {
+	v := EventVerdict{Prompted: prompted}
+	for i, ev := range evs {
+		v.Used = i + 1
+		ours := v.Prompted || !needPrompt
+		switch ev.Name {
+		case agent.EventUserPromptSubmit:
+			v.Prompted, v.Worked, v.Dialog = true, true, nil
+		case agent.EventPreToolUse:
+			if ours {
+				v.Worked, v.Dialog = true, nil
+			}
+		case agent.EventPermissionRequest, agent.EventNotification:
+			if d := eventDialog(ev); d != nil && ours {
+				v.Dialog = d
+			}
+		case agent.EventStop, agent.EventStopFailure:
+			if ours {
+				v.End, v.Event = TurnStopped, ev
+				if ev.Name == agent.EventStopFailure {
+					v.End = TurnFailed
+				}
+				return v
+			}
+		case agent.EventSessionEnd:
+			if ev.Kind != "clear" && ev.Kind != "resume" {
+				v.End, v.Event = TurnExited, ev
+				return v
+			}
+		case agent.EventHookError:
+			v.Errors = append(v.Errors, ev.Detail)
+		}
+	}
+	return v
+}
+
+// eventDialog is the dialog an event says the agent waits at: a
+// permission asked for a tool, a permission prompt or a question
+// notified; nil for other notifications (idle for a minute, a login
+// done).
+func eventDialog(ev agent.Event) *agent.Verdict {
+	switch {
+	case ev.Name == agent.EventPermissionRequest:
+		line := ev.Tool
+		if ev.Detail != "" {
+			line += ": " + ev.Detail
+		}
+		return &agent.Verdict{State: agent.Dialog, Kind: agent.StuckPermission, Line: line}
+	case ev.Kind == "permission_prompt":
+		return &agent.Verdict{State: agent.Dialog, Kind: agent.StuckPermission, Line: ev.Message}
+	case ev.Kind == "elicitation_dialog":
+		return &agent.Verdict{State: agent.Dialog, Kind: agent.StuckQuestion, Line: ev.Message}
+	}
+	return nil
+}
+
+// reported acts on the agent's events queued since the last poll: a
+// dialog pauses the loop (onDialog), a finished turn ends the iteration
+// at once (no idle grace), an API error ends it as the screen's would, an
+// exit ends it as an exit. screen is this poll's, for a rate limit's
+// reset time.
+func (e *Engine) reported(ctx context.Context, t *turn, screen string) (Outcome, bool) {
+	if t.rep == nil || len(t.queue) == 0 {
+		return Outcome{}, false
+	}
+	v := JudgeEvents(t.queue, t.profile.Telemetry.Prompts, t.prompted)
+	t.queue = t.queue[v.Used:]
+	t.prompted = v.Prompted
+	for _, msg := range v.Errors {
+		if !t.rep.warned {
+			t.rep.warned = true
+			e.log(EventWarn, "iteration %d: the agent's hook failed: %s", t.iter, msg)
+		}
+	}
+	if v.Worked {
+		t.worked = true
+		t.workingAt = e.Clock.Now()
+		if !t.confirmed {
+			e.confirm(t)
+		}
+	}
+	if v.Dialog != nil {
+		if o, ok := e.onDialog(t, *v.Dialog); ok {
+			return o, true
+		}
+	}
+	switch v.End {
+	case TurnStopped:
+		return e.stopped(t, v.Event), true
+	case TurnFailed:
+		return e.failedTurn(ctx, t, v.Event, screen)
+	case TurnExited:
+		return e.sessionEnded(t), true
+	}
+	return Outcome{}, false
+}
+
+// stopped: the agent reported its turn done. Its last message is judged
+// for a completion signal as its output is (only what it wrote after the
+// prompt counts, an echo of the prompt does not).
+func (e *Engine) stopped(t *turn, ev agent.Event) Outcome {
+	t.worked = true
+	t.stopAt = eventTime(ev, e.Clock.Now())
+	o := e.final(t, Outcome{End: EndIdle, Reported: true})
+	if o.Signal.Kind == SignalNone && ev.Message != "" {
+		det := e.detector(t.st, t.prompt)
+		det.Feed([]byte(ev.Message))
+		det.Flush()
+		if sig, ok := det.Stop(); ok {
+			o.Signal = sig
+		}
+	}
+	return o
+}
+
+// failedTurn: the agent reported an API error that ended its turn. A
+// rate limit whose screen names a reset is a usage limit, waited out; an
+// error no retry gets past (authentication, billing) stops the loop with
+// its fix; any other fails the iteration (backoff).
+func (e *Engine) failedTurn(ctx context.Context, t *turn, ev agent.Event, screen string) (Outcome, bool) {
+	t.stopAt = eventTime(ev, e.Clock.Now())
+	if ev.Kind == "rate_limit" {
+		if v := e.verdict(t, screen); v.Agent.State == agent.Limited {
+			return e.waitOutLimit(ctx, t, v.Agent)
+		}
+	}
+	detail := ev.Message
+	if detail == "" {
+		detail = "API error: " + ev.Kind
+	}
+	e.log(EventWarn, "iteration %d: agent error: %s", t.iter, detail)
+	o := Outcome{End: EndAgentError, Detail: detail, Reported: true}
+	if fix, ok := t.profile.FatalError(ev.Kind); ok {
+		o.FatalStart, o.Detail = true, "the agent answered: "+detail
+		o.Hint = fmt.Sprintf("%s; then: swarm ralph resume %s", fix, e.Name)
+	}
+	return e.final(t, o), true
+}
+
+// sessionEndWait bounds the wait, after the agent reported its session's
+// end, for its exit status: it has its state to save first.
+const sessionEndWait = 3 * time.Second
+
+// sessionEnded: the agent reported it is exiting. The iteration ends as
+// its exit, with the exit status if the wrapper records one in time.
+func (e *Engine) sessionEnded(t *turn) Outcome {
+	code, known := 0, false
+	clock.Wait(context.Background(), e.Clock, exitStatusGap, sessionEndWait, func() bool {
+		code, known = t.readExit()
+		return known
+	})
+	if known {
+		e.drain(t)
+	}
+	return e.final(t, Outcome{End: EndExited, ExitCode: code, ExitKnown: known, Reported: true})
+}
+
+// overSpent: the loop's --max-cost or --max-tokens is reached, the
+// running turn's usage included (noteUsage keeps the state's total live).
+func (e *Engine) overSpent(t *turn) (Outcome, bool) {
+	st := e.lastState()
+	if st == nil || t.rep == nil {
+		return Outcome{}, false
+	}
+	switch {
+	case st.MaxCost > 0 && st.CostUSD != nil && *st.CostUSD >= st.MaxCost:
+		e.say("cost budget (%s) reached at %s; stopping the agent", FormatCost(st.MaxCost), FormatCost(*st.CostUSD))
+		return e.final(t, Outcome{End: EndMaxCost}), true
+	case st.MaxTokens > 0 && st.Tokens() >= st.MaxTokens:
+		e.say("token budget (%d) reached at %d; stopping the agent", st.MaxTokens, st.Tokens())
+		return e.final(t, Outcome{End: EndMaxTokens}), true
+	}
+	return Outcome{}, false
+}
+
+// settleUsage waits, after the agent reported its turn's end, until its
+// status line has the turn's last reply in its cost, at most
+// statusSettle, and reads its usage a last time.
+func (e *Engine) settleUsage(t *turn) {
+	r := t.rep
+	if r == nil {
+		return
+	}
+	if r.hasStatus && !t.stopAt.IsZero() {
+		clock.Wait(context.Background(), e.Clock, outputCheck, statusSettle, func() bool {
+			e.readReports(t)
+			return r.status.Time.After(t.stopAt)
+		})
+	}
+	e.readReports(t)
+}
+
+// eventTime is when the agent reported ev (the hook's clock, as the
+// status line's), or now for an event without a time.
+func eventTime(ev agent.Event, now time.Time) time.Time {
+	if ev.Time.IsZero() {
+		return now
+	}
+	return ev.Time
+}
+
+// eventsGrew reports whether the agent's events file grew past off: the
+// watch then polls at once.
+func (r *reporting) eventsGrew() bool {
+	return r != nil && state.EventsSize(r.eventsFile) > r.off
+}

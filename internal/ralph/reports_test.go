@@ -1,0 +1,343 @@
+package ralph
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/agent"
+	"github.com/swarmtools/swarm/internal/clock"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux/tmuxtest"
+)
+
+// The events of a turn, read in order: what ends it, what holds it at a
+// dialog, and which events are the turn before's.
+func TestJudgeEvents(t *testing.T) {
+	t.Parallel()
+	ev := func(name string, kv ...string) agent.Event {
+		e := agent.Event{Name: name}
+		for i := 0; i+1 < len(kv); i += 2 {
+			switch kv[i] {
+			case "kind":
+				e.Kind = kv[i+1]
+			case "message":
+				e.Message = kv[i+1]
+			case "tool":
+				e.Tool = kv[i+1]
+			case "detail":
+				e.Detail = kv[i+1]
+			}
+		}
+		return e
+	}
+	prompt, stop := ev(agent.EventUserPromptSubmit), ev(agent.EventStop, "message", "done")
+	perm := ev(agent.EventPermissionRequest, "tool", "Bash", "detail", "touch DONE")
+	tool := ev(agent.EventPreToolUse, "tool", "Bash")
+	cases := []struct {
+		name       string
+		evs        []agent.Event
+		needPrompt bool
+		prompted   bool
+		end        TurnEnd
+		dialog     string // its line
+		worked     bool
+		used       int
+	}{
+		{"a turn that ends", []agent.Event{ev(agent.EventSessionStart), prompt, tool, stop}, true, false, TurnStopped, "", true, 4},
+		{"a late Stop of the turn before is not this one's end", []agent.Event{stop}, true, false, TurnGoesOn, "", false, 1},
+		{"nor before this turn's prompt", []agent.Event{stop, prompt}, true, false, TurnGoesOn, "", true, 2},
+		{"prompted earlier", []agent.Event{stop}, true, true, TurnStopped, "", false, 1},
+		{"an agent that reports no prompts", []agent.Event{stop}, false, false, TurnStopped, "", false, 1},
+		{"events after the end are the next turn's", []agent.Event{prompt, stop, prompt, stop}, true, false, TurnStopped, "", true, 2},
+		{"a permission asked", []agent.Event{prompt, tool, perm}, true, false, TurnGoesOn, "Bash: touch DONE", true, 3},
+		{"a permission notified", []agent.Event{prompt, ev(agent.EventNotification, "kind", "permission_prompt", "message", "Claude needs your permission")}, true, false, TurnGoesOn, "Claude needs your permission", true, 2},
+		{"a question", []agent.Event{prompt, ev(agent.EventNotification, "kind", "elicitation_dialog", "message", "Pick one")}, true, false, TurnGoesOn, "Pick one", true, 2},
+		{"idle for a minute is no dialog", []agent.Event{prompt, ev(agent.EventNotification, "kind", "idle_prompt")}, true, false, TurnGoesOn, "", true, 2},
+		{"a tool ran: the permission was given", []agent.Event{prompt, perm, tool}, true, false, TurnGoesOn, "", true, 3},
+		{"an API error", []agent.Event{prompt, ev(agent.EventStopFailure, "kind", "overloaded")}, true, false, TurnFailed, "", true, 2},
+		{"an exit", []agent.Event{ev(agent.EventSessionEnd, "kind", "prompt_input_exit")}, true, false, TurnExited, "", false, 1},
+		{"/clear is no exit", []agent.Event{ev(agent.EventSessionEnd, "kind", "clear")}, true, false, TurnGoesOn, "", false, 1},
+	}
+	for _, c := range cases {
+		v := JudgeEvents(c.evs, c.needPrompt, c.prompted)
+		line := ""
+		if v.Dialog != nil {
+			line = v.Dialog.Line
+			if v.Dialog.State != agent.Dialog || (v.Dialog.Kind != agent.StuckPermission && v.Dialog.Kind != agent.StuckQuestion) {
+				t.Errorf("%s: dialog %+v", c.name, v.Dialog)
+			}
+		}
+		if v.End != c.end || line != c.dialog || v.Worked != c.worked || v.Used != c.used {
+			t.Errorf("%s: end %d dialog %q worked %v used %d; want %d %q %v %d", c.name, v.End, line, v.Worked, v.Used, c.end, c.dialog, c.worked, c.used)
+		}
+	}
+	if v := JudgeEvents([]agent.Event{ev(agent.EventHookError, "detail", "disk full")}, true, false); !slices.Equal(v.Errors, []string{"disk full"}) {
+		t.Errorf("hook errors %q", v.Errors)
+	}
+}
+
+// The END line's usage, after swarm.py's fields.
+func TestUsageText(t *testing.T) {
+	t.Parallel()
+	c := func(v float64) *float64 { return &v }
+	for _, tc := range []struct {
+		u    state.Usage
+		want string
+	}{
+		{state.Usage{}, ""},
+		{state.Usage{CostUSD: c(0.42), InputTokens: 12000, OutputTokens: 345}, " cost=$0.42 tokens=12345"},
+		{state.Usage{CostUSD: c(0.223919)}, " cost=$0.2239"},
+		{state.Usage{CostUSD: c(1.5)}, " cost=$1.50"},
+		{state.Usage{CostUSD: c(0.0031)}, " cost=$0.0031"},
+		{state.Usage{CacheReadTokens: 7}, " tokens=7"},
+	} {
+		if got := usageText(tc.u); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.u, got, tc.want)
+		}
+	}
+}
+
+// testHooks are hook commands as the engine hands them to the agent; the
+// hooked agent below reads its files back from them.
+var testHooks = agent.HookCommands{
+	Event:  func(events, format string) []string { return []string{"hook", events} },
+	Status: func(file, chain string) []string { return []string{"status", file} },
+}
+
+// hookedAgent plays Claude Code started with swarm's hooks: it finds its
+// events and status files in the settings file its command names
+// (--settings), reports SessionStart, and its turns report through
+// emit and cost.
+type hookedAgent struct {
+	*tmuxtest.Agent
+	mu    sync.Mutex
+	files map[*tmuxtest.Pane][2]string // events, status
+	// silent: its hooks never fire (hooks turned off).
+	silent bool
+}
+
+func newHookedAgent(turn func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string)) *hookedAgent {
+	a := &hookedAgent{files: map[*tmuxtest.Pane][2]string{}}
+	a.Agent = claudeAgent(func(p *tmuxtest.Pane, run int, msg string) { turn(a, p, run, msg) })
+	return a
+}
+
+func (a *hookedAgent) Start(p *tmuxtest.Pane, command []string) {
+	if i := slices.Index(command, "--settings"); i >= 0 && i+1 < len(command) {
+		var s struct {
+			Hooks map[string][]struct {
+				Hooks []struct{ Command string }
+			}
+			StatusLine struct{ Command string }
+		}
+		data, _ := os.ReadFile(command[i+1])
+		json.Unmarshal(data, &s)
+		last := func(cmd string) string { f := strings.Fields(cmd); return strings.Trim(f[len(f)-1], "'") }
+		a.mu.Lock()
+		a.files[p] = [2]string{last(s.Hooks["Stop"][0].Hooks[0].Command), last(s.StatusLine.Command)}
+		a.mu.Unlock()
+	}
+	a.Agent.Start(p, command)
+	a.emit(p, agent.Event{Name: agent.EventSessionStart, Kind: "startup"})
+}
+
+// emit reports ev through the agent's hook.
+func (a *hookedAgent) emit(p *tmuxtest.Pane, ev agent.Event) {
+	a.mu.Lock()
+	f, ok := a.files[p]
+	a.mu.Unlock()
+	if !ok || a.silent {
+		return
+	}
+	ev.Time = time.Now()
+	line, _ := json.Marshal(ev)
+	state.AppendEvent(f[0], line, ev.Urgent())
+}
+
+// cost shows the session's cost so far on the status line.
+func (a *hookedAgent) cost(p *tmuxtest.Pane, usd float64) {
+	a.mu.Lock()
+	f, ok := a.files[p]
+	a.mu.Unlock()
+	if !ok || a.silent {
+		return
+	}
+	data, _ := json.Marshal(agent.Status{Time: time.Now(), CostUSD: &usd})
+	state.WriteFileAtomic(f[1], data)
+}
+
+// hookedLoop is a loop of a hooked agent, with hooks set up, no idle
+// grace to speak of (an hour) and no inactivity timeout: only the agent's
+// events can end a turn that its screen does not.
+func hookedLoop(t *testing.T, a *hookedAgent, o Options) *fakeLoop {
+	o.IdleGrace.Duration = time.Hour
+	o.InactivityTimeout.Duration = time.Hour
+	l := newFakeLoop(t, a, claudeOptions(o))
+	l.e.Hooks = testHooks
+	return l
+}
+
+// The agent's Stop event ends its turn at once, without the idle grace
+// (its screen still shows it working), its last message is judged for
+// the promise, and what it spent is in the state and the END line.
+func TestEngineStopEventEndsTheTurnAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
+			a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
+			think(200 * time.Millisecond)
+			a.cost(p, 0.0125*float64(run))
+			answer := "Did one step."
+			if run == 2 {
+				answer += "\n<promise>COMPLETE</promise>"
+			}
+			a.emit(p, agent.Event{Name: agent.EventStop, Message: answer})
+		})
+		l := hookedLoop(t, a, Options{MaxIterations: 5})
+		start := time.Now()
+		l.expectEnd(0, ReasonComplete, 2)
+		if took := time.Since(start); took > time.Minute {
+			t.Fatalf("took %v: the turns ended by the idle grace or a timeout", took)
+		}
+		log, _ := os.ReadFile(l.e.RS.LogPath())
+		for _, want := range []string{"[END] iteration 1 exit=none reason=idle duration=", " cost=$0.0125\n", " cost=$0.025\n"} {
+			if !strings.Contains(string(log), want) {
+				t.Errorf("iterations.log lacks %q:\n%s", want, log)
+			}
+		}
+		st := l.state()
+		if st.CostUSD == nil || *st.CostUSD != 0.0375 || len(st.IterationUsage) != 2 || st.IterationUsage[1].Cost() != 0.025 || st.StateSource != state.SourceHooks {
+			t.Errorf("usage %v %+v, source %q", st.CostUSD, st.IterationUsage, st.StateSource)
+		}
+		if !strings.Contains(l.out.String(), "the agent reported its turn finished") {
+			t.Errorf("output:\n%s", l.out)
+		}
+	})
+}
+
+// A permission asked mid-turn (the agent's PermissionRequest) pauses the
+// loop with the tool named in the reason; nothing is typed into the
+// agent, and its iteration is held.
+func TestEnginePermissionEventPausesTheLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
+			a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
+			a.emit(p, agent.Event{Name: agent.EventPreToolUse, Tool: "Bash"})
+			a.emit(p, agent.Event{Name: agent.EventPermissionRequest, Tool: "Bash", Detail: "touch DONE"})
+		})
+		l := hookedLoop(t, a, Options{MaxIterations: 3})
+		done := make(chan struct{})
+		var reason string
+		var keys int
+		go func() {
+			defer close(done)
+			if !within(func() bool { st, err := l.e.RS.Load(); return err == nil && st.Status == state.RalphPaused }) {
+				t.Error("the loop never paused")
+				return
+			}
+			st, _ := l.e.RS.Load()
+			reason = string(st.PauseReason)
+			keys = len(l.srv.Window(l.srv.Windows()[0]).Keys)
+			if clock.Wait(context.Background(), clock.Real, 5*time.Millisecond, time.Second, func() bool {
+				st, _ := l.e.RS.Load()
+				return st.Status != state.RalphPaused || !st.IterationActive
+			}) {
+				t.Error("the iteration was not held at the dialog")
+			}
+			markKilled(l.e.RS)
+		}()
+		l.run()
+		<-done
+		if !strings.Contains(reason, "the agent is waiting at a permission prompt (\"Bash: touch DONE\")") || !strings.Contains(reason, "swarm attach w") {
+			t.Errorf("pause reason %q", reason)
+		}
+		if w := l.srv.Windows(); len(w) > 0 && len(l.srv.Window(w[0]).Keys) != keys {
+			t.Errorf("keys were sent to the agent at its dialog")
+		}
+		if len(a.Messages()) != 1 {
+			t.Errorf("messages %q", a.Messages())
+		}
+	})
+}
+
+// An API error the agent reports (StopFailure): overloaded fails the
+// iteration (backoff), a failed authentication stops the loop with its
+// fix at once.
+func TestEngineStopFailureEvents(t *testing.T) {
+	for _, c := range []struct {
+		kind, message string
+		code          int
+		reason        state.ExitReason
+		iterations    int
+		hint          string
+	}{
+		{"overloaded", "API Error: 529 Overloaded", 1, ReasonFailed, 5, ""},
+		{"authentication_failed", "Invalid API key · Please run /login", 1, ReasonFailed, 1, "ANTHROPIC_API_KEY"},
+	} {
+		t.Run(c.kind, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
+					a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
+					a.emit(p, agent.Event{Name: agent.EventStopFailure, Kind: c.kind, Message: c.message})
+				})
+				l := hookedLoop(t, a, Options{MaxIterations: 10})
+				l.expectEnd(c.code, c.reason, c.iterations)
+				st := l.state()
+				if st.TotalFailures != c.iterations || !strings.Contains(string(st.LastError), c.message) || !strings.Contains(string(st.ExitHint), c.hint) {
+					t.Errorf("failures %d, last error %q, hint %q", st.TotalFailures, st.LastError, st.ExitHint)
+				}
+			})
+		})
+	}
+}
+
+// A cost budget crossed mid-turn stops the agent and ends the loop with
+// max_cost (exit 0); the budget is checked again before each iteration.
+func TestEngineMaxCost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var spending sync.WaitGroup
+		a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
+			spending.Add(1)
+			defer spending.Done()
+			a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
+			for i := 1; i <= 20 && !p.Dead(); i++ {
+				think(100 * time.Millisecond)
+				a.cost(p, 0.01*float64(i)) // a long turn spending on
+			}
+		})
+		l := hookedLoop(t, a, Options{MaxIterations: 5, MaxCost: 0.05})
+		l.expectEnd(0, ReasonMaxCost, 1)
+		spending.Wait()
+		st := l.state()
+		if st.CostUSD == nil || *st.CostUSD < 0.05 || *st.CostUSD > 0.07 || !strings.Contains(l.out.String(), "cost budget ($0.05) used up after 1 iterations") {
+			t.Errorf("cost %v\n%s", st.CostUSD, l.out)
+		}
+		if a.Runs() != 1 {
+			t.Errorf("%d agents started", a.Runs())
+		}
+	})
+}
+
+// An agent whose hooks never fire (hooks turned off) runs on its screen,
+// as before, and the loop says so.
+func TestEngineSilentHooksFallBackToTheScreen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
+			p.SetScreen(claudeAnswered(firstLine(msg)))
+		})
+		a.silent = true
+		l := newFakeLoop(t, a, claudeOptions(Options{MaxIterations: 2, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
+		l.e.Hooks = testHooks
+		l.expectEnd(0, ReasonMaxIterations, 2)
+		log, _ := os.ReadFile(l.e.RS.LogPath())
+		if st := l.state(); st.StateSource != state.SourceScreen || strings.Count(string(log), "reason=idle") != 2 || st.CostUSD != nil {
+			t.Errorf("source %q, cost %v\n%s", st.StateSource, st.CostUSD, log)
+		}
+	})
+}
