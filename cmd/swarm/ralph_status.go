@@ -175,6 +175,10 @@ func printMore(p func(string, ...any), info *ralph.Info) {
 		p("Monitor: not running")
 	}
 	p("Elapsed: %s", seconds(info.Elapsed))
+	printUsage(p, st)
+	if st.StateSource != "" && st.Active() {
+		p("State source: %s", st.StateSource)
+	}
 	if st.AgentState != "" && st.Active() {
 		if st.AgentDetail != "" {
 			p("Agent: %s (%s)", st.AgentState, st.AgentDetail)
@@ -206,6 +210,36 @@ func printMore(p func(string, ...any), info *ralph.Info) {
 	}
 	if st.MaxTime.Duration > 0 {
 		p("Time budget: %s", duration.Words(st.MaxTime.Duration))
+	}
+	if st.MaxCost > 0 {
+		p("Cost budget: %s", ralph.FormatCost(st.MaxCost))
+	}
+	if st.MaxTokens > 0 {
+		p("Token budget: %d", st.MaxTokens)
+	}
+}
+
+// printUsage prints what the loop's agents reported spending, in total
+// and in the latest iteration: "Cost: $1.23 (iteration 3: $0.41)".
+func printUsage(p func(string, ...any), st *state.Ralph) {
+	var last state.IterationUsage
+	if n := len(st.IterationUsage); n > 0 {
+		last = st.IterationUsage[n-1]
+	}
+	if st.CostUSD != nil {
+		line := "Cost: " + ralph.FormatCost(*st.CostUSD)
+		if last.CostUSD != nil {
+			line += fmt.Sprintf(" (iteration %d: %s)", last.Iteration, ralph.FormatCost(*last.CostUSD))
+		}
+		p("%s", line)
+	}
+	if st.Tokens() > 0 {
+		line := fmt.Sprintf("Tokens: %d (input %d, output %d, cache read %d, cache write %d)",
+			st.Tokens(), st.InputTokens, st.OutputTokens, st.CacheReadTokens, st.CacheCreationTokens)
+		if last.Tokens() > 0 {
+			line += fmt.Sprintf("; iteration %d: %d", last.Iteration, last.Tokens())
+		}
+		p("%s", line)
 	}
 }
 
@@ -330,7 +364,7 @@ func printLoopTable(w io.Writer, shown []*ralph.Info) error {
 }
 
 // loopColumns are ralph ls's columns.
-var loopColumns = []string{"NAME", "RALPH_STATUS", "WORKER_STATUS", "ITERATION", "FAILURES", "ELAPSED", "ETA", "LAST-CHANGE", "MONITOR", "REASON"}
+var loopColumns = []string{"NAME", "RALPH_STATUS", "WORKER_STATUS", "ITERATION", "FAILURES", "ELAPSED", "ETA", "LAST-CHANGE", "MONITOR", "REASON", "COST"}
 
 // loopRow is a loop as ralph ls shows it, read from its ralph ls --format
 // json object: the same for a loop here and one on a host.
@@ -352,6 +386,7 @@ type loopRow struct {
 	Monitor       string   `json:"monitor"`
 	Reason        *string  `json:"exit_reason"`
 	ExitCode      *float64 `json:"exit_code"`
+	Cost          *float64 `json:"cost_usd"`
 }
 
 // loopRowOf reads a loop's JSON object (flatten's, or a host's).
@@ -380,8 +415,12 @@ func (r loopRow) cells() []string {
 	if status == "" {
 		status = r.Status
 	}
+	cost := "-"
+	if r.Cost != nil {
+		cost = ralph.FormatCost(*r.Cost)
+	}
 	cells := []string{r.Name, status, r.WorkerStatus, fmt.Sprintf("%d/%d", r.Iteration, r.MaxIterations),
-		fmt.Sprintf("%d/%d", r.Failures, r.TotalFailures), seconds(r.Elapsed), eta, change, r.Monitor, reason}
+		fmt.Sprintf("%d/%d", r.Failures, r.TotalFailures), seconds(r.Elapsed), eta, change, r.Monitor, reason, cost}
 	for i, c := range cells {
 		cells[i] = termtext.Line(c)
 	}

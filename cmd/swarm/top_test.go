@@ -176,7 +176,7 @@ func (b *topBoard) rows() []string {
 }
 
 // topColumns is the number of columns of a board row.
-var topColumns = strings.Fields("NAME KIND STATUS ITER ELAPSED ETA QUIET MONITOR FAILS REASON TAG")
+var topColumns = strings.Fields("NAME KIND STATUS ITER ELAPSED ETA QUIET MONITOR FAILS COST REASON TAG")
 
 // topCells splits a board row into its cells: columns are two spaces
 // apart or more, a cell ("3m 42s") has single spaces.

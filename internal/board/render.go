@@ -9,12 +9,13 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/termtext"
 )
 
 // Columns are the board's column headers, in order; with hosts, HOST
 // comes first (HostColumn).
-var Columns = []string{"NAME", "KIND", "STATUS", "ITER", "ELAPSED", "ETA", "QUIET", "MONITOR", "FAILS", "REASON", "TAG"}
+var Columns = []string{"NAME", "KIND", "STATUS", "ITER", "ELAPSED", "ETA", "QUIET", "MONITOR", "FAILS", "COST", "REASON", "TAG"}
 
 // HostColumn is the header of the host column.
 const HostColumn = "HOST"
@@ -31,10 +32,13 @@ const none = "-"
 // sequence in one must not clear or redraw the board, nor a newline forge
 // a row.
 func (r Row) Cells() []string {
-	iter, fails := none, none
+	iter, fails, cost := none, none, none
 	if r.IsLoop() {
 		iter = fmt.Sprintf("%d/%d", r.Iteration, r.MaxIterations)
 		fails = fmt.Sprintf("%d/%d", r.Failures, r.TotalFailures)
+	}
+	if r.Cost != nil {
+		cost = ralph.FormatCost(*r.Cost)
 	}
 	tags := none
 	if len(r.Tags) > 0 {
@@ -45,7 +49,7 @@ func (r Row) Cells() []string {
 	}
 	cells := []string{r.Name, r.Kind, orNone(r.Status), iter,
 		dur(r.Elapsed, r.HasElapsed), dur(r.ETA, r.HasETA), dur(r.Quiet, r.HasQuiet),
-		orNone(r.Monitor), fails, orNone(r.Reason), tags}
+		orNone(r.Monitor), fails, cost, orNone(r.Reason), tags}
 	if r.Host != "" {
 		host := r.Host
 		if r.Stale {
@@ -84,8 +88,8 @@ var shrinkable = map[int]int{colName: 8, colStatus: 7, colReason: 6, colTag: 3}
 const (
 	colName   = 0
 	colStatus = 2
-	colReason = 9
-	colTag    = 10
+	colReason = 10
+	colTag    = 11
 )
 
 // table lays out the header and rows as padded lines; a cell's width is

@@ -114,6 +114,9 @@ type Row struct {
 	Monitor       string `json:"monitor"`
 	Failures      int    `json:"failures"` // consecutive
 	TotalFailures int    `json:"total_failures"`
+	// Cost is what a loop's agents reported spending, in US dollars (nil:
+	// none reported).
+	Cost *float64 `json:"cost_usd,omitempty"`
 	// Reason is how a loop ended, or "exit N" for a worker whose
 	// command exited with a known code.
 	Reason string `json:"reason"`
@@ -225,6 +228,7 @@ func addLoop(r *Row, in *ralph.Info) {
 	r.Failures, r.TotalFailures = st.ConsecutiveFailures, st.TotalFailures
 	r.Monitor = in.MonitorState()
 	r.Reason = string(st.ExitReason)
+	r.Cost = st.CostUSD
 	r.Ended = !st.Active()
 	r.Detail = detail(st)
 	if !st.Started.IsZero() {

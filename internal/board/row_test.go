@@ -55,6 +55,8 @@ func fixture() ([]worker.Live, []*ralph.Info) {
 			st.CurrentIteration, st.IterationActive = 3, true
 			st.LastScreenChange = state.UTCTimestamp{Time: fixedNow.Add(-12 * time.Second)}
 			st.ConsecutiveFailures, st.TotalFailures = 1, 2
+			cost := 1.2345
+			st.CostUSD = &cost
 			in.Elapsed, in.AvgIteration, in.ETA, in.QuietFor = 200, 60, 450, 12
 		}),
 		loop("broke", state.RalphFailed, false, func(st *state.Ralph, in *ralph.Info) {
@@ -97,15 +99,16 @@ func TestBuildOneRowPerWorkerAndOrphanLoop(t *testing.T) {
 	}
 	cells := map[string]string{
 		// the loop whose worker record is gone
-		"broke": "broke loop failed 2/50 5s - - - 1/1 failed -",
-		"web":   "web tmux running - 5m 0s - - - - - team-a",
+		"broke": "broke loop failed 2/50 5s - - - 1/1 - failed -",
+		"web":   "web tmux running - 5m 0s - - - - - - team-a",
 		// a process worker's exit code, recorded by its supervisor
-		"batch": "batch process stopped - - - - - - exit 3 -",
-		"crash": "crash tmux stopped - - - - - - exit 2 -",
-		"build": "build loop running 3/10 3m 20s 7m 30s 12s 4242 1/2 - team-a,ci",
+		"batch": "batch process stopped - - - - - - - exit 3 -",
+		"crash": "crash tmux stopped - - - - - - - exit 2 -",
+		// what its agents reported spending
+		"build": "build loop running 3/10 3m 20s 7m 30s 12s 4242 1/2 $1.2345 - team-a,ci",
 		// an active loop without a monitor
-		"zombie": "zombie loop running 1/10 1h 0m - - dead 0/0 - -",
-		"done":   "done loop stopped 4/10 1h 0m - - - 0/0 complete -",
+		"zombie": "zombie loop running 1/10 1h 0m - - dead 0/0 - - -",
+		"done":   "done loop stopped 4/10 1h 0m - - - 0/0 - complete -",
 	}
 	for name, want := range cells {
 		if got := strings.Join(byName[name].Cells(), " "); got != want {
@@ -219,17 +222,17 @@ func TestWritePlainIsAnAlignedTableWithoutEscapes(t *testing.T) {
 	if err := WritePlain(&b, Prepare(Snapshot{Live: live, Loops: loops, At: fixedNow})); err != nil {
 		t.Fatal(err)
 	}
-	want := `NAME    KIND     STATUS   ITER  ELAPSED  ETA     QUIET  MONITOR  FAILS  REASON    TAG
-broke   loop     failed   2/50  5s       -       -      -        1/1    failed    -
-zombie  loop     running  1/10  1h 0m    -       -      dead     0/0    -         -
-sleepy  loop     running  1/10  1h 0m    -       5m 0s  4242     0/0    -         -
-limit   loop     waiting  1/10  1h 0m    -       -      4242     0/0    -         -
-held    loop     paused   1/10  1h 0m    -       -      4242     0/0    -         team-b
-build   loop     running  3/10  3m 20s   7m 30s  12s    4242     1/2    -         team-a,ci
-web     tmux     running  -     5m 0s    -       -      -        -      -         team-a
-batch   process  stopped  -     -        -       -      -        -      exit 3    -
-crash   tmux     stopped  -     -        -       -      -        -      exit 2    -
-done    loop     stopped  4/10  1h 0m    -       -      -        0/0    complete  -
+	want := `NAME    KIND     STATUS   ITER  ELAPSED  ETA     QUIET  MONITOR  FAILS  COST     REASON    TAG
+broke   loop     failed   2/50  5s       -       -      -        1/1    -        failed    -
+zombie  loop     running  1/10  1h 0m    -       -      dead     0/0    -        -         -
+sleepy  loop     running  1/10  1h 0m    -       5m 0s  4242     0/0    -        -         -
+limit   loop     waiting  1/10  1h 0m    -       -      4242     0/0    -        -         -
+held    loop     paused   1/10  1h 0m    -       -      4242     0/0    -        -         team-b
+build   loop     running  3/10  3m 20s   7m 30s  12s    4242     1/2    $1.2345  -         team-a,ci
+web     tmux     running  -     5m 0s    -       -      -        -      -        -         team-a
+batch   process  stopped  -     -        -       -      -        -      -        exit 3    -
+crash   tmux     stopped  -     -        -       -      -        -      -        exit 2    -
+done    loop     stopped  4/10  1h 0m    -       -      -        0/0    -        complete  -
 `
 	if got := b.String(); got != want {
 		t.Errorf("plain board\n got:\n%s\nwant:\n%s", got, want)
