@@ -74,13 +74,16 @@ type turn struct {
 	tasks   int // task ids already recorded
 
 	// What the agent showed since the prompt.
-	confirmed  bool        // it showed it received the prompt
-	worked     bool        // it was seen working
-	baseTurns  int         // its end-of-turn lines when the prompt went in
-	shown      agent.State // the state last recorded
-	dialog     string      // the dialog it shows now ("" for none)
-	nudged     bool        // the --max-context nudge was sent
-	pollErrors int         // consecutive polls that failed
+	confirmed bool        // it showed it received the prompt
+	worked    bool        // it was seen working
+	baseTurns int         // its end-of-turn lines when the prompt went in
+	shown     agent.State // the state last recorded
+	dialog    string      // the dialog it shows now ("" for none)
+	// dialogEvent: the agent's hooks reported that dialog; its screen
+	// showing one is the same dialog, not a new one.
+	dialogEvent bool
+	nudged      bool // the --max-context nudge was sent
+	pollErrors  int  // consecutive polls that failed
 	// dialogPause: the loop paused itself for that dialog; the iteration
 	// is held until it is resumed (heldAtDialog).
 	dialogPause bool

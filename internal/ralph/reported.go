@@ -129,6 +129,7 @@ func (e *Engine) reported(ctx context.Context, t *turn, screen string) (Outcome,
 		if o, ok := e.onDialog(t, *v.Dialog); ok {
 			return o, true
 		}
+		t.dialogEvent = true
 	}
 	switch v.End {
 	case TurnStopped:

@@ -341,3 +341,36 @@ func TestEngineSilentHooksFallBackToTheScreen(t *testing.T) {
 		}
 	})
 }
+
+// A permission the agent reported, then also drawn on its screen, is one
+// dialog: resumed before it is answered, the loop does not take the
+// screen's menu for a second one (no second warning or pause), and ends
+// on the agent's Stop once answered.
+func TestEngineReportedDialogOnScreenPausesOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		answered := make(chan struct{})
+		a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
+			a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
+			a.emit(p, agent.Event{Name: agent.EventPermissionRequest, Tool: "Bash", Detail: "ls -la"})
+			p.SetScreen(claudePermission)
+			<-answered
+			p.SetScreen(claudeWorking(firstLine(msg)))
+			a.emit(p, agent.Event{Name: agent.EventStop, Message: "Listed. <promise>COMPLETE</promise>"})
+		})
+		l := hookedLoop(t, a, Options{MaxIterations: 3})
+		done := make(chan int, 1)
+		go func() { code, _ := l.run(); done <- code }()
+		waitFor(t, "the loop to pause at the reported permission", func() bool {
+			st := l.state()
+			return st.Status == state.RalphPaused && strings.Contains(string(st.PauseReason), "permission prompt")
+		})
+		if err := ResumeLoop(l.m, "w"); err != nil {
+			t.Fatal(err)
+		}
+		holdsFor(t, "the loop stays running with the menu on screen", 200*time.Millisecond, func() bool { return l.state().Status == state.RalphRunning })
+		close(answered)
+		if code := <-done; code != 0 || l.state().ExitReason != ReasonComplete || l.events("PAUSE") != 1 || strings.Count(l.out.String(), "agent shows") != 1 {
+			t.Fatalf("code %d, reason %q, %d pauses\n%s", code, l.state().ExitReason, l.events("PAUSE"), l.out)
+		}
+	})
+}

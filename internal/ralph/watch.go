@@ -264,9 +264,15 @@ func (e *Engine) judge(ctx context.Context, t *turn, screen string) (Outcome, bo
 	v := e.verdict(t, screen)
 	e.noteAgent(t, v.Agent)
 	if v.Agent.State == agent.Dialog {
+		if t.dialogEvent {
+			// The agent reported this dialog (its hooks name it
+			// better than its screen): not a second one.
+			t.lastChange, t.idleSince, t.errorSince = e.Clock.Now(), time.Time{}, time.Time{}
+			return Outcome{}, false
+		}
 		return e.onDialog(t, v.Agent)
 	}
-	t.dialog = ""
+	t.dialog, t.dialogEvent = "", false
 	switch {
 	case v.Compacting:
 		e.log(EventFatal, "iteration %d: %s; restarting with a fresh context", t.iter, compactionText)
