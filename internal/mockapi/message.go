@@ -23,6 +23,7 @@ type answer struct {
 	blocks                []block
 	inputTokens           int
 	outputTokens          int
+	cacheRead, cacheWrite int
 }
 
 func strp(s string) *string { return &s }
@@ -48,14 +49,17 @@ func newAnswer(r Reply, id, model string, inputTokens int) answer {
 		}
 		a.outputTokens += len(b.Input) * 4
 	}
+	if u := r.Usage; u != nil {
+		a.inputTokens, a.outputTokens, a.cacheRead, a.cacheWrite = u.Input, u.Output, u.CacheRead, u.CacheCreation
+	}
 	return a
 }
 
 func (a answer) usage(output int) map[string]any {
 	return map[string]any{
 		"input_tokens":                a.inputTokens,
-		"cache_creation_input_tokens": 0,
-		"cache_read_input_tokens":     0,
+		"cache_creation_input_tokens": a.cacheWrite,
+		"cache_read_input_tokens":     a.cacheRead,
 		"output_tokens":               output,
 		"service_tier":                "standard",
 	}

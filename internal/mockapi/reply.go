@@ -50,6 +50,16 @@ type Reply struct {
 	// ThinkTime is how long the reply waits before its first byte: a
 	// model thinking, the agent's spinner running meanwhile.
 	ThinkTime time.Duration
+	// Usage, when set, is the answer's usage instead of the default
+	// (input tokens: the request body's length / 4; output: the
+	// answer's): the agent prices it, so a test sets what a turn costs.
+	Usage *Usage
+}
+
+// Usage is the token counts of an answer, as the API's usage object
+// has them.
+type Usage struct {
+	Input, Output, CacheRead, CacheCreation int
 }
 
 // Text is a plain text answer (stop_reason "end_turn").
@@ -131,6 +141,12 @@ func (r Reply) Repeat(n int) Reply {
 // Think returns r sent after d of silence (a turn that thinks for d).
 func (r Reply) Think(d time.Duration) Reply {
 	r.ThinkTime = d
+	return r
+}
+
+// WithUsage returns r answered with usage u.
+func (r Reply) WithUsage(u Usage) Reply {
+	r.Usage = &u
 	return r
 }
 

@@ -373,3 +373,25 @@ func TestThinkDelaysTheFirstByte(t *testing.T) {
 		t.Fatalf("status %d after %v: %s", resp.StatusCode, d, body)
 	}
 }
+
+// A reply's usage is what the answer reports, streamed (message_start's
+// input and cache counts, message_delta's output) and not: the agent
+// prices a turn from it.
+func TestReplyUsage(t *testing.T) {
+	u := Usage{Input: 4000, Output: 120, CacheRead: 30000, CacheCreation: 500}
+	s := start(t, Text("priced").WithUsage(u), Text("default"))
+	evs := readSSE(t, post(t, context.Background(), s.URL, "/v1/messages", turnBody(true, `[{"role":"user","content":"hi"}]`)).Body)
+	start := evs[0].data["message"].(map[string]any)["usage"].(map[string]any)
+	if start["input_tokens"] != float64(4000) || start["cache_read_input_tokens"] != float64(30000) || start["cache_creation_input_tokens"] != float64(500) {
+		t.Errorf("message_start usage %v", start)
+	}
+	if out := evs[len(evs)-2].data["usage"].(map[string]any)["output_tokens"]; out != float64(120) {
+		t.Errorf("message_delta output tokens %v", out)
+	}
+	resp := post(t, context.Background(), s.URL, "/v1/messages", turnBody(false, `[{"role":"user","content":"hi"}]`))
+	var msg map[string]any
+	json.NewDecoder(resp.Body).Decode(&msg)
+	if in := msg["usage"].(map[string]any)["input_tokens"].(float64); in <= 0 || in == 4000 {
+		t.Errorf("default usage: input tokens %v, want the body's length / 4", in)
+	}
+}
