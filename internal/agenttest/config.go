@@ -46,6 +46,10 @@ type Config struct {
 	// Claude believes it is on. With "pro" or "max" a usage limit also opens
 	// the "What do you want to do?" menu.
 	SubscriptionType string
+	// DisableHooks sets disableAllHooks in ~/.claude/settings.json: no
+	// hook and no status line runs, swarm's included (the loop reads the
+	// screen alone).
+	DisableHooks bool
 	// Env is added to (and overrides) the agent's environment, "K=V" each.
 	Env []string
 	// Cols and Rows size the terminal (default 120x40; the fixtures under
@@ -104,6 +108,9 @@ func WriteConfig(home, dir string, cfg Config) error {
 	settings := map[string]any{}
 	if !cfg.NoBypassAccepted {
 		settings["skipDangerousModePermissionPrompt"] = true
+	}
+	if cfg.DisableHooks {
+		settings["disableAllHooks"] = true
 	}
 	if err := writeJSON(filepath.Join(home, ".claude.json"), state); err != nil {
 		return err

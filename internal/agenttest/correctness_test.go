@@ -52,7 +52,8 @@ func TestLoopPermissionPromptPausesAnswerResume(t *testing.T) {
 	l.eventually("the loop to pause at the permission prompt", 2*time.Minute, func() bool { return l.str("status") == "paused" })
 	done := filepath.Join(l.setup.Dir, "DONE")
 	reason := l.str("pause_reason")
-	if l.str("exit_reason") != "" || !strings.Contains(reason, "the agent is waiting at") {
+	// Its hooks name the dialog: the permission and what it is for.
+	if l.str("exit_reason") != "" || !strings.Contains(reason, `the agent is waiting at a permission prompt ("Bash: touch DONE")`) {
 		t.Fatalf("paused with reason %q, exit reason %q\n%s", reason, l.str("exit_reason"), l.iterLog())
 	}
 	if _, err := os.Stat(done); err == nil || len(l.mock.Turns()) != 1 {
