@@ -3,11 +3,15 @@ package agenttest
 import (
 	"context"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/mockapi"
+	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/testenv"
 )
 
 // The Codex CLI answers a prompt from the mock's Responses API
@@ -39,4 +43,50 @@ func TestCodexExec(t *testing.T) {
 	for _, r := range mock.Requests() {
 		t.Logf("request: %s %s turn=%v", r.Method, r.Path, r.Turn)
 	}
+}
+
+// Codex started as a loop starts it (internal/agent's Launch: -c
+// notify=[swarm _event ...]) reports its completed turn, with its last
+// message, to the events file, and its rollout has the turn's tokens.
+func TestCodexNotifyAndRollout(t *testing.T) {
+	Require(t)
+	mock := StartMock(t, mockapi.Text("All done. <promise>COMPLETE</promise>").WithUsage(mockapi.Usage{Input: 1200, Output: 30, CacheRead: 800}))
+	s := PrepareCodex(t, mock)
+	t.Parallel()
+	swarm, _ := testenv.Binaries(t)
+	events := filepath.Join(t.TempDir(), "events.jsonl")
+	hooks := agent.HookCommands{Event: func(ev, format string) []string {
+		return []string{swarm, "_event", "--events", ev, "--format", format}
+	}}
+	l, err := agent.Codex().Launch([]string{s.Bin}, agent.LaunchSpec{Hooks: hooks, EventsFile: events, Home: s.Home, Env: s.Env})
+	if err != nil || !l.Events {
+		t.Fatalf("launch %+v: %v", l, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := append(append([]string{"exec", "--skip-git-repo-check"}, l.Args...), "Finish the task.")
+	cmd := exec.CommandContext(ctx, s.Bin, args...)
+	cmd.Dir, cmd.Env = s.Dir, s.Env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("codex exec %q: %v\n%s", args, err, out)
+	}
+	var stop agent.Event
+	testenv.Eventually(t, "codex's notify to report the turn", 20*time.Second, func() bool {
+		lines, _, _ := state.ReadEvents(events, 0)
+		for _, line := range lines {
+			if ev, err := agent.ParseEvent(line); err == nil && ev.Name == agent.EventStop {
+				stop = ev
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(stop.Message, "<promise>COMPLETE</promise>") || stop.Session == "" {
+		t.Errorf("Stop event %+v", stop)
+	}
+	u, err := agent.Codex().UsageReader(agent.UsageRef{SessionID: stop.Session, Home: s.Home, Env: s.Env}).Read()
+	if err != nil || u.Input != 1200 || u.CacheRead != 800 || u.Output != 30 {
+		t.Errorf("rollout usage %+v, %v; want the mock's 1200 input, 800 cached, 30 output", u, err)
+	}
+	t.Logf("result: codex notify: Stop of thread %s with its last message; rollout usage %+v", stop.Session, u)
 }

@@ -78,16 +78,22 @@ func respItem(r Reply, id string, done bool) map[string]any {
 		"status": status, "content": content}
 }
 
-// respObject is the response object of response.created / completed.
-func respObject(id, model string, output []any, done bool) map[string]any {
+// respObject is the response object of response.created / completed;
+// the completed one has u's usage (the input counting the cached tokens,
+// as OpenAI counts them), or 10 in and 5 out when u is nil.
+func respObject(id, model string, output []any, done bool, u *Usage) map[string]any {
 	o := map[string]any{"id": "resp_" + id, "object": "response", "created_at": time.Now().Unix(),
 		"model": model, "status": "in_progress", "output": output}
 	if done {
+		if u == nil {
+			u = &Usage{Input: 10, Output: 5}
+		}
+		in := u.Input + u.CacheRead
 		o["status"] = "completed"
 		o["usage"] = map[string]any{
-			"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
-			"output_tokens": 5, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
-			"total_tokens": 15,
+			"input_tokens": in, "input_tokens_details": map[string]any{"cached_tokens": u.CacheRead},
+			"output_tokens": u.Output, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
+			"total_tokens": in + u.Output,
 		}
 	}
 	return o
@@ -98,7 +104,7 @@ func respObject(id, model string, output []any, done bool) map[string]any {
 // done, response.completed (Codex fails a stream that ends without it).
 func responsesEvents(r Reply, id, model string) []sseEvent {
 	ev := []sseEvent{
-		{"response.created", map[string]any{"response": respObject(id, model, []any{}, false)}},
+		{"response.created", map[string]any{"response": respObject(id, model, []any{}, false, nil)}},
 		{"response.output_item.added", map[string]any{"output_index": 0, "item": respItem(r, id, false)}},
 	}
 	if r.Kind == KindToolUse {
@@ -123,7 +129,7 @@ func responsesEvents(r Reply, id, model string) []sseEvent {
 	item := respItem(r, id, true)
 	ev = append(ev,
 		sseEvent{"response.output_item.done", map[string]any{"output_index": 0, "item": item}},
-		sseEvent{"response.completed", map[string]any{"response": respObject(id, model, []any{item}, true)}})
+		sseEvent{"response.completed", map[string]any{"response": respObject(id, model, []any{item}, true, r.Usage)}})
 	for i := range ev {
 		ev[i].data["type"] = ev[i].name
 		ev[i].data["sequence_number"] = i
