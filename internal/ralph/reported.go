@@ -124,6 +124,9 @@ func (e *Engine) reported(ctx context.Context, t *turn, screen string) (Outcome,
 		if !t.confirmed {
 			e.confirm(t)
 		}
+		if v.Dialog == nil {
+			t.dialog, t.dialogEvent = "", false // it works again: past its dialog
+		}
 	}
 	if v.Dialog != nil {
 		if o, ok := e.onDialog(t, *v.Dialog); ok {
@@ -246,8 +249,9 @@ func eventTime(ev agent.Event, now time.Time) time.Time {
 	return ev.Time
 }
 
-// eventsGrew reports whether the agent's events file grew past off: the
-// watch then polls at once.
+// eventsGrew reports whether the agent's events file grew since it was
+// last read: the watch then polls at once. (Its size, not the read
+// offset: a file that cannot be read must not make the watch spin.)
 func (r *reporting) eventsGrew() bool {
-	return r != nil && state.EventsSize(r.eventsFile) > r.off
+	return r != nil && state.EventsSize(r.eventsFile) > r.size
 }

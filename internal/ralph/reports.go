@@ -25,6 +25,7 @@ type reporting struct {
 	sessionID              string // the session id swarm gave the agent ("": its own)
 	hooked                 bool   // its hooks were set up
 	off                    int64  // how far the events file was read
+	size                   int64  // its size when it was last read
 	heard                  bool   // an event came: its hooks run
 	transcript             string // the transcript its events named
 
@@ -161,6 +162,7 @@ const maxStatusFile = 64 << 10
 // readEvents queues the events written since the last read.
 func (e *Engine) readEvents(t *turn) {
 	r := t.rep
+	r.size = state.EventsSize(r.eventsFile)
 	lines, next, err := state.ReadEvents(r.eventsFile, r.off)
 	if err != nil {
 		return
@@ -320,7 +322,8 @@ func (e *Engine) adoptReporting(t *turn) {
 	if _, err := os.Lstat(events); err != nil || t.profile.Telemetry == (agent.Telemetry{}) {
 		return
 	}
-	t.rep = &reporting{eventsFile: events, statusFile: statusPath(e.RS, t.iter), hooked: true, off: state.EventsSize(events),
+	size := state.EventsSize(events)
+	t.rep = &reporting{eventsFile: events, statusFile: statusPath(e.RS, t.iter), hooked: true, off: size, size: size,
 		ref: agent.UsageRef{Home: agentHome(nil)}}
 	if !t.profile.Telemetry.Cost {
 		t.rep.price = e.priceOf(t.profile)

@@ -352,6 +352,9 @@ func TestEngineReportedDialogOnScreenPausesOnce(t *testing.T) {
 		a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
 			a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
 			a.emit(p, agent.Event{Name: agent.EventPermissionRequest, Tool: "Bash", Detail: "ls -la"})
+			// The hook fires before the dialog is drawn: polls in between
+			// see the agent still working.
+			think(100 * time.Millisecond)
 			p.SetScreen(claudePermission)
 			<-answered
 			p.SetScreen(claudeWorking(firstLine(msg)))

@@ -272,7 +272,11 @@ func (e *Engine) judge(ctx context.Context, t *turn, screen string) (Outcome, bo
 		}
 		return e.onDialog(t, v.Agent)
 	}
-	t.dialog, t.dialogEvent = "", false
+	if !t.dialogEvent {
+		// (A dialog the agent reported is over when it reports work
+		// again: its hook fires before the dialog is drawn.)
+		t.dialog = ""
+	}
 	switch {
 	case v.Compacting:
 		e.log(EventFatal, "iteration %d: %s; restarting with a fresh context", t.iter, compactionText)
