@@ -215,7 +215,7 @@ var ipUsageCases = []struct {
 	{[]string{"ralph", "logs", "a", "--iteration", "x"}, 2, "swarm: error: invalid --iteration 'x' (use a whole number, at least 0) (see: swarm ralph logs --help)\n"},
 	{[]string{"ralph", "logs", "a", "--raw"}, 2, "swarm: error: --raw needs --iteration or --agent (the events are text already) (see: swarm ralph logs --help)\n"},
 	{[]string{"ralph", "set"}, 2, "swarm: error: swarm ralph set expects one loop name (see: swarm ralph set --help)\n"},
-	{[]string{"ralph", "set", "a"}, 2, "swarm: error: give at least one of --max-iterations, --inactivity-timeout, --max-time (see: swarm ralph set --help)\n"},
+	{[]string{"ralph", "set", "a"}, 2, "swarm: error: give at least one of --max-iterations, --inactivity-timeout, --max-time, --max-cost, --max-tokens (see: swarm ralph set --help)\n"},
 	{[]string{"ralph", "set", "a", "--max-iterations", "0"}, 2, "swarm: error: invalid --max-iterations '0' (use a whole number, at least 1) (see: swarm ralph set --help)\n"},
 	{[]string{"ralph", "set", "a", "--max-time", "5x"}, 2, "swarm: error: invalid --max-time '5x': invalid duration '5x' (see: swarm ralph set --help)\n"},
 

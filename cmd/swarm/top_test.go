@@ -74,11 +74,11 @@ func TestTopOncePrintsProblemsFirst(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
 	want := []*regexp.Regexp{
-		regexp.MustCompile(`^NAME +KIND +STATUS +ITER +ELAPSED +ETA +QUIET +MONITOR +FAILS +REASON +TAG$`),
-		regexp.MustCompile(`^broken +loop +failed +3/5 +10m 0s +- +- +- +2/4 +failed +team-b$`),
+		regexp.MustCompile(`^NAME +KIND +STATUS +ITER +ELAPSED +ETA +QUIET +MONITOR +FAILS +COST +REASON +TAG$`),
+		regexp.MustCompile(`^broken +loop +failed +3/5 +10m 0s +- +- +- +2/4 +- +failed +team-b$`),
 		// running, but no monitor drives it: a problem
-		regexp.MustCompile(`^builder +loop +running +2/10 +1h 0m +8m 0s +- +dead +0/0 +- +-$`),
-		regexp.MustCompile(`^alpha +tmux +stopped +- +- +- +- +- +- +- +team-a$`),
+		regexp.MustCompile(`^builder +loop +running +2/10 +1h 0m +8m 0s +- +dead +0/0 +- +- +-$`),
+		regexp.MustCompile(`^alpha +tmux +stopped +- +- +- +- +- +- +- +- +team-a$`),
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), out.String())
@@ -250,7 +250,7 @@ func TestTopLiveInTmux(t *testing.T) {
 
 	b := topStart(t, e)
 	b.until("the five rows, the failed loop first", func() bool { return strings.Join(b.rows(), ",") == want })
-	if r := b.row("bad"); r[1] != "loop" || r[2] != "failed" || r[9] != "failed" {
+	if r := b.row("bad"); r[1] != "loop" || r[2] != "failed" || r[10] != "failed" {
 		t.Errorf("row of bad: %q", r)
 	}
 	if r := b.row("good"); r[1] != "loop" || r[2] != "running" || !regexp.MustCompile(`^[0-9]+$`).MatchString(r[7]) {
