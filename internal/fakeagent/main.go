@@ -317,11 +317,8 @@ func appendRecord(path string, n int, msg string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	_, err = f.Write(buf.Bytes())
+	return errors.Join(err, f.Close())
 }
 
 // bumpCounter increments the integer in path (missing or empty is 0) and
@@ -351,7 +348,7 @@ func bumpCounter(path string) (int, error) {
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name()) // best effort: the write's error is the one to return
 		return 0, err
 	}
 	return n, nil
