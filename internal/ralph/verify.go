@@ -113,8 +113,9 @@ func runCheck(command, dir string, timeout time.Duration) checkResult {
 	// The check's identity, read before anything can reap it: only its
 	// own process group is ever signalled.
 	t, _ := proc.Identify(cmd.Process.Pid)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	var waitErr error // cmd.Wait's, once done is closed
+	done := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(done) }()
 	// Read bounded, and as plain text: the agent can influence what a
 	// check prints, and it goes into the next prompt.
 	output := func() string {
@@ -127,7 +128,8 @@ func runCheck(command, dir string, timeout time.Duration) checkResult {
 		return plainText(string(buf.Capped().Bytes(checkOutputMax)))
 	}
 	select {
-	case err := <-done:
+	case <-done:
+		err := waitErr
 		// Leftovers of the check: its group's members, now that the
 		// check itself is reaped (its group keeps its number while it
 		// has members).
@@ -142,7 +144,7 @@ func runCheck(command, dir string, timeout time.Duration) checkResult {
 		return checkResult{status: fmt.Sprintf("exit %d", code), output: output()}
 	case <-time.After(timeout):
 		proc.TerminateTarget(t, checkKillGrace)
-		_ = <-done // killed: how it ended says no more than the timeout
+		<-done // killed: how it ended says no more than the timeout
 		return checkResult{status: fmt.Sprintf("timed out after %s", timeout), output: output()}
 	}
 }
