@@ -200,7 +200,7 @@ func (a *agent) handleSignals() {
 		// Then die by the same signal, as a program without handlers would,
 		// so that whoever waits for the agent sees a realistic status.
 		signal.Reset(sig)
-		_ = unix.Kill(os.Getpid(), sig)
+		_ = unix.Kill(os.Getpid(), sig) // a signal to itself: the exit below is the fallback
 		clock.Real.Sleep(context.Background(), time.Second)
 		os.Exit(128 + int(sig))
 	}()
