@@ -146,3 +146,21 @@ func TestReadPromptSaysWhyItCannotRead(t *testing.T) {
 		t.Errorf("readPrompt's error %q lost its cause", err)
 	}
 }
+
+// At spawn the prompt's errors name the path as the user gave it, and
+// keep their cause.
+func TestValidateKeepsThePromptErrorsCause(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{PromptFile: filepath.Join(file, "PROMPT.md"), MaxIterations: 1, InactivityTimeout: state.WholeSeconds{Duration: time.Minute}}
+	err := o.Validate()
+	if err == nil || !strings.HasPrefix(err.Error(), "cannot read prompt file: ") {
+		t.Fatalf("Validate = %v", err)
+	}
+	if !errors.Is(err, syscall.ENOTDIR) {
+		t.Errorf("Validate's error %q lost its cause", err)
+	}
+}
