@@ -15,8 +15,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,17 +53,17 @@ func main() {
 	*swarmBin = bin
 	dir, err := os.MkdirTemp("", "swarm-bench-")
 	check(err)
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // a temporary directory: the system clears what is left
 	e := &env{dir: dir, home: filepath.Join(dir, "home"), socket: fmt.Sprintf("swarm-bench-%d", os.Getpid()),
 		shim: filepath.Join(dir, "tmux-shim"), count: filepath.Join(dir, "tmux.count")}
 	realTmux, err := exec.LookPath("tmux")
 	check(err)
 	// The shim logs one line per tmux process, then becomes tmux.
 	check(os.WriteFile(e.shim, []byte(fmt.Sprintf("#!/bin/sh\necho x >> %s\nexec %s \"$@\"\n", e.count, realTmux)), 0o755))
-	defer exec.Command("tmux", "-L", e.socket, "kill-server").Run()
+	defer func() { _ = exec.Command("tmux", "-L", e.socket, "kill-server").Run() }() // fails when no part made a server
 
 	fmt.Printf("swarm benchmark  (%s, tmux %s, %d runs per figure)\n", *swarmBin, tmuxVersion(), *runs)
-	base, _ := timeRuns(func() { exec.Command("true").Run() })
+	base, _ := timeRuns(func() { _ = exec.Command("true").Run() }) // timed, not judged: true does not fail
 	fmt.Printf("baseline: starting a process (true) takes %s on this machine\n", ms(base))
 	if *only == "" || *only == "ls" {
 		e.lsFigures()
@@ -98,7 +100,7 @@ func (e *env) lsFigures() {
 			e.execsOf("ls"), e.execsOf("status", fmt.Sprintf("w%d", n/2)))
 	}
 	e.killServer()
-	os.RemoveAll(e.home)
+	check(os.RemoveAll(e.home))
 }
 
 // idlePerIteration runs a loop whose agent exits at once and reports, per
@@ -129,7 +131,7 @@ func (e *env) idlePerIteration() {
 		n := float64(len(st.IterationDurations))
 		idle := st.LastIterationEnd.Sub(st.Started.Time).Seconds() - ran
 		fmt.Printf("  --restart-delay %-3s  %.0f ms idle per iteration (agent ran %.0f ms per iteration)\n", delay, idle/n*1000, ran/n*1000)
-		e.swarm("clean", name)
+		_, _ = e.swarm("clean", name) // tidying up: the figure is printed
 	}
 }
 
@@ -215,8 +217,10 @@ func timeRuns(f func()) (time.Duration, time.Duration) {
 }
 
 func (e *env) execsOf(args ...string) int {
-	os.Remove(e.count)
-	e.swarm(args...)
+	if err := os.Remove(e.count); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		check(err)
+	}
+	_, _ = e.swarm(args...) // counted, not judged: a command that fails runs tmux as well
 	return lines(e.count)
 }
 
@@ -250,9 +254,9 @@ func (e *env) monitors(profile string) {
 	}
 	defer func() {
 		for i := 0; i < *loops; i++ {
-			e.swarm("kill", fmt.Sprintf("m%d", i))
-			e.swarm("clean", fmt.Sprintf("m%d", i))
-			e.swarm("ralph", "clean", fmt.Sprintf("m%d", i))
+			_, _ = e.swarm("kill", fmt.Sprintf("m%d", i))           // tidying up: the figures are printed
+			_, _ = e.swarm("clean", fmt.Sprintf("m%d", i))          // tidying up
+			_, _ = e.swarm("ralph", "clean", fmt.Sprintf("m%d", i)) // tidying up
 		}
 	}()
 	pids := make([]int, *loops)
@@ -268,7 +272,9 @@ func (e *env) monitors(profile string) {
 		e.waitFor(filepath.Join(e.home, "ralph", fmt.Sprintf("m%d", i), "iterations.log"), "[START] iteration 1/")
 	}
 	clock.Real.Sleep(context.Background(), 3*time.Second)
-	os.Remove(e.count)
+	if err := os.Remove(e.count); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		check(err)
+	}
 	cpu0 := cpuTicks(pids)
 	start := time.Now()
 	clock.Real.Sleep(context.Background(), *watch)
@@ -291,7 +297,7 @@ func (e *env) monitors(profile string) {
 // with 500 panes takes a while to close them, and a command sent to it
 // meanwhile meets a server that exits under it.
 func (e *env) killServer() {
-	exec.Command("tmux", "-L", e.socket, "kill-server").Run()
+	_ = exec.Command("tmux", "-L", e.socket, "kill-server").Run() // the wait below says whether it is gone
 	gone := clock.Wait(context.Background(), clock.Real, benchPoll, time.Minute, func() bool {
 		out, err := exec.Command("tmux", "-L", e.socket, "list-sessions").CombinedOutput()
 		return err != nil && (strings.Contains(string(out), "no server running") || strings.Contains(string(out), "error connecting"))
