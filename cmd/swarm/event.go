@@ -110,8 +110,8 @@ func runEvent(opts *eventOptions) {
 	if errors.Is(err, state.ErrEventsFull) {
 		return
 	}
-	line, _ := json.Marshal(agent.Event{Time: opts.Now(), Name: agent.EventHookError, Detail: err.Error()})
-	_ = state.AppendEvent(opts.Events, line, false)
+	line, _ := json.Marshal(agent.Event{Time: opts.Now(), Name: agent.EventHookError, Detail: err.Error()}) // an Event of strings and a time always encodes
+	_ = state.AppendEvent(opts.Events, line, false)                                                         // said on stderr above; a hook never fails the agent
 }
 
 // recordEvent appends the agent's event to the events file.

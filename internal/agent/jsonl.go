@@ -38,7 +38,7 @@ func (r *jsonlReader) Read() (Usage, error) {
 	if err != nil {
 		return r.total(), err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	if _, err := f.Seek(r.off, io.SeekStart); err != nil {
 		return r.total(), err
 	}

@@ -465,7 +465,7 @@ func (e *Engine) prepareFiles(t *turn) error {
 	// the loop's budget: the oldest go first.
 	trimTranscripts(e.RS, TranscriptBudget-logMax(t.st), t.iter)
 	for _, p := range reportingFiles(e.RS, t.iter) {
-		os.Remove(p) // the agent's hooks make them afresh
+		_ = os.Remove(p) // best effort: the agent's hooks make them afresh, and a stale one is read from its offset
 	}
 	for _, p := range []string{t.out, t.exit} {
 		// A new file, not whatever was there (a link planted at it, a

@@ -186,7 +186,7 @@ func (e *Engine) readEvents(t *turn) {
 
 // setSource records where the loop learns what the agent does.
 func (e *Engine) setSource(src state.StateSource) {
-	e.update(func(s *state.Ralph) error { s.StateSource = src; return nil })
+	e.record(func(s *state.Ralph) error { s.StateSource = src; return nil })
 }
 
 // sessionUsage is what the session spent so far: its tokens, and its
@@ -241,7 +241,7 @@ func (e *Engine) noteUsage(t *turn) {
 		return
 	}
 	t.noted = u
-	e.update(func(s *state.Ralph) error {
+	e.record(func(s *state.Ralph) error {
 		setIterationUsage(s, t.iter, u)
 		return nil
 	})

@@ -37,7 +37,7 @@ var ErrEventsFull = errors.New("the events file is full")
 // link and only to a regular file of the user's (OpenFile). A line that
 // would take the file past its cap is refused with ErrEventsFull; urgent
 // lines may use the last eventsReserve bytes, routine ones may not.
-func AppendEvent(path string, line []byte, urgent bool) error {
+func AppendEvent(path string, line []byte, urgent bool) (err error) {
 	if len(line) == 0 || len(line) >= MaxEventLine || bytes.IndexByte(line, '\n') >= 0 {
 		return fmt.Errorf("cannot write %s: an event line must be one line of at most %d bytes", path, MaxEventLine-1)
 	}
@@ -45,7 +45,7 @@ func AppendEvent(path string, line []byte, urgent bool) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { err = errors.Join(err, f.Close()) }() // a failed close may have lost the line
 	fi, err := f.Stat()
 	if err != nil {
 		return err
@@ -76,7 +76,7 @@ func ReadEvents(path string, off int64) (lines [][]byte, next int64, err error) 
 		}
 		return nil, off, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	buf := make([]byte, maxEventsRead)
 	n, err := f.ReadAt(buf, off)
 	if err != nil && !errors.Is(err, io.EOF) {
