@@ -82,9 +82,12 @@ fuzz:
 # Figures, not pass/fail: ls/status latency at 10/100/500 workers, tmux
 # processes per command and per monitor poll, monitor RSS and CPU (generic
 # and Claude Code profiles), idle time per iteration, ls --all-hosts over
-# 4 hosts x 100 workers (real sshd on loopback; skipped without OpenSSH).
+# 4 hosts x 100 workers (real sshd on loopback; skipped without OpenSSH),
+# and the time from an answer of the real Claude Code to the next
+# iteration's START (scripts/bench-answer.sh; skipped without npm).
 bench: build
 	$(GO) run ./internal/bench -swarm $(BIN)
+	@GO=$(GO) scripts/bench-answer.sh
 
 # A real ralph loop in tmux against the demo agent: no API key; about 15 s
 # once built (see README for a first build). scripts/deps.sh installs tmux
