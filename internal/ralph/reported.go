@@ -164,14 +164,15 @@ func (e *Engine) stopped(t *turn, ev agent.Event) Outcome {
 }
 
 // failedTurn: the agent reported an API error that ended its turn. A
-// rate limit whose screen names a reset is a usage limit, waited out; an
-// error no retry gets past (authentication, billing) stops the loop with
-// its fix; any other fails the iteration (backoff).
+// rate limit that is a usage limit (its screen or the reported message
+// says so, with its reset) is waited out; an error no retry gets past
+// (authentication, billing) stops the loop with its fix; any other fails
+// the iteration (backoff).
 func (e *Engine) failedTurn(ctx context.Context, t *turn, ev agent.Event, screen string) (Outcome, bool) {
 	t.stopAt = eventTime(ev, e.Clock.Now())
 	if ev.Kind == "rate_limit" {
-		if v := e.verdict(t, screen); v.Agent.State == agent.Limited {
-			return e.waitOutLimit(ctx, t, v.Agent)
+		if v, ok := e.usageLimit(t, ev, screen); ok {
+			return e.waitOutLimit(ctx, t, v)
 		}
 	}
 	detail := ev.Message
@@ -185,6 +186,27 @@ func (e *Engine) failedTurn(ctx context.Context, t *turn, ev agent.Event, screen
 		o.Hint = fmt.Sprintf("%s; then: swarm ralph resume %s", fix, e.Name)
 	}
 	return e.final(t, o), true
+}
+
+// usageLimit is the usage limit a reported rate limit is, if it is one:
+// as the screen shows it, or as the agent's message says it. The hook
+// runs before the agent draws the limit (Claude Code's "You've hit your
+// session limit · resets 9:30pm"), so the poll's screen may not show it
+// yet; a rate limit the message does not name as a usage limit (an
+// API's 429) is not one.
+func (e *Engine) usageLimit(t *turn, ev agent.Event, screen string) (agent.Verdict, bool) {
+	if v := e.verdict(t, screen); v.Agent.State == agent.Limited {
+		return v.Agent, true
+	}
+	for _, text := range []string{ev.Message, ev.Detail} {
+		if text == "" {
+			continue
+		}
+		if v := t.profile.Judge(text, e.Clock.Now(), t.limits...); v.State == agent.Limited {
+			return v, true
+		}
+	}
+	return agent.Verdict{}, false
 }
 
 // sessionEndWait bounds the wait, after the agent reported its session's

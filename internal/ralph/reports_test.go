@@ -297,6 +297,45 @@ func TestEngineStopFailureEvents(t *testing.T) {
 	}
 }
 
+// A usage limit the agent reports (StopFailure rate_limit, its message
+// naming the reset) before its screen shows it is waited out, not
+// failed: the hook runs before Claude Code draws the limit. The
+// continuation typed at the reset finishes the work in the same
+// iteration.
+func TestEngineReportedUsageLimitIsWaitedOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
+			a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
+			if msg == DefaultLimitMessage {
+				a.emit(p, agent.Event{Name: agent.EventStop, Message: "Finished.\n<promise>COMPLETE</promise>"})
+				return
+			}
+			// synctest's clock starts at midnight UTC: the reset is a minute on.
+			a.emit(p, agent.Event{Name: agent.EventStopFailure, Kind: "rate_limit", Message: "You've hit your session limit · resets 12:01am (UTC)"})
+		})
+		l := hookedLoop(t, a, Options{MaxIterations: 3})
+		start := time.Now()
+		// The wait (the reset, and a minute's slack) is past run's 30 s.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		code, err := l.e.Run(ctx)
+		st := l.state()
+		log, _ := os.ReadFile(l.e.RS.LogPath())
+		if code != 0 || err != nil || st.ExitReason != ReasonComplete || st.CurrentIteration != 1 {
+			t.Fatalf("exit %d (%v), reason %q after %d iterations\n%s\n%s", code, err, st.ExitReason, st.CurrentIteration, log, l.out)
+		}
+		if st.TotalFailures != 0 || !strings.Contains(string(log), "[LIMIT] iteration 1 until=") || !strings.Contains(string(log), "[RESUME] iteration 1: limit reset") {
+			t.Errorf("failures %d; iterations.log:\n%s", st.TotalFailures, log)
+		}
+		if took := time.Since(start); took < time.Minute {
+			t.Errorf("went on after %v, before the reset", took)
+		}
+		if a.Runs() != 1 {
+			t.Errorf("%d agents started, want the one continued", a.Runs())
+		}
+	})
+}
+
 // A cost budget crossed mid-turn stops the agent and ends the loop with
 // max_cost (exit 0); the budget is checked again before each iteration.
 func TestEngineMaxCost(t *testing.T) {
