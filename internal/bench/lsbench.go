@@ -54,6 +54,7 @@ func (e *env) lsFigures() {
 		e.topFigure(last, min(*topLoops, last))
 	}
 	e.killServer()
+	e.windows = nil
 	os.RemoveAll(e.home)
 }
 

@@ -36,6 +36,8 @@ import (
 
 	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
+	"github.com/swarmtools/swarm/internal/worker"
 )
 
 var (
@@ -53,6 +55,7 @@ var (
 
 type env struct {
 	dir, home, socket, shim, count string
+	windows                        []string // the workers' window ids, by number
 }
 
 func main() {
@@ -158,39 +161,28 @@ func (e *env) run(counted bool, args ...string) (string, error) {
 	return out.String(), err
 }
 
-// addWorkers creates workers [from, to): tmux windows running sleep, made
-// with chained tmux commands, and their records written in one update (the
-// point is to measure ls, not 500 spawns).
+// addWorkers creates workers [from, to): tmux windows running sleep,
+// tagged and recorded with their window id as swarm spawn does (status
+// asks tmux for the recorded window), and their records written in one
+// update (the point is to measure ls, not 500 spawns).
 func (e *env) addWorkers(from, to int) {
 	session := state.DefaultSession(e.home)
-	tmux := func(args ...string) {
-		out, err := exec.Command("tmux", append([]string{"-L", e.socket}, args...)...).CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "tmux: %v %s\n", err, out)
-			os.Exit(1)
-		}
-	}
-	if from == 0 {
-		tmux("new-session", "-d", "-s", session, "-n", "w0", "--", "sleep", "3600")
-		from = 1
-	}
-	for i := from; i < to; {
-		var args []string
-		for j := 0; j < 50 && i < to; j, i = j+1, i+1 {
-			if j > 0 {
-				args = append(args, ";")
-			}
-			args = append(args, "new-window", "-d", "-t", "="+session+":", "-n", fmt.Sprintf("w%d", i), "--", "sleep", "3600")
-		}
-		tmux(args...)
+	tc := tmux.New(e.socket)
+	for i := from; i < to; i++ {
+		name := fmt.Sprintf("w%d", i)
+		id, err := tc.NewWindow(tmux.WindowSpec{Session: session, Name: name, Command: []string{"sleep", "3600"}, Tag: "bench-" + name})
+		check(err)
+		e.windows = append(e.windows, id)
 	}
 	st := state.NewStore(e.home, nil)
 	check(st.Update(func(r *state.Registry) error {
 		r.Workers = r.Workers[:0]
 		for i := 0; i < to; i++ {
-			r.Workers = append(r.Workers, state.Worker{Name: fmt.Sprintf("w%d", i), Status: state.StatusRunning,
+			name := fmt.Sprintf("w%d", i)
+			r.Workers = append(r.Workers, state.Worker{Name: name, Status: state.StatusRunning,
 				Cmd: []string{"sleep", "3600"}, Started: state.Now(), Cwd: e.dir,
-				Tmux: &state.TmuxInfo{Session: session, Window: fmt.Sprintf("w%d", i), Socket: state.NullString(e.socket)}})
+				Tmux:     &state.TmuxInfo{Session: session, Window: name, Socket: state.NullString(e.socket)},
+				Metadata: map[string]any{worker.WindowIDKey: e.windows[i], worker.WindowTokenKey: "bench-" + name}})
 		}
 		return nil
 	}))
