@@ -20,13 +20,14 @@ install: build
 	@case ":$$PATH:" in *":$(PREFIX)/bin:"*|*":$(PREFIX)/bin/:"*) ;; *) \
 		echo "note: $(PREFIX)/bin is not on your PATH: add it, e.g. in ~/.profile: export PATH=\"$(PREFIX)/bin:\$$PATH\"" ;; esac
 
-# The one test command: vet, a macOS build (README promises one), then
-# every test with the race detector, against real tmux and git (each test
-# on its own tmux socket and SWARM_HOME). scripts/deps.sh first installs
-# what the tests need when it is missing (apt-get), or says what to install.
+# The one test command: lint (gofmt, vet, errcheck, staticcheck), a macOS
+# build (README promises one), then every test with the race detector,
+# against real tmux and git (each test on its own tmux socket and
+# SWARM_HOME). scripts/deps.sh first installs what the tests need when it
+# is missing (apt-get), or says what to install.
 test:
 	@scripts/deps.sh test
-	$(GO) vet ./...
+	@$(MAKE) --no-print-directory lint
 	GOOS=darwin $(GO) build -o /dev/null ./cmd/swarm
 	$(GO) test -race -count=1 -timeout 10m ./...
 
@@ -51,9 +52,21 @@ test-agents:
 test-short:
 	$(GO) test -count=1 -short ./...
 
+# gofmt, go vet, errcheck, dropcheck and staticcheck (docs/development.md,
+# "Errors"). errcheck: no error dropped unseen outside _test.go files,
+# fmt.Fprint* to the user's streams excepted (scripts/errcheck-exclude.txt);
+# dropcheck: a drop on purpose says why on its line (`_ = f() // why`).
+# errcheck and staticcheck are pinned and run with go run: the module proxy
+# gives them once, the build cache keeps them, and they stay out of go.mod
+# (their dependencies never move the binary's).
+ERRCHECK    ?= $(GO) run github.com/kisielk/errcheck@v1.30.0
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(ERRCHECK) -ignoretests -exclude scripts/errcheck-exclude.txt ./...
+	$(GO) run ./scripts/dropcheck cmd internal demo scripts
+	$(STATICCHECK) ./...
 
 # Fuzz every parser and matcher (each Fuzz target of each package, found by
 # go test -list) for FUZZTIME each. Their seed corpora already run in make test.

@@ -112,8 +112,7 @@ func addCompletionsTo(f *factory, c *cobra.Command) {
 			return
 		}
 		if fn := flagCompletion(f, c, fl); fn != nil {
-			// It cannot fail: the flag exists and has no function yet.
-			_ = c.RegisterFlagCompletionFunc(fl.Name, fn)
+			_ = c.RegisterFlagCompletionFunc(fl.Name, fn) // cannot fail: the flag exists and has no function yet
 		}
 	})
 	// A group (ralph, heartbeat) completes its subcommands' names.

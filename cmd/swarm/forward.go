@@ -300,13 +300,13 @@ func runWithPrompt(f *factory, loop string, cmdline []string) error {
 	}
 	c, rest, err := newCmdRoot(f).Find(cmdline)
 	if err != nil || c.Name() != "spawn" {
-		os.Remove(path)
+		_ = os.Remove(path) // best effort: the usage error is what to report; a next spawn of the loop removes a copy left
 		return usagef("%s runs a spawn, not %q", withPromptCommand, strings.Join(cmdline, " "))
 	}
 	words := len(cmdline) - len(rest)
 	args := append(append(append([]string{}, cmdline[:words]...), "--prompt-file="+path), rest...)
 	if code := runCommand(f.IO, newCmdRoot(f), args); code != exitOK {
-		os.Remove(path)
+		_ = os.Remove(path) // best effort: the spawn's error is printed; a next spawn of the loop removes a copy left
 		return exitCode(code)
 	}
 	store.RemovePromptCopies(loop, path)

@@ -148,7 +148,7 @@ func displayed(w io.Writer) (out io.Writer, done func()) {
 		return w, func() {}
 	}
 	t := termtext.NewWriter(w)
-	return t, func() { t.Flush() }
+	return t, func() { _ = t.Flush() } // the user's stream, as fmt.Fprint's
 }
 
 // sshFailed is the error of a call to host that failed as ssh fails:

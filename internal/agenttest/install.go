@@ -105,7 +105,7 @@ func installNpm(pkg, dirName, binName, version string, logf func(string, ...any)
 	if err := lock.Lock(); err != nil {
 		return "", fmt.Errorf("lock %s: %w", dir+".lock", err)
 	}
-	defer lock.Unlock()
+	defer func() { _ = lock.Unlock() }() // unlocking an open file does not fail; exit frees it anyway
 	if checkVersion(bin, version) != nil {
 		if err := npmInstall(cache, dir, key, logf); err != nil {
 			return "", err
@@ -123,7 +123,7 @@ func installNpm(pkg, dirName, binName, version string, logf func(string, ...any)
 func checkVersion(bin, version string) error {
 	out, err := exec.Command(bin, "--version").CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s --version: %v: %s", bin, err, out)
+		return fmt.Errorf("%s --version: %w: %s", bin, err, out)
 	}
 	if !strings.Contains(string(out), version) {
 		return fmt.Errorf("%s --version printed %q, want %s", bin, out, version)
@@ -141,12 +141,12 @@ func npmInstall(cache, dir, pkg string, logf func(string, ...any)) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }() // gone once renamed; a failed install's is left in the cache, under a name no one reads
 	began := time.Now()
 	cmd := exec.Command("npm", "install", "--prefix", tmp, "--no-audit", "--no-fund",
 		"--no-save", "--loglevel=error", pkg)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("npm install %s: %v\n%s", pkg, err, out)
+		return fmt.Errorf("npm install %s: %w\n%s", pkg, err, out)
 	}
 	if logf != nil {
 		logf("agenttest: npm install %s took %v", pkg, time.Since(began).Round(100*time.Millisecond))

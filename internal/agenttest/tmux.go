@@ -92,15 +92,15 @@ func (s *Session) Kill() {
 	out, _ := s.tmuxErr("-L", s.Socket, "display-message", "-p", "-t", s.Target, "#{pane_pid} #{socket_path}")
 	pidText, socket, _ := strings.Cut(strings.TrimSpace(out), " ")
 	pid, _ := strconv.Atoi(pidText)
-	_, _ = s.tmuxErr("-L", s.Socket, "kill-server")
+	_, _ = s.tmuxErr("-L", s.Socket, "kill-server") // the wait below says whether claude is gone
 	if strings.HasSuffix(socket, "/"+s.Socket) {
-		_ = os.Remove(socket)
+		_ = os.Remove(socket) // absent when tmux removed it
 	}
 	if pid <= 0 || waitGone(pid, 10*time.Second) {
 		return
 	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	_ = syscall.Kill(pid, syscall.SIGKILL)
+	_ = syscall.Kill(-pid, syscall.SIGKILL) // one gone already is what is wanted: the wait below tells
+	_ = syscall.Kill(pid, syscall.SIGKILL)  // likewise, for a claude that left the group
 	waitGone(pid, 5*time.Second)
 }
 

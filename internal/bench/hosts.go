@@ -36,7 +36,7 @@ func (e *env) hostsFanout(n, workers int) {
 		check(err)
 		defer srv.Stop()
 		he := &env{dir: e.dir, home: filepath.Join(e.dir, fmt.Sprintf("host%d", i)), socket: fmt.Sprintf("%s-h%d", e.socket, i)}
-		defer exec.Command("tmux", "-L", he.socket, "kill-server").Run()
+		defer func() { _ = exec.Command("tmux", "-L", he.socket, "kill-server").Run() }() // tidying up: the figures are printed
 		he.addWorkers(0, workers)
 		h := remote.Host{Name: srv.Alias, Target: srv.Alias, Swarm: *swarmBin, StateRoot: he.home, TmuxSocket: he.socket}
 		hosts = append(hosts, h)
@@ -105,7 +105,7 @@ func runOut(argv []string) (string, error) {
 
 func errOut(err error, out string) error {
 	if err != nil {
-		return fmt.Errorf("%v: %s", err, strings.TrimSpace(out))
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(out))
 	}
 	return nil
 }
@@ -119,6 +119,6 @@ func closeMasters(dir string) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		exec.Command("ssh", "-o", "ControlPath="+filepath.Join(dir, n), "-O", "exit", "x").Run()
+		_ = exec.Command("ssh", "-o", "ControlPath="+filepath.Join(dir, n), "-O", "exit", "x").Run() // one that ended already is what is wanted
 	}
 }

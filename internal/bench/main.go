@@ -24,8 +24,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,7 +67,7 @@ func main() {
 	*swarmBin = bin
 	dir, err := os.MkdirTemp("", "swarm-bench-")
 	check(err)
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // a temporary directory: the system clears what is left
 	e := &env{dir: dir, home: filepath.Join(dir, "home"), socket: fmt.Sprintf("swarm-bench-%d", os.Getpid()),
 		shim: filepath.Join(dir, "tmux-shim"), count: filepath.Join(dir, "tmux.count")}
 	realTmux, err := exec.LookPath("tmux")
@@ -135,7 +137,7 @@ func (e *env) idlePerIteration() {
 		n := float64(len(st.IterationDurations))
 		idle := st.LastIterationEnd.Sub(st.Started.Time).Seconds() - ran
 		fmt.Printf("  --restart-delay %-3s  %.0f ms idle per iteration (agent ran %.0f ms per iteration)\n", delay, idle/n*1000, ran/n*1000)
-		e.swarm("clean", name)
+		_, _ = e.swarm("clean", name) // tidying up: the figure is printed
 	}
 }
 
@@ -210,8 +212,10 @@ func timeRuns(f func()) (time.Duration, time.Duration) {
 }
 
 func (e *env) execsOf(args ...string) int {
-	os.Remove(e.count)
-	e.swarm(args...)
+	if err := os.Remove(e.count); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		check(err)
+	}
+	_, _ = e.swarm(args...) // counted, not judged: a command that fails runs tmux as well
 	return lines(e.count)
 }
 
@@ -224,7 +228,7 @@ func lines(path string) int {
 // with 500 panes takes a while to close them, and a command sent to it
 // meanwhile meets a server that exits under it.
 func (e *env) killServer() {
-	exec.Command("tmux", "-L", e.socket, "kill-server").Run()
+	_ = exec.Command("tmux", "-L", e.socket, "kill-server").Run() // the wait below says whether it is gone
 	gone := clock.Wait(context.Background(), clock.Real, benchPoll, time.Minute, func() bool {
 		out, err := exec.Command("tmux", "-L", e.socket, "list-sessions").CombinedOutput()
 		return err != nil && (strings.Contains(string(out), "no server running") || strings.Contains(string(out), "error connecting"))

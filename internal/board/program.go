@@ -30,7 +30,7 @@ func (b *BellWriter) Write(p []byte) (int, error) {
 }
 
 // Bell rings the terminal bell.
-func (b *BellWriter) Bell() { b.Write([]byte(bell)) }
+func (b *BellWriter) Bell() { _, _ = b.Write([]byte(bell)) } // the terminal, as a frame's writes: no one left to tell
 
 // ttyOutput is a BellWriter on a terminal: Bubble Tea recognises a
 // terminal by its file descriptor (to read its size and follow resizes),

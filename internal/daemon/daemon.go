@@ -90,8 +90,7 @@ func Lock(lockPath string) (*Held, error) {
 	}
 	// In place, never by rename (see the package comment).
 	if err := state.WriteFile(lockPath, []byte(strconv.Itoa(os.Getpid())+"\n")); err != nil {
-		fl.Unlock()
-		return nil, err
+		return nil, errors.Join(err, fl.Unlock())
 	}
 	return &Held{fl: fl, path: lockPath}, nil
 }
@@ -102,7 +101,7 @@ func (h *Held) Release() error {
 	if h == nil || h.fl == nil {
 		return nil
 	}
-	state.WriteFile(h.path, nil)
+	_ = state.WriteFile(h.path, nil) // best effort: a pid left behind is read only while a process holds the lock (Holder)
 	err := h.fl.Unlock()
 	h.fl = nil
 	return err
@@ -122,7 +121,7 @@ func Alive(lockPath string) bool {
 		return false
 	}
 	if ok {
-		fl.Unlock()
+		_ = fl.Unlock() // the probe's own lock: the answer stands (unlocking an open file does not fail)
 		return false
 	}
 	return true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -369,5 +370,21 @@ func TestSpecWith(t *testing.T) {
 	}
 	if s := base.With(nil, nil); s.Exe != "" {
 		t.Fatalf("With(nil) gave a program: %q", s.Exe)
+	}
+}
+
+// A program that cannot be started is an error that keeps its cause: the
+// caller can tell a missing program (errors.Is) from other failures.
+func TestStartKeepsTheCause(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := spec(t, dir, "exit")
+	s.Exe = filepath.Join(dir, "no-such-program")
+	_, err := Start(s)
+	if err == nil || !strings.Contains(err.Error(), "cannot start the test daemon: ") {
+		t.Fatalf("Start of a missing program = %v", err)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Start's error %q lost its cause (errors.Is(err, fs.ErrNotExist) = false)", err)
 	}
 }

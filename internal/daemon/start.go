@@ -84,7 +84,7 @@ func Start(s Spec) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer logf.Close()
+	defer func() { _ = logf.Close() }() // the child has its own descriptors: a failed close must not fail a start that worked
 	fmt.Fprintf(logf, "%s starting %s\n", time.Now().Format(time.RFC3339), s.What)
 	cmd := exec.Command(s.Exe, s.Args...)
 	cmd.Env = childEnv(s)
@@ -92,13 +92,13 @@ func Start(s Spec) (int, error) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("cannot start the %s: %v", s.What, err)
+		return 0, fmt.Errorf("cannot start the %s: %w", s.What, err)
 	}
 	// Reap the child when it exits, so it cannot linger as a zombie: this
 	// goroutine outlives Start for as long as the caller runs, and once the
 	// caller exits the child is reparented and reaped by init.
 	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
+	go func() { _ = cmd.Wait(); close(exited) }() // reaps it; how it ended is in its log
 	return waitHeld(s, cmd.Process, exited)
 }
 
@@ -148,7 +148,7 @@ func waitHeld(s Spec, p *os.Process, exited <-chan struct{}) (int, error) {
 	// Our own child, not yet reaped (or reaped by Wait, which Kill knows):
 	// this cannot hit a recycled pid.
 	if err := p.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return 0, fmt.Errorf("the %s did not start within %v and could not be stopped: %v (see %s)", s.What, timeout, err, s.LogPath)
+		return 0, fmt.Errorf("the %s did not start within %v and could not be stopped: %w (see %s)", s.What, timeout, err, s.LogPath)
 	}
 	// A start that failed leaves nothing running: the child may hold the
 	// lock by now, and a retry must not find it there (or run beside it).

@@ -200,7 +200,7 @@ func (a *agent) handleSignals() {
 		// Then die by the same signal, as a program without handlers would,
 		// so that whoever waits for the agent sees a realistic status.
 		signal.Reset(sig)
-		_ = unix.Kill(os.Getpid(), sig)
+		_ = unix.Kill(os.Getpid(), sig) // a signal to itself: the exit below is the fallback
 		clock.Real.Sleep(context.Background(), time.Second)
 		os.Exit(128 + int(sig))
 	}()
@@ -317,11 +317,8 @@ func appendRecord(path string, n int, msg string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	_, err = f.Write(buf.Bytes())
+	return errors.Join(err, f.Close())
 }
 
 // bumpCounter increments the integer in path (missing or empty is 0) and
@@ -351,7 +348,7 @@ func bumpCounter(path string) (int, error) {
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name()) // best effort: the write's error is the one to return
 		return 0, err
 	}
 	return n, nil

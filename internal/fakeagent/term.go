@@ -41,7 +41,7 @@ func makeRaw(fd int) (*terminal, error) {
 }
 
 func (t *terminal) restore() {
-	_ = unix.IoctlSetTermios(t.fd, ioctlSetTermios, &t.orig)
+	_ = unix.IoctlSetTermios(t.fd, ioctlSetTermios, &t.orig) // on the way out: a terminal that is gone needs no restoring
 }
 
 // output writes straight to stdout with no buffering, so tmux sees every
@@ -60,13 +60,13 @@ func (o *output) write(s string) {
 	if o.raw.Load() {
 		b = bytes.ReplaceAll(b, []byte("\n"), crlf)
 	}
-	_, _ = os.Stdout.Write(b)
+	_, _ = os.Stdout.Write(b) // the terminal: a test reading the screen sees what is missing
 }
 
 // writeRaw writes bytes that are already laid out for the terminal, such as
 // the editor's echo, which carries its own \r\n.
 func (o *output) writeRaw(b []byte) {
 	if len(b) > 0 {
-		_, _ = os.Stdout.Write(b)
+		_, _ = os.Stdout.Write(b) // the terminal: a test reading the screen sees what is missing
 	}
 }

@@ -63,13 +63,16 @@ func describeState(st *State) string {
 // release clears monitor_pid when it is still this process's.
 func (b *beater) release() {
 	pid := os.Getpid()
-	b.store.Update(b.name, func(cur *State) (*State, error) {
+	_, err := b.store.Update(b.name, func(cur *State) (*State, error) {
 		if cur == nil || cur.MonitorPID == nil || *cur.MonitorPID != pid {
 			return nil, nil
 		}
 		cur.MonitorPID = nil
 		return cur, nil
 	})
+	if err != nil {
+		b.logf("cannot clear monitor_pid: %v", err)
+	}
 }
 
 // tick does what is due at now. done is true when the heartbeat has ended.
@@ -197,7 +200,7 @@ func (b *beater) beat(now time.Time, st *State) bool {
 func (b *beater) skip(now time.Time, st *State, why string) {
 	b.nextBeat = now.Add(st.Interval())
 	b.logf("beat skipped: %s", why)
-	b.store.Update(b.name, func(cur *State) (*State, error) {
+	_, err := b.store.Update(b.name, func(cur *State) (*State, error) {
 		if cur == nil {
 			return nil, nil
 		}
@@ -205,13 +208,16 @@ func (b *beater) skip(now time.Time, st *State, why string) {
 		cur.NextBeatAt = StampOf(b.nextBeat)
 		return cur, nil
 	})
+	if err != nil {
+		b.logf("cannot record the skipped beat: %v", err)
+	}
 }
 
 // end records that the heartbeat ended by itself, unless a command ended
 // it first.
 func (b *beater) end(status, why string) {
 	b.logf("%s; heartbeat %s", why, status)
-	b.store.Update(b.name, func(cur *State) (*State, error) {
+	_, err := b.store.Update(b.name, func(cur *State) (*State, error) {
 		if cur == nil || !cur.Live() {
 			return nil, nil
 		}
@@ -219,6 +225,9 @@ func (b *beater) end(status, why string) {
 		cur.NextBeatAt = ""
 		return cur, nil
 	})
+	if err != nil {
+		b.logf("cannot record the heartbeat as %s: %v", status, err)
+	}
 }
 
 func (b *beater) logf(format string, args ...any) {

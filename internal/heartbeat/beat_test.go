@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -358,5 +359,38 @@ func TestRunEndsOnContext(t *testing.T) {
 	// Signalled: the state is left active for a resume, the pid cleared.
 	if st := load(t, s); st.Status != StatusActive || st.MonitorPID != nil {
 		t.Fatalf("state %+v", st)
+	}
+}
+
+// A state write the beater cannot make is said in its log, not lost:
+// the end, a skipped beat, the release of monitor_pid.
+func TestBeaterLogsAFailedStateWrite(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		do   func(b *beater)
+		want string
+	}{
+		{"end", func(b *beater) { b.end(StatusExpired, "expired") }, "cannot record the heartbeat as expired: "},
+		{"skip", func(b *beater) { b.skip(t0, &State{IntervalSeconds: 60}, "busy") }, "cannot record the skipped beat: "},
+		{"release", func(b *beater) { b.release() }, "cannot clear monitor_pid: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, _, s := newBeater(t, nil)
+			var log strings.Builder
+			b.log = &log
+			// A directory where the state file goes: no read or write of
+			// it can succeed.
+			if err := os.Remove(s.Path("w")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(s.Path("w"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			c.do(b)
+			if !strings.Contains(log.String(), c.want) {
+				t.Fatalf("log %q lacks %q", log.String(), c.want)
+			}
+		})
 	}
 }

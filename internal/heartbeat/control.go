@@ -140,8 +140,7 @@ func (s *Store) startLocked(name string, c Config, o StartOptions) (*State, erro
 	}
 	pid, err := daemon.Start(o.spec(s, name))
 	if err != nil {
-		s.undoStart(name, prev)
-		return nil, err
+		return nil, errors.Join(err, s.undoStart(name, prev))
 	}
 	st.MonitorPID = &pid
 	return st, nil
@@ -149,8 +148,9 @@ func (s *Store) startLocked(name string, c Config, o StartOptions) (*State, erro
 
 // undoStart puts back what was there before a start that failed: a failed
 // command changes nothing (beyond a replaced process, which is gone).
-func (s *Store) undoStart(name string, prev *State) {
-	s.Update(name, func(*State) (*State, error) {
+// It returns what it could not put back.
+func (s *Store) undoStart(name string, prev *State) error {
+	_, err := s.Update(name, func(*State) (*State, error) {
 		if prev == nil {
 			return nil, nil
 		}
@@ -161,8 +161,12 @@ func (s *Store) undoStart(name string, prev *State) {
 		return prev, nil
 	})
 	if prev == nil {
-		s.Remove(name)
+		err = errors.Join(err, s.Remove(name))
 	}
+	if err != nil {
+		return fmt.Errorf("cannot undo the heartbeat's start: %w", err)
+	}
+	return nil
 }
 
 // Stop ends the worker's heartbeat ("heartbeat stop W"): status stopped
@@ -233,7 +237,7 @@ func (s *Store) stopLocked(name string, exitWait time.Duration) error {
 	pid := t.PID
 	if pid > 0 && st != nil && st.MonitorPID != nil && *st.MonitorPID == pid {
 		if started, ok := st.MonitorStarted.Time(); ok && proc.Same(pid, started) {
-			syscall.Kill(pid, syscall.SIGTERM)
+			_ = syscall.Kill(pid, syscall.SIGTERM) // one that is gone already let go of its lock too: the wait tells
 			if daemon.WaitExit(lock, killTimeout) {
 				return s.waitGone(name, t, exitWait)
 			}
@@ -262,7 +266,7 @@ func (s *Store) waitGone(name string, t proc.Target, exitWait time.Duration) err
 		return nil
 	}
 	if t.Ticks != 0 && t.Alive() {
-		syscall.Kill(t.PID, syscall.SIGKILL)
+		_ = syscall.Kill(t.PID, syscall.SIGKILL) // one that is gone already is what the wait looks for
 		if clock.Wait(context.Background(), clock.Real, exitPoll, killTimeout, gone) {
 			return nil
 		}

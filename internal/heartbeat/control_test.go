@@ -2,6 +2,9 @@ package heartbeat
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -135,5 +138,23 @@ func TestRecoverSkipsLiveAndEnded(t *testing.T) {
 	seed(t, root, func(st *State) { st.ExpireAt = StampOf(time.Now().Add(-time.Second)) })
 	if n, err := Recover(root, StartOptions{}); n != 0 || err != nil {
 		t.Fatalf("Recover of an expired heartbeat = %d %v", n, err)
+	}
+}
+
+// What a failed start cannot put back is returned, not lost: here the
+// new state can be neither read nor removed (a directory holding a file
+// where the state file goes).
+func TestUndoStartReportsWhatItCannotUndo(t *testing.T) {
+	t.Parallel()
+	s := NewStore(t.TempDir(), nil)
+	if err := os.MkdirAll(filepath.Join(s.Path("w"), "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	err := s.undoStart("w", nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "cannot undo the heartbeat's start: ") {
+		t.Fatalf("undoStart = %v", err)
+	}
+	if err := seed(t, t.TempDir(), nil).undoStart("w", nil); err != nil {
+		t.Fatalf("undoStart of a state it can remove = %v", err)
 	}
 }

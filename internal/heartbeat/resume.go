@@ -35,7 +35,7 @@ func Resume(root, name string, o StartOptions) error {
 			return nil
 		}
 		if _, err := daemon.Start(o.spec(s, name)); err != nil {
-			return fmt.Errorf("%v; the heartbeat is %s without a process (retry: swarm heartbeat resume %s)", err, st.Status, name)
+			return fmt.Errorf("%w; the heartbeat is %s without a process (retry: swarm heartbeat resume %s)", err, st.Status, name)
 		}
 		return nil
 	})

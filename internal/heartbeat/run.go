@@ -74,7 +74,11 @@ func RunWith(ctx context.Context, root, name string, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	defer held.Release()
+	defer func() {
+		if err := held.Release(); err != nil {
+			fmt.Fprintf(o.Log, "warning: cannot release the heartbeat's lock: %v\n", err)
+		}
+	}()
 	b := &beater{store: store, name: name, target: o.Target, log: o.Log, check: o.WorkerCheck, clock: o.Clock}
 	if ok, err := b.claim(o.Clock.Now()); !ok || err != nil {
 		return err

@@ -54,7 +54,7 @@ func (r *Reader) ReadNew() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	if r.off > l.end() {
 		r.off = 0
 	}
@@ -93,7 +93,7 @@ func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	for _, s := range l.segments() {
 		if off < s.from {
 			return 0, ErrDropped
@@ -128,7 +128,7 @@ func Size(path string, max int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	f.Close()
+	_ = f.Close() // read only: nothing to lose
 	return l.end(), nil
 }
 
@@ -139,8 +139,7 @@ func open(path string, max int64) (*os.File, layout, error) {
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		f.Close()
-		return nil, layout{}, err
+		return nil, layout{}, errors.Join(err, f.Close())
 	}
 	return f, readLayout(f, fi.Size(), max), nil
 }
@@ -175,7 +174,7 @@ func ReadCapped(path string, max int64) (Capped, error) {
 	if err != nil {
 		return Capped{}, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	fi, err := f.Stat()
 	if err != nil {
 		return Capped{}, err

@@ -50,7 +50,7 @@ func Open(path string, max int64) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	os.Remove(tmpPath(path))
+	_ = os.Remove(tmpPath(path)) // a crashed cut's, if any: one left makes the next cut's O_EXCL open fail, which is reported
 	// Never through a symbolic link, and only a regular file of the
 	// user's: a link planted at a log would have its output appended to
 	// (or its target cut) wherever it points.
@@ -60,15 +60,13 @@ func Open(path string, max int64) (*Writer, error) {
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		f.Close()
-		return nil, err
+		return nil, errors.Join(err, f.Close())
 	}
 	w := &Writer{path: path, max: max, keep: keepSize(max), f: f}
 	w.l = readLayout(f, fi.Size(), max)
 	if w.l.size > max {
 		if err := w.cut(nil); err != nil {
-			f.Close()
-			return nil, err
+			return nil, errors.Join(err, f.Close())
 		}
 	}
 	return w, nil
@@ -129,8 +127,7 @@ func (w *Writer) cut(pending []byte) (err error) {
 	}
 	defer func() {
 		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			err = errors.Join(err, tmp.Close(), os.Remove(tmp.Name()))
 		}
 	}()
 	if err = copyRange(tmp, w.f, 0, l.head); err != nil {
@@ -151,7 +148,7 @@ func (w *Writer) cut(pending []byte) (err error) {
 	if err = os.Rename(tmp.Name(), w.path); err != nil {
 		return err
 	}
-	w.f.Close()
+	_ = w.f.Close() // the file renamed over: what it held is in tmp now
 	w.f, w.l = tmp, next
 	return nil
 }

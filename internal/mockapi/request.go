@@ -72,7 +72,7 @@ func (m Message) Blocks() []Block {
 		return []Block{{Type: "text", Text: s}}
 	}
 	var bs []Block
-	_ = json.Unmarshal(m.Content, &bs)
+	_ = json.Unmarshal(m.Content, &bs) // content of another form has no blocks
 	return bs
 }
 

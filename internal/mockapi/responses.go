@@ -44,7 +44,7 @@ func (b *ResponsesBody) userText() string {
 			continue
 		}
 		var cs []struct{ Type, Text string }
-		_ = json.Unmarshal(it.Content, &cs)
+		_ = json.Unmarshal(it.Content, &cs) // content of another form has no text parts
 		for _, c := range cs {
 			if c.Type == "input_text" {
 				parts = append(parts, c.Text)

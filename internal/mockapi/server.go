@@ -89,7 +89,7 @@ func (s *Server) Start() (string, error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		_ = s.srv.Serve(ln)
+		_ = s.srv.Serve(ln) // ends with ErrServerClosed at Close
 	}()
 	return s.URL, nil
 }
@@ -106,7 +106,7 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	if s.srv != nil {
-		_ = s.srv.Close()
+		_ = s.srv.Close() // closes the listener and connections: the test is done with them
 		s.wg.Wait()
 		s.handlers.Wait()
 	}
@@ -313,7 +313,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req Request, rep
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	_ = json.NewEncoder(w).Encode(v) // the client that went away is the test's to notice
 }
 
 func toolCount(r Request) int {

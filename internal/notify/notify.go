@@ -259,7 +259,7 @@ func desktop(ctx context.Context, ev Event) (bool, error) {
 	cmd := exec.CommandContext(ctx, bin, ev.Title(), ev.Body())
 	cmd.WaitDelay = time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return false, fmt.Errorf("%v: %s", err, termtext.Line(strings.TrimSpace(string(out))))
+		return false, fmt.Errorf("%w: %s", err, termtext.Line(strings.TrimSpace(string(out))))
 	}
 	return false, nil
 }
@@ -287,7 +287,7 @@ func (d *Dispatcher) post(ctx context.Context, u, ctype string, body []byte, hea
 		}
 		return false, err
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close() // only the status is read: a failed close costs a connection, not the delivery
 	switch {
 	case resp.StatusCode < 300:
 		return false, nil

@@ -73,7 +73,7 @@ func mergeEnv(base, entries []string) []string {
 func lookPath(name string, env []string) (string, error) {
 	for _, e := range env {
 		if v, ok := strings.CutPrefix(e, "PATH="); ok {
-			os.Setenv("PATH", v) // this process is about to become the command
+			_ = os.Setenv("PATH", v) // this process is about to become the command; "PATH" and an env value are always valid
 		}
 	}
 	path, err := exec.LookPath(name)

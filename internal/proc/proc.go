@@ -69,17 +69,17 @@ func Spawn(spec StartSpec) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
-	defer devnull.Close()
+	defer func() { _ = devnull.Close() }() // read only; the child has its own copy
 	stdout, err := openLog(spec.Stdout, spec.LogSink, devnull)
 	if err != nil {
 		return Target{}, err
 	}
-	defer stdout.Close()
+	defer func() { _ = stdout.Close() }() // the child's to write: this copy wrote nothing
 	stderr, err := openLog(spec.Stderr, spec.LogSink, devnull)
 	if err != nil {
 		return Target{}, err
 	}
-	defer stderr.Close()
+	defer func() { _ = stderr.Close() }() // the child's to write: this copy wrote nothing
 	stdio := []*os.File{devnull, stdout, stderr}
 	if len(spec.Supervisor) > 0 {
 		return spawnSupervised(path, spec, stdio)
@@ -103,7 +103,7 @@ func startDetached(path string, argv []string, dir string, env []string, files [
 	if !ok {
 		t = Target{PID: p.Pid} // identity unreadable: stopping it will refuse
 	}
-	go p.Wait()
+	go func() { _, _ = p.Wait() }() // only reaps it: how it ended is not asked here
 	return t, nil
 }
 
@@ -125,7 +125,7 @@ func openLog(path string, sink []string, devnull *os.File) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.Close()
+	_ = f.Close() // opened only to make and check the log: nothing written
 	bin, err := exec.LookPath(sink[0])
 	if err != nil {
 		return nil, fmt.Errorf("log sink: %w", err)
@@ -134,11 +134,10 @@ func openLog(path string, sink []string, devnull *os.File) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close() // the sink holds its own copy
+	defer func() { _ = r.Close() }() // the sink holds its own copy
 	argv := append(append([]string{}, sink...), path)
 	if _, err := startDetached(bin, argv, "/", os.Environ(), []*os.File{r, devnull, devnull}); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("log sink: %w", err)
+		return nil, errors.Join(fmt.Errorf("log sink: %w", err), w.Close())
 	}
 	return w, nil
 }
@@ -256,7 +255,7 @@ func Groups(pid int) []int {
 func Signal(groups []int, sig syscall.Signal) {
 	for _, g := range groups {
 		if g > 1 {
-			syscall.Kill(-g, sig)
+			_ = syscall.Kill(-g, sig) // a group already gone is ignored (above)
 		}
 	}
 }

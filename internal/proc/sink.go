@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"errors"
 	"os"
 	"os/signal"
 	"syscall"
@@ -84,8 +85,8 @@ func keepStandby(in *os.File, argv []string, done <-chan struct{}) {
 	for {
 		p, lifeline, err := startStandby(in, argv)
 		if err == nil {
-			p.Wait()
-			lifeline.Close() // held until here: its closing is the signal
+			_, _ = p.Wait()      // a standby's end is only the cue to start another
+			_ = lifeline.Close() // held until here: its closing is the signal
 		}
 		select {
 		case <-done:
@@ -103,17 +104,16 @@ func startStandby(in *os.File, argv []string) (*os.Process, *os.File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	defer devnull.Close()
+	defer func() { _ = devnull.Close() }() // read only; the standby has its own copy
 	lifeR, lifeW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
 	}
-	defer lifeR.Close()
+	defer func() { _ = lifeR.Close() }() // the standby holds its own copy
 	p, err := os.StartProcess("/bin/sh", append([]string{"sh", "-c", standbyScript, "swarm-sink-standby"}, argv...),
 		&os.ProcAttr{Dir: "/", Files: []*os.File{in, devnull, devnull, lifeR}})
 	if err != nil {
-		lifeW.Close()
-		return nil, nil, err
+		return nil, nil, errors.Join(err, lifeW.Close())
 	}
 	return p, lifeW, nil
 }

@@ -70,21 +70,24 @@ func spawnSupervised(path string, spec StartSpec, stdio []*os.File) (Target, err
 	if err != nil {
 		return Target{}, err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read only
 	goR, goW, err := os.Pipe()
 	if err != nil {
-		w.Close()
-		return Target{}, err
+		return Target{}, errors.Join(err, w.Close())
 	}
-	defer goW.Close()
+	defer func() { _ = goW.Close() }() // a pipe: what was written is with the reader already
 	argv := append(append(append([]string{}, spec.Supervisor...), path), spec.Command...)
 	st, err := startDetached(sup, argv, spec.Dir, spec.Env, append(stdio, w, goR))
-	w.Close() // the supervisor holds its own copies
-	goR.Close()
+	_ = w.Close()   // the supervisor holds its own copies
+	_ = goR.Close() // the supervisor holds its own copies
 	if err != nil {
 		return Target{}, fmt.Errorf("supervisor: %w", err)
 	}
-	r.SetReadDeadline(time.Now().Add(superviseWait))
+	if err := r.SetReadDeadline(time.Now().Add(superviseWait)); err != nil {
+		// Without it the read below could wait for ever.
+		TerminateTarget(st, 0)
+		return Target{}, fmt.Errorf("supervisor: %w", err)
+	}
 	line := ""
 	if _, err = io.WriteString(goW, goAhead); err == nil {
 		line, err = bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
@@ -131,13 +134,13 @@ func Supervise(path string, argv []string) (Exit, error) {
 	if err != nil {
 		return Exit{}, err
 	}
-	defer report.Close()
+	defer func() { _ = report.Close() }() // a pipe: what was written is with the reader already
 	goPipe, err := inherited(goFD, "go-ahead")
 	if err != nil {
 		return Exit{}, err
 	}
 	said, _ := bufio.NewReader(io.LimitReader(goPipe, int64(len(goAhead)))).ReadString('\n')
-	goPipe.Close()
+	_ = goPipe.Close() // read only
 	if said != goAhead {
 		return Exit{}, errors.New("the spawn ended before it said go")
 	}
@@ -173,7 +176,7 @@ func supervise(path string, argv []string, report io.WriteCloser) (Exit, error) 
 	})
 	if err != nil {
 		fmt.Fprintf(report, "error: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
-		report.Close()
+		_ = report.Close() // a pipe: what was written is with the reader already
 		return Exit{}, err
 	}
 	// Read before the Wait below can reap it: the identity is exact.
@@ -182,7 +185,7 @@ func supervise(path string, argv []string, report io.WriteCloser) (Exit, error) 
 		t = Target{PID: p.Pid}
 	}
 	fmt.Fprintf(report, "%d %d\n", t.PID, t.Ticks)
-	report.Close()
+	_ = report.Close() // a pipe: what was written is with the reader already
 	quietStdio()
 	st, err := p.Wait()
 	if err != nil {
@@ -197,9 +200,12 @@ func quietStdio() {
 	if err != nil {
 		return
 	}
-	defer devnull.Close()
-	unix.Dup2(int(devnull.Fd()), 1)
-	unix.Dup2(int(devnull.Fd()), 2)
+	defer func() { _ = devnull.Close() }() // duplicated below; this copy wrote nothing
+	// dup2 onto an open descriptor does not fail; were it to, the copy
+	// of the log's pipe it keeps closes when this process ends, just
+	// after the command.
+	_ = unix.Dup2(int(devnull.Fd()), 1) // does not fail on an open descriptor (above)
+	_ = unix.Dup2(int(devnull.Fd()), 2) // does not fail on an open descriptor (above)
 }
 
 // exitCode is st's shell-style code: the exit status, or 128+signal.

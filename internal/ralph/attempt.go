@@ -410,7 +410,7 @@ func (e *Engine) launch(t *turn, w *state.Worker) error {
 	}
 	if pt, ok := worker.PaneTarget(t.tc, t.window); ok {
 		t.agentProc = pt
-		e.update(func(s *state.Ralph) error {
+		e.record(func(s *state.Ralph) error {
 			s.AgentPID, s.AgentStartTicks, s.AgentBootID = pt.PID, pt.Ticks, pt.Boot
 			return nil
 		})
@@ -450,12 +450,14 @@ func (e *Engine) prepareFiles(t *turn) error {
 		// hard link to someone's file); truncated rather than made with
 		// O_EXCL, since the sink of an earlier try of this iteration
 		// may have put a file back meanwhile.
-		os.Remove(p)
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 		f, err := state.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			return err
 		}
-		f.Close()
+		_ = f.Close() // made empty: nothing was written to it
 	}
 	if t.st.PromptMode != ModeType {
 		return state.WriteFileAtomic(e.RS.PromptSnapshotPath(), []byte(t.prompt))
@@ -513,13 +515,13 @@ func readPrompt(path string) (string, error) {
 		return "", fmt.Errorf("prompt file not found: %s", path)
 	}
 	if err != nil {
-		return "", fmt.Errorf("cannot read prompt file: %s", path)
+		return "", promptReadError(path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	fi, err := f.Stat()
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("cannot read prompt file: %s", path)
+		return "", promptReadError(path, err)
 	case fi.IsDir():
 		return "", fmt.Errorf("prompt file not found: %s", path)
 	case !fi.Mode().IsRegular():
@@ -529,12 +531,23 @@ func readPrompt(path string) (string, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxPromptBytes+1))
 	if err != nil {
-		return "", fmt.Errorf("cannot read prompt file: %s", path)
+		return "", promptReadError(path, err)
 	}
 	if len(data) > MaxPromptBytes {
 		return "", fmt.Errorf("prompt file is too large: %s (more than %d bytes)", path, MaxPromptBytes)
 	}
 	return string(data), nil
+}
+
+// promptReadError is swarm.py's "cannot read prompt file: PATH" with why
+// (the system's reason, which the path already names: not its op and
+// path again), and the cause kept for errors.Is.
+func promptReadError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("cannot read prompt file: %s: %w", path, err)
 }
 
 // deliver types the prompt in type mode: wait until the agent looks ready
@@ -596,7 +609,7 @@ func (e *Engine) typePrompt(ctx context.Context, t *turn, text string) {
 		if _, sc, err := t.tc.Poll(t.window); err == nil {
 			t.baseTurns = t.profile.Judge(withoutEcho(sc, text), e.Clock.Now()).Turns
 		}
-		e.update(func(s *state.Ralph) error { s.OutputOffset, s.PromptEntered = t.off, true; return nil })
+		e.record(func(s *state.Ralph) error { s.OutputOffset, s.PromptEntered = t.off, true; return nil })
 	})
 }
 
@@ -634,7 +647,7 @@ func (e *Engine) submit(ctx context.Context, t *turn, text string, beforeEnter f
 	if beforeEnter != nil {
 		beforeEnter()
 	}
-	t.tc.SendKeys(t.window, "Enter")
+	_ = t.tc.SendKeys(t.window, "Enter") // a lost Enter is pressed again (ensureSubmitted)
 	e.ensureSubmitted(ctx, t, text)
 }
 
@@ -675,7 +688,7 @@ func (e *Engine) ensureSubmitted(ctx context.Context, t *turn, text string) {
 			return
 		}
 		e.log(EventWarn, "iteration %d: the text was still in the agent's input box %s after Enter; pressing Enter again", t.iter, duration.Compact(submitWait))
-		t.tc.SendKeys(t.window, "Enter")
+		_ = t.tc.SendKeys(t.window, "Enter") // a lost Enter is what the next try looks for
 	}
 }
 
@@ -751,7 +764,7 @@ func (e *Engine) markDelivered(t *turn) {
 // confirm records the prompt as delivered.
 func (e *Engine) confirm(t *turn) {
 	t.confirmed = true
-	e.update(func(s *state.Ralph) error {
+	e.record(func(s *state.Ralph) error {
 		s.OutputOffset, s.PromptSent, s.PromptEntered = t.off, true, false
 		return nil
 	})

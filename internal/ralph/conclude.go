@@ -41,7 +41,7 @@ func (e *Engine) conclude(t *turn, o Outcome, w *state.Worker) Decision {
 		// (An agent at a pre-flight dialog is left there: finish.)
 		e.stopAgent(t.tc, t.window, t.agentProc)
 	}
-	e.update(func(s *state.Ralph) error {
+	e.record(func(s *state.Ralph) error {
 		s.ConsecutiveFailures, s.TotalFailures = d.ConsecutiveFailures, d.TotalFailures
 		return nil
 	})
@@ -174,7 +174,7 @@ func (e *Engine) continueSession(ctx context.Context, t *turn) (*turn, Outcome) 
 	if err != nil {
 		e.say("cannot save the prompt: %v", err)
 	}
-	e.update(func(s *state.Ralph) error {
+	e.record(func(s *state.Ralph) error {
 		s.CurrentIteration = next.iter
 		s.LastIterationStart = state.Timestamp{Time: next.started}
 		s.IterationActive = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -69,8 +70,18 @@ func PauseLoop(m *worker.Manager, name string) error {
 	case warn != "":
 		return &ErrWarning{warn}
 	}
-	logEvent(rs, EventPause, "paused by user")
+	if err := logEvent(rs, EventPause, "paused by user"); err != nil {
+		warnf(m, "paused, but %v", err)
+	}
 	return nil
+}
+
+// warnf says what a command could not do beside what it did, through the
+// manager's warnings ("swarm: warning: ...").
+func warnf(m *worker.Manager, format string, args ...any) {
+	if m.Warn != nil {
+		m.Warn(fmt.Sprintf(format, args...))
+	}
 }
 
 // ResumeLoop continues a paused loop from its current iteration, and recovers
@@ -126,12 +137,17 @@ func ResumeLoop(m *worker.Manager, name string) error {
 	}
 	if st.DoneFile != "" {
 		// The agent asked to wait with a WAIT file; resuming answers it.
-		os.Remove(waitFilePath(st))
+		if err := os.Remove(waitFilePath(st)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			warnf(m, "resumed, but the agent's WAIT file stays: %v", err)
+		}
 	}
 	if wasActive {
-		logEvent(rs, EventResume, "resumed at iteration %d", st.CurrentIteration)
+		err = logEvent(rs, EventResume, "resumed at iteration %d", st.CurrentIteration)
 	} else {
-		logEvent(rs, EventResume, "resumed at iteration %d after it had ended (%s)", st.CurrentIteration, reasonText(st))
+		err = logEvent(rs, EventResume, "resumed at iteration %d after it had ended (%s)", st.CurrentIteration, reasonText(st))
+	}
+	if err != nil {
+		warnf(m, "resumed, but %v", err)
 	}
 	if !alive {
 		if _, err := StartMonitor(m, name); err != nil {
@@ -171,14 +187,19 @@ func UnpauseForRun(m *worker.Manager, name string) {
 		return
 	}
 	unpaused := false
-	rs.Update(func(s *state.Ralph) error {
+	_, err := rs.Update(func(s *state.Ralph) error {
 		if s.Status == state.RalphPaused {
 			s.Status, s.PauseReason, unpaused = state.RalphRunning, "", true
 		}
 		return nil
 	})
+	if err != nil {
+		warnf(m, "cannot resume the paused loop '%s': %v", name, err)
+	}
 	if unpaused {
-		logEvent(rs, EventResume, "resumed by ralph run")
+		if err := logEvent(rs, EventResume, "resumed by ralph run"); err != nil {
+			warnf(m, "resumed, but %v", err)
+		}
 	}
 }
 
@@ -194,22 +215,25 @@ func StopLoop(m *worker.Manager, name string, o worker.KillOptions) error {
 }
 
 // markKilled ends an active loop with reason killed, so its monitor starts
-// no further iteration.
-func markKilled(rs *state.RalphStore) bool {
-	ended := false
+// no further iteration. It returns what it could not write: the state, or
+// the DONE line.
+func markKilled(rs *state.RalphStore) error {
+	var logErr error
 	_, err := rs.Update(func(s *state.Ralph) error {
 		if !s.Active() {
 			return nil
 		}
-		ended = true
 		s.Status = state.RalphStopped
 		s.ExitReason = ReasonKilled
 		s.ExitDetail = ""
 		// Before the state is written, as the monitor's own end does.
-		logEvent(rs, EventDone, "%s", doneText(s.CurrentIteration, ReasonKilled))
+		logErr = logEvent(rs, EventDone, "%s", doneText(s.CurrentIteration, ReasonKilled))
 		return nil
 	})
-	return err == nil && ended
+	if errors.Is(err, state.ErrNoRalph) {
+		err = nil // no loop (a spawn undone before its state was made): nothing to end
+	}
+	return errors.Join(err, logErr)
 }
 
 // Hooks connect worker kills and cleans to ralph loops.
@@ -222,7 +246,9 @@ func NewHooks(m *worker.Manager) *Hooks { return &Hooks{m: m} }
 func (h *Hooks) BeforeKill(w *state.Worker) error {
 	rs := h.m.Store.Ralph(w.Name)
 	if rs.Exists() {
-		markKilled(rs)
+		if err := markKilled(rs); err != nil {
+			warnf(h.m, "cannot mark the ralph loop of '%s' killed (its monitor may start another iteration): %v", w.Name, err)
+		}
 	}
 	return nil
 }
@@ -627,6 +653,8 @@ func SetLoop(m *worker.Manager, name string, set Settings) (*state.Ralph, error)
 	if err != nil {
 		return nil, err
 	}
-	logEvent(rs, EventSet, "%s", strings.Join(changes, " "))
+	if err := logEvent(rs, EventSet, "%s", strings.Join(changes, " ")); err != nil {
+		warnf(m, "set, but %v", err)
+	}
 	return st, nil
 }

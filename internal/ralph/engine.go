@@ -153,6 +153,12 @@ func (e *Engine) update(fn func(*state.Ralph) error) (*state.Ralph, error) {
 	return st, err
 }
 
+// record is update for a write the loop goes on without: update says
+// when it fails (and marks the state unwritten), so nothing is returned.
+func (e *Engine) record(fn func(*state.Ralph) error) {
+	_, _ = e.update(fn) // said by update
+}
+
 // ErrLoopEnded is returned by Run for a loop that is already over.
 var ErrLoopEnded = errors.New("loop has ended")
 
@@ -165,7 +171,11 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	defer lock.Release()
+	defer func() {
+		if err := lock.Release(); err != nil {
+			e.say("cannot release the monitor lock: %v", err)
+		}
+	}()
 	st, err := e.RS.Update(func(s *state.Ralph) error {
 		if !s.Active() {
 			if err := notResumable(e.Name, s, e.Clock.Now()); err != nil {
@@ -186,7 +196,7 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 	backoff := time.Duration(0)
 	for {
 		code, err := e.drive(ctx)
-		e.update(func(s *state.Ralph) error {
+		e.record(func(s *state.Ralph) error {
 			if s.MonitorPID == os.Getpid() {
 				s.MonitorPID = 0
 			}
@@ -206,7 +216,7 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 		}
 		backoff = 0
 		e.pauseAndExit.Store(false)
-		e.update(func(s *state.Ralph) error { s.MonitorPID = os.Getpid(); return nil })
+		e.record(func(s *state.Ralph) error { s.MonitorPID = os.Getpid(); return nil })
 		e.say("resumed while the monitor was stopping; continuing")
 	}
 }
@@ -253,7 +263,9 @@ func (e *Engine) stayForResume(lock *daemon.Held) bool {
 			stay = true
 			return
 		}
-		lock.Release()
+		if err := lock.Release(); err != nil {
+			e.say("cannot release the monitor lock: %v", err)
+		}
 	})
 	return err == nil && stay
 }
@@ -585,7 +597,9 @@ func (e *Engine) removeWindow(w *state.Worker) {
 		return
 	}
 	e.stopAgent(tc, win.WindowID)
-	tc.KillWindow(win.WindowID)
+	if err := tc.KillWindow(win.WindowID); err != nil {
+		e.say("cannot remove the worker's window: %v", err)
+	}
 }
 
 // doneFilePath is the loop's --done-file, relative to its work directory.

@@ -34,15 +34,11 @@ func Events(ctx context.Context, rs *state.RalphStore, n int, live bool, w io.Wr
 	for {
 		f, err := state.OpenFile(rs.LogPath(), os.O_RDONLY, 0)
 		if err == nil {
-			for {
-				k, _ := f.ReadAt(buf, off)
-				if k == 0 {
-					break
-				}
-				w.Write(buf[:k])
-				off += int64(k)
+			off, err = copyNew(f, off, buf, w)
+			_ = f.Close() // read only: nothing to lose
+			if err != nil {
+				return err // no one reads any more (a closed pipe)
 			}
-			f.Close()
 		}
 		if st, err := rs.Load(); err == nil && !st.Active() && !MonitorAlive(rs) {
 			return nil
@@ -52,6 +48,21 @@ func Events(ctx context.Context, rs *state.RalphStore, n int, live bool, w io.Wr
 			return nil
 		case <-time.After(interval):
 		}
+	}
+}
+
+// copyNew writes what f holds from off on to w, and returns where it
+// ended.
+func copyNew(f *os.File, off int64, buf []byte, w io.Writer) (int64, error) {
+	for {
+		k, _ := f.ReadAt(buf, off)
+		if k == 0 {
+			return off, nil
+		}
+		if _, err := w.Write(buf[:k]); err != nil {
+			return off, err
+		}
+		off += int64(k)
 	}
 }
 
@@ -65,7 +76,7 @@ func lastEvents(path string, n int, w io.Writer) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, err
@@ -93,6 +104,6 @@ func lastEvents(path string, n int, w io.Writer) (int64, error) {
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	io.WriteString(w, strings.Join(lines, ""))
-	return from + int64(len(data)), nil
+	_, err = io.WriteString(w, strings.Join(lines, ""))
+	return from + int64(len(data)), err
 }

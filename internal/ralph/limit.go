@@ -44,7 +44,7 @@ func limitUntil(v agent.Verdict, st *state.Ralph, now time.Time) time.Time {
 // exits while waiting ends its iteration when the wait is over.
 func (e *Engine) waitOutLimit(ctx context.Context, t *turn, v agent.Verdict) (Outcome, bool) {
 	until := limitUntil(v, t.st, e.Clock.Now())
-	e.update(func(s *state.Ralph) error {
+	e.record(func(s *state.Ralph) error {
 		if s.Status == state.RalphRunning {
 			s.Status = state.RalphWaiting
 		}
@@ -70,7 +70,9 @@ func (e *Engine) waitOutLimit(ctx context.Context, t *turn, v agent.Verdict) (Ou
 	e.log(EventResume, "iteration %d: limit reset; typed %q", t.iter, t.st.LimitMessage)
 	e.say("limit reset; continuing the agent with %q", t.st.LimitMessage)
 	msg := t.st.LimitMessage
-	worker.SendText(t.tc, t.window, msg, worker.SendOptions{NoEnter: true})
+	if err := worker.SendText(t.tc, t.window, msg, worker.SendOptions{NoEnter: true}); err != nil {
+		e.say("cannot type %q: %v", msg, err)
+	}
 	e.submit(ctx, t, msg, nil)
 	// The limit stays the agent's last message until it answers: it is
 	// the limit just waited out, not a new one, until the agent works.
@@ -99,7 +101,7 @@ func (e *Engine) waitUntilReset(ctx context.Context, t *turn, until time.Time) (
 
 // endWait sets a waiting loop running again.
 func (e *Engine) endWait() {
-	e.update(func(s *state.Ralph) error {
+	e.record(func(s *state.Ralph) error {
 		if s.Status == state.RalphWaiting {
 			s.Status = state.RalphRunning
 		}
@@ -115,7 +117,7 @@ func (e *Engine) interruptWait(ctx context.Context, t *turn) (Outcome, bool) {
 		return o, true
 	}
 	if err == nil && cur.Status == state.RalphPaused {
-		e.update(func(s *state.Ralph) error { s.WaitingUntil = state.ZonedTimestamp{}; return nil })
+		e.record(func(s *state.Ralph) error { s.WaitingUntil = state.ZonedTimestamp{}; return nil })
 		return e.final(t, Outcome{End: EndLimited}), true
 	}
 	return Outcome{}, false

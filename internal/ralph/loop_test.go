@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -673,8 +672,6 @@ func TestMonitorStartsFromAnyDirectory(t *testing.T) {
 		t.Fatalf("state %v", l.state())
 	}
 }
-
-var startLine = regexp.MustCompile(`\[START\] iteration (\d+)/`)
 
 func (l *loop) dump() {
 	l.T.Helper()

@@ -53,6 +53,16 @@ const (
 	MaxLimitWait     = 4 * time.Hour
 )
 
+// shownError is err with another text (the path as the user gave it),
+// its cause kept for errors.Is and errors.As.
+type shownError struct {
+	msg string
+	err error
+}
+
+func (e *shownError) Error() string { return e.msg }
+func (e *shownError) Unwrap() error { return e.err }
+
 // Validate checks options before anything is created, with the messages
 // swarm prints. It returns the absolute prompt path.
 func (o *Options) Validate() error {
@@ -172,7 +182,7 @@ func (o *Options) validatePrompt() error {
 	}
 	if _, err := readPrompt(abs); err != nil {
 		// The messages name the path as the user gave it.
-		return errors.New(strings.Replace(err.Error(), abs, o.PromptFile, 1))
+		return &shownError{strings.Replace(err.Error(), abs, o.PromptFile, 1), err}
 	}
 	o.PromptFile = abs
 	return nil

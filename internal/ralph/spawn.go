@@ -84,25 +84,27 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 		return nil, err
 	}
 	rec := res.Worker
-	rollback := func() {
+	// rollback undoes the spawn after err, and returns err with what it
+	// could not undo.
+	rollback := func(err error) error {
 		// A monitor that failed to come up may have started the agent:
-		// stop everything before removing the record.
-		markKilled(rs)
-		m.Kill(name, worker.KillOptions{})
-		m.Clean(name, worker.CleanOptions{RmWorktree: true})
-		rs.Remove()
+		// stop everything before removing the record. Every step runs.
+		uerr := errors.Join(markKilled(rs), m.Kill(name, worker.KillOptions{}))
+		_, cerr := m.Clean(name, worker.CleanOptions{RmWorktree: true}) // a worktree kept is warned of by Clean
+		if uerr = errors.Join(uerr, cerr, rs.Remove()); uerr != nil {
+			return errors.Join(err, fmt.Errorf("and undoing the spawn failed: %w", uerr))
+		}
+		return err
 	}
 	if o.Loop.RequireChange {
 		if _, _, err := worktree.RepoRoot(rec.Cwd); err != nil {
-			rollback()
-			return nil, errors.New("--require-change needs a git repository (run it in a repository, or use --worktree)")
+			return nil, rollback(errors.New("--require-change needs a git repository (run it in a repository, or use --worktree)"))
 		}
 	}
 	st := o.Loop.NewState(name, rec.Cwd)
 	st.MaxLogSize = o.Worker.MaxLogSize
 	if err := rs.Create(st); err != nil {
-		rollback()
-		return nil, err
+		return nil, rollback(err)
 	}
 	warnings := doneFileWarnings(st)
 	if o.Foreground || o.NoRun {
@@ -110,8 +112,7 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 	}
 	pid, err := StartMonitor(m, name)
 	if err != nil {
-		rollback()
-		return nil, err
+		return nil, rollback(err)
 	}
 	waitFirstIteration(rs, firstIterationWait)
 	return &SpawnResult{Worker: rec, MonitorPID: pid, Notes: res.Notes, Warnings: warnings}, nil
@@ -259,7 +260,9 @@ func replace(m *worker.Manager, name string, forceDirty bool) error {
 		return err
 	}
 	if MonitorAlive(rs) {
-		markKilled(rs)
+		if err := markKilled(rs); err != nil {
+			warnf(m, "cannot mark the ralph loop of '%s' killed: %v", name, err)
+		}
 		if !WaitMonitorExit(rs, replaceWait) {
 			return fmt.Errorf("the monitor of '%s' did not exit", name)
 		}

@@ -81,8 +81,8 @@ func trimTranscripts(rs *state.RalphStore, budget int64, keep int) {
 		if total <= budget || t.iter == keep {
 			break
 		}
-		os.Remove(t.path)
-		os.Remove(exitPath(rs, t.iter))
+		_ = os.Remove(t.path)               // best effort: one left is trimmed again after the next iteration
+		_ = os.Remove(exitPath(rs, t.iter)) // best effort, as the transcript
 		total -= t.size
 	}
 }
@@ -173,7 +173,9 @@ func FollowAgent(ctx context.Context, rs *state.RalphStore, w io.Writer) error {
 	interval := worker.PollInterval(followPoll)
 	for {
 		if data, _ := r.ReadNew(); len(data) > 0 {
-			w.Write(data)
+			if _, err := w.Write(data); err != nil {
+				return err // no one reads any more (a closed pipe)
+			}
 		}
 		st, err := rs.Load()
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -61,14 +62,17 @@ func (e *Engine) verify(o *Outcome, st *state.Ralph, iter int) {
 	e.log(EventReject, "iteration %d reason=%s", iter, o.Rejected)
 	e.say("completion rejected: %s", o.Rejected)
 	fb := "---\n" + strings.TrimRight(feedback.String(), "\n") + "\nFix this, verify, and only then report completion again.\n"
-	e.update(func(s *state.Ralph) error {
+	e.record(func(s *state.Ralph) error {
 		s.Feedback = state.NullString(fb)
 		s.LastRejection = state.NullString(fmt.Sprintf("iteration %d: %s", iter, o.Rejected))
 		s.LastCheckOutput = evidence
 		return nil
 	})
 	if o.DoneFile {
-		os.Remove(doneFilePath(st))
+		// Left, it would end the next iteration as done at once.
+		if err := os.Remove(doneFilePath(st)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			e.say("cannot remove the rejected done file: %v", err)
+		}
 	}
 }
 
@@ -99,18 +103,19 @@ func runCheck(command, dir string, timeout time.Duration) checkResult {
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
-	w.Close() // the check has its own copy
+	_ = w.Close() // the check has its own copy
 	if err != nil {
-		r.Close()
+		_ = r.Close() // read only
 		return checkResult{status: "could not start: " + err.Error()}
 	}
 	copied := make(chan struct{})
-	go func() { io.Copy(buf, r); close(copied) }()
+	go func() { _, _ = io.Copy(buf, r); close(copied) }() // a capped buffer takes all; a read error ends the output, which is all it can mean
 	// The check's identity, read before anything can reap it: only its
 	// own process group is ever signalled.
 	t, _ := proc.Identify(cmd.Process.Pid)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	var waitErr error // cmd.Wait's, once done is closed
+	done := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(done) }()
 	// Read bounded, and as plain text: the agent can influence what a
 	// check prints, and it goes into the next prompt.
 	output := func() string {
@@ -118,12 +123,13 @@ func runCheck(command, dir string, timeout time.Duration) checkResult {
 		case <-copied:
 		case <-time.After(checkDrainWait):
 		}
-		r.Close() // ends the copy if a stray process still holds the pipe
+		_ = r.Close() // ends the copy if a stray process still holds the pipe
 		<-copied
 		return plainText(string(buf.Capped().Bytes(checkOutputMax)))
 	}
 	select {
-	case err := <-done:
+	case <-done:
+		err := waitErr
 		// Leftovers of the check: its group's members, now that the
 		// check itself is reaped (its group keeps its number while it
 		// has members).
@@ -138,7 +144,7 @@ func runCheck(command, dir string, timeout time.Duration) checkResult {
 		return checkResult{status: fmt.Sprintf("exit %d", code), output: output()}
 	case <-time.After(timeout):
 		proc.TerminateTarget(t, checkKillGrace)
-		<-done
+		<-done // killed: how it ended says no more than the timeout
 		return checkResult{status: fmt.Sprintf("timed out after %s", timeout), output: output()}
 	}
 }

@@ -259,7 +259,9 @@ func (e *Engine) judge(ctx context.Context, t *turn, screen string) (Outcome, bo
 	case v.Context == ContextNudge && !t.nudged:
 		t.nudged = true
 		e.log(EventWarn, "iteration %d: context at %d%%; asked the agent to commit and exit", t.iter, v.ContextPercent)
-		worker.SendText(t.tc, t.window, contextNudge, worker.SendOptions{})
+		if err := worker.SendText(t.tc, t.window, contextNudge, worker.SendOptions{}); err != nil {
+			e.say("cannot ask the agent to commit and exit: %v", err)
+		}
 	}
 	switch v.Agent.State {
 	case agent.Limited:
@@ -293,7 +295,7 @@ func (e *Engine) noteAgent(t *turn, v agent.Verdict) {
 		return
 	}
 	t.shown = v.State
-	e.update(func(s *state.Ralph) error {
+	e.record(func(s *state.Ralph) error {
 		s.AgentState, s.AgentDetail = state.NullString(v.State), state.NullString(v.Line)
 		return nil
 	})
@@ -321,7 +323,7 @@ func (e *Engine) onDialog(t *turn, v agent.Verdict) (Outcome, bool) {
 	detail, fix := dialogDetail(e.Name, v)
 	reason := fmt.Sprintf("%s (%s)", detail, fix)
 	paused := false
-	e.update(func(s *state.Ralph) error {
+	e.record(func(s *state.Ralph) error {
 		if s.Runs() {
 			s.Status, s.PauseReason, paused = state.RalphPaused, state.NullString(reason), true
 		}
@@ -526,7 +528,7 @@ func (e *Engine) recordTasks(t *turn) {
 	}
 	fresh := tasks[t.tasks:]
 	t.tasks = len(tasks)
-	e.update(func(s *state.Ralph) error {
+	e.record(func(s *state.Ralph) error {
 		for _, id := range fresh {
 			s.TasksDone = append(s.TasksDone, state.TaskDone{Iteration: t.iter, ID: id})
 		}
@@ -545,7 +547,7 @@ func (e *Engine) persistScreenChange(t time.Time) {
 		return
 	}
 	e.lastPersist, e.persisted = e.Clock.Now(), t
-	e.update(func(s *state.Ralph) error {
+	e.record(func(s *state.Ralph) error {
 		s.LastScreenChange = state.UTCTimestamp{Time: t}
 		return nil
 	})

@@ -203,19 +203,19 @@ func (c *Client) copyTo(ctx context.Context, h Host, dest string, data []byte, w
 	tmp := dest + ".swarm-install." + fmt.Sprint(time.Now().UnixNano())
 	dir := path.Dir(dest)
 	if _, err := c.output(ctx, h, "mkdir -p "+Quote(dir)+" && cat > "+Quote(tmp), bytes.NewReader(data)); err != nil {
-		c.output(ctx, h, "rm -f "+Quote(tmp), nil)
+		_, _ = c.output(ctx, h, "rm -f "+Quote(tmp), nil) // best effort: the copy's error is the one to return; a leftover is never run
 		return fmt.Errorf("copying to %s: %w", tmp, err)
 	}
 	got, err := c.output(ctx, h, sha256Script(tmp), nil)
 	if err != nil || strings.TrimSpace(got) != want {
-		c.output(ctx, h, "rm -f "+Quote(tmp), nil)
+		_, _ = c.output(ctx, h, "rm -f "+Quote(tmp), nil) // best effort: the copy's error is the one to return; a leftover is never run
 		if err == nil {
 			err = fmt.Errorf("SHA-256 %s, want %s", termtext.Line(strings.TrimSpace(got)), want)
 		}
 		return fmt.Errorf("the copy on host '%s' is not this binary: %w", h.Name, err)
 	}
 	if _, err := c.output(ctx, h, "chmod 755 "+Quote(tmp)+" && mv -f "+Quote(tmp)+" "+Quote(dest), nil); err != nil {
-		c.output(ctx, h, "rm -f "+Quote(tmp), nil)
+		_, _ = c.output(ctx, h, "rm -f "+Quote(tmp), nil) // best effort: the copy's error is the one to return; a leftover is never run
 		return err
 	}
 	return nil

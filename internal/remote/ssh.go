@@ -273,7 +273,7 @@ func (c *Client) CheckMaster(ctx context.Context, h Host) bool {
 	if fi.Mode().Type() != fs.ModeSocket {
 		// Not ssh's: a file in the way would make ssh give up sharing
 		// for every call.
-		os.Remove(path)
+		_ = os.Remove(path) // best effort: one still there costs sharing, not the call
 		return false
 	}
 	if ValidateTarget(h.Target) != nil {
@@ -290,7 +290,7 @@ func (c *Client) CheckMaster(ctx context.Context, h Host) bool {
 	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return false // the caller gave up: judge nothing
 	}
-	os.Remove(path)
+	_ = os.Remove(path) // best effort: a dead socket still there costs sharing, not the call
 	return false
 }
 

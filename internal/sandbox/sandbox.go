@@ -106,17 +106,23 @@ func (a Action) String() string { return a.Message() }
 // directory) and reports, per file in the order of Files, what it did. On
 // an error, the files this call created are removed and those it replaced
 // are restored, so a failed run changes nothing; the actions up to the
-// failure are returned with the error.
+// failure are returned with the error, and with it what could not be put
+// back.
 func Write(dir string, o Options) ([]Action, error) {
 	var actions []Action
-	var undo []func()
+	var undo []func() error
 	for _, f := range Files() {
 		a, u, err := writeOne(dir, f, o)
 		if err != nil {
+			err = fmt.Errorf("cannot write %s: %w", filepath.Join(dir, f.Name), err)
+			var failed []error
 			for i := len(undo) - 1; i >= 0; i-- {
-				undo[i]()
+				failed = append(failed, undo[i]())
 			}
-			return actions, fmt.Errorf("cannot write %s: %w", filepath.Join(dir, f.Name), err)
+			if uerr := errors.Join(failed...); uerr != nil {
+				err = errors.Join(err, fmt.Errorf("and what was written before it could not all be put back: %w", uerr))
+			}
+			return actions, err
 		}
 		actions = append(actions, a)
 		if u != nil {
@@ -137,7 +143,7 @@ var failHook func(name string) error
 
 // writeOne decides and does what Write does for one file, and returns how
 // to undo it (nil when nothing was written).
-func writeOne(dir string, f File, o Options) (Action, func(), error) {
+func writeOne(dir string, f File, o Options) (Action, func() error, error) {
 	a := Action{File: f.Name, Path: filepath.Join(dir, f.Name)}
 	if failHook != nil {
 		if err := failHook(f.Name); err != nil {
@@ -162,7 +168,7 @@ func writeOne(dir string, f File, o Options) (Action, func(), error) {
 			return a, nil, err
 		}
 		a.Result = Created
-		return a, func() { os.Remove(a.Path) }, nil
+		return a, func() error { return os.Remove(a.Path) }, nil
 	case err != nil:
 		return a, nil, err
 	}
@@ -191,7 +197,7 @@ func writeOne(dir string, f File, o Options) (Action, func(), error) {
 	}
 	a.Result = Overwritten
 	oldMode := info.Mode().Perm()
-	return a, func() { replace(a.Path, old, oldMode) }, nil
+	return a, func() error { return replace(a.Path, old, oldMode) }, nil
 }
 
 // createNew writes a file that must not exist yet, atomically: a complete
@@ -203,7 +209,7 @@ func createNew(path string, data []byte, mode fs.FileMode) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer os.Remove(tmp)
+	defer func() { _ = os.Remove(tmp) }() // the temporary name only: the file is linked (or written) under its own by then
 	err = os.Link(tmp, path)
 	if err == nil {
 		return true, nil
@@ -228,8 +234,7 @@ func createNew(path string, data []byte, mode fs.FileMode) (bool, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(path)
-		return false, err
+		return false, errors.Join(err, os.Remove(path))
 	}
 	return true, nil
 }
@@ -241,8 +246,7 @@ func replace(path string, data []byte, mode fs.FileMode) error {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
+		return errors.Join(err, os.Remove(tmp))
 	}
 	return nil
 }
@@ -266,8 +270,7 @@ func writeTemp(path string, data []byte, mode fs.FileMode) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(name)
-		return "", err
+		return "", errors.Join(err, os.Remove(name))
 	}
 	return name, nil
 }

@@ -203,6 +203,36 @@ func TestFailureRollsBack(t *testing.T) {
 	}
 }
 
+// A rollback that cannot put a file back says so with the write's error:
+// here the file made first has become a directory with something in it.
+func TestFailedRollbackIsReported(t *testing.T) {
+	dir := t.TempDir()
+	failHook = func(name string) error {
+		if name == "ORCHESTRATOR.md" {
+			if err := os.Remove(filepath.Join(dir, "sandbox.sh")); err != nil {
+				t.Error(err)
+			}
+			if err := os.MkdirAll(filepath.Join(dir, "sandbox.sh", "x"), 0o700); err != nil {
+				t.Error(err)
+			}
+			return errors.New("disk full")
+		}
+		return nil
+	}
+	defer func() { failHook = nil }()
+	_, err := Write(dir, Options{})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	first, rest, _ := strings.Cut(err.Error(), "\n")
+	if !strings.HasSuffix(first, "ORCHESTRATOR.md: disk full") {
+		t.Errorf("first line %q: the write's error comes first", first)
+	}
+	if !strings.Contains(rest, "and what was written before it could not all be put back: ") || !strings.Contains(rest, "sandbox.sh") {
+		t.Errorf("the failed rollback is not reported: %q", err)
+	}
+}
+
 // scripts writes the kit's shell scripts into a temporary directory.
 func scripts(t *testing.T) []string {
 	t.Helper()

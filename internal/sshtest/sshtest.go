@@ -49,7 +49,7 @@ func Available() error {
 	if err != nil {
 		return fmt.Errorf("no loopback address 127.0.0.2 (macOS: sudo ifconfig lo0 alias 127.0.0.2 up, and .3 ...): %w", err)
 	}
-	l.Close()
+	_ = l.Close() // a probe: the address answered, which is all it asked
 	if os.Geteuid() == 0 {
 		if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
 			return fmt.Errorf("sshd needs /run/sshd: %w", err)
@@ -92,7 +92,7 @@ func NewKeys(dir string) (*Keys, error) {
 		authorized: filepath.Join(dir, "authorized_keys")}
 	for _, key := range []string{k.userKey, k.hostKey} {
 		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "swarm-test", "-f", key).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("ssh-keygen: %v: %s", err, out)
+			return nil, fmt.Errorf("ssh-keygen: %w: %s", err, out)
 		}
 	}
 	userPub, err := os.ReadFile(k.userKey + ".pub")
@@ -181,7 +181,7 @@ func (k *Keys) Start(alias, addr string, extra ...string) (*Server, error) {
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting sshd: %w", err)
 	}
-	go s.cmd.Wait()
+	go func() { _ = s.cmd.Wait() }() // reaps it; how it ended is in its log (s.Log)
 	if err := waitListening(addr, port); err != nil {
 		s.Stop()
 		log, _ := os.ReadFile(s.Log)
@@ -194,10 +194,10 @@ func (k *Keys) Start(alias, addr string, extra ...string) (*Server, error) {
 		s.Stop()
 		return nil, err
 	}
-	defer f.Close()
 	// Host blocks before "Host *" would be nicer to read; ssh takes the
 	// first value of each option, and "Host *" sets neither of these.
-	if _, err := fmt.Fprintf(f, "Host %s\n  HostName %s\n  Port %d\n", alias, addr, port); err != nil {
+	_, err = fmt.Fprintf(f, "Host %s\n  HostName %s\n  Port %d\n", alias, addr, port)
+	if err = errors.Join(err, f.Close()); err != nil {
 		s.Stop()
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func freePort(addr string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }() // a probe: the port is all it asked
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -220,7 +220,7 @@ func waitListening(addr string, port int) error {
 	if clock.Wait(context.Background(), clock.Real, 20*time.Millisecond, startTimeout, func() bool {
 		var c net.Conn
 		if c, err = net.DialTimeout("tcp", net.JoinHostPort(addr, strconv.Itoa(port)), time.Second); err == nil {
-			c.Close()
+			_ = c.Close() // a probe: the connection was accepted, which is all it asked
 			return true
 		}
 		return false
@@ -239,7 +239,7 @@ func (s *Server) Stop() {
 	}
 	pids := append(descendants(s.cmd.Process.Pid), s.cmd.Process.Pid)
 	for _, pid := range pids {
-		syscall.Kill(pid, syscall.SIGKILL)
+		_ = syscall.Kill(pid, syscall.SIGKILL) // one gone already is what is wanted
 	}
 }
 

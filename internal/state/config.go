@@ -68,7 +68,7 @@ func (s *Store) Config() (Config, error) {
 	if err != nil {
 		return c, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	data, err := readBounded("state file", f, MaxFileSize)
 	if err != nil {
 		return c, err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,8 +68,7 @@ func (s *Store) WriteEnvFile(env []string) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(path)
-		return "", err
+		return "", errors.Join(err, os.Remove(path))
 	}
 	return path, nil
 }
@@ -84,7 +84,7 @@ func sweepEnvFiles(dir string, cutoff time.Time) {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(cutoff) {
-			os.Remove(filepath.Join(dir, e.Name()))
+			_ = os.Remove(filepath.Join(dir, e.Name())) // left for the next sweep
 		}
 	}
 }
@@ -98,12 +98,16 @@ func TakeEnvFile(path string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	if err := checkEnvFile(f); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxEnvFile+1))
-	os.Remove(path)
+	// Its entries must not outlive this process on disk: a file that
+	// stays is an error, not a command started beside it.
+	if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		err = errors.Join(err, fmt.Errorf("cannot remove %s: %w", path, rerr))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,7 @@ func readProcessExit(path string) (e ProcessExit, ok bool) {
 	if err != nil {
 		return e, false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return e, false
 	}
@@ -127,7 +127,7 @@ func (s *Store) WindowExit(name string) (e WindowExit, ok bool) {
 	if err != nil {
 		return e, false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	fi, err := f.Stat()
 	if err != nil {
 		return e, false

@@ -65,7 +65,7 @@ func withLockFor(lockPath string, timeout time.Duration, fn func() error) error 
 	}
 	// Closing the descriptor releases the lock even if Unlock fails, so
 	// its error tells nothing the caller could act on.
-	defer fl.Unlock()
+	defer func() { _ = fl.Unlock() }() // nothing to act on (above)
 	return fn()
 }
 
@@ -115,8 +115,8 @@ func WriteFileAtomicPerm(path string, data []byte, perm os.FileMode) error {
 	ok := false
 	defer func() {
 		if !ok {
-			tmp.Close()
-			os.Remove(name)
+			_ = tmp.Close()     // the write failed: its error is the one returned
+			_ = os.Remove(name) // a temp file left is swept by a later write (sweepStaleTemps)
 		}
 	}()
 	// fchmod on our own descriptor: no path, so no symlink to follow. It
@@ -144,8 +144,8 @@ func WriteFileAtomicPerm(path string, data []byte, perm os.FileMode) error {
 // bring back the old file.
 func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+		_ = d.Sync()  // not an error (above): the new content is in place for every reader
+		_ = d.Close() // read only: nothing to lose
 	}
 }
 
@@ -165,7 +165,7 @@ func sweepStaleTemps(path string) {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > staleTempAge {
-			os.Remove(filepath.Join(dir, e.Name()))
+			_ = os.Remove(filepath.Join(dir, e.Name())) // left for the next sweep (above)
 		}
 	}
 }
@@ -204,7 +204,7 @@ func keepCorrupt(path string, data []byte) (string, error) {
 	tmp := ""
 	defer func() {
 		if tmp != "" {
-			os.Remove(tmp)
+			_ = os.Remove(tmp) // a temp file left is swept by a later write (sweepStaleTemps)
 		}
 	}()
 	for i := 0; i < maxBackups; i++ {
@@ -270,7 +270,7 @@ func tempCopy(path string, data []byte) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		_ = os.Remove(f.Name()) // a temp file left is swept by a later write (sweepStaleTemps)
 		return "", err
 	}
 	return f.Name(), nil
@@ -285,8 +285,7 @@ func createExcl(name string, data []byte) error {
 		return err
 	}
 	if err := errors.Join(writeAll(f, data), f.Close()); err != nil {
-		os.Remove(name)
-		return err
+		return errors.Join(err, os.Remove(name))
 	}
 	return nil
 }
@@ -305,13 +304,12 @@ func appendLines(path string, undo bool, lines ...[]byte) error {
 	var size int64
 	if undo {
 		if size, err = f.Seek(0, io.SeekEnd); err != nil {
-			f.Close()
-			return err
+			return errors.Join(err, f.Close())
 		}
 	}
 	err = writeAll(f, bytes.Join(lines, nil))
 	if err != nil && undo {
-		f.Truncate(size)
+		err = errors.Join(err, f.Truncate(size))
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

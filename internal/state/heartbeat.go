@@ -161,7 +161,7 @@ func (s *HeartbeatStore) WithControlLock(name string, fn func() error) error {
 func decodeHeartbeat(data []byte) (*Heartbeat, error) {
 	h := Heartbeat{Message: HeartbeatDefaultMessage, Status: HeartbeatActive}
 	if err := json.Unmarshal(data, &h); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorruptHeartbeat, err)
+		return nil, fmt.Errorf("%w: %w", ErrCorruptHeartbeat, err)
 	}
 	if h.WorkerName == "" {
 		return nil, fmt.Errorf("%w: no worker_name", ErrCorruptHeartbeat)
@@ -236,10 +236,10 @@ func (s *HeartbeatStore) Update(name string, fn func(cur *Heartbeat) (*Heartbeat
 func (s *HeartbeatStore) dropCorrupt(name string, data []byte, cerr error) error {
 	path := s.Path(name)
 	if _, err := keepCorrupt(path, data); err != nil {
-		return fmt.Errorf("%v, and backing it up failed: %v", cerr, err)
+		return fmt.Errorf("%w, and backing it up failed: %w", cerr, err)
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%v, and removing it failed: %v", cerr, err)
+		return fmt.Errorf("%w, and removing it failed: %w", cerr, err)
 	}
 	s.warn(fmt.Sprintf("corrupt heartbeat state for '%s', resetting", name))
 	return nil

@@ -66,7 +66,7 @@ func (s *Store) readHosts() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	return readBounded("state file", f, MaxFileSize)
 }
 

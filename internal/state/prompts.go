@@ -60,6 +60,6 @@ func (s *Store) RemovePromptCopies(name, keep string) {
 		if _, err := hex.DecodeString(mid); err != nil || len(mid) != 12 {
 			continue
 		}
-		os.Remove(path)
+		_ = os.Remove(path) // best effort: the spawn it follows has succeeded; the next one tries again
 	}
 }

@@ -107,8 +107,7 @@ func openChecked(what, path string, flag int, perm os.FileMode, owned bool) (*os
 		err = syscall.SetNonblock(int(f.Fd()), false)
 	}
 	if err != nil {
-		f.Close()
-		return nil, err
+		return nil, errors.Join(err, f.Close())
 	}
 	return f, nil
 }
@@ -219,7 +218,7 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	return readBounded("state file", f, max)
 }
 
@@ -229,7 +228,7 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	return readBounded("file", f, max)
 }
 
@@ -293,8 +292,7 @@ func TryLock(ctx context.Context, fl *flock.Flock, retry time.Duration) (ok bool
 		err = checkRegular("state file", fl.Path(), fi, !TrustSharedRoot())
 	}
 	if err != nil {
-		fl.Unlock()
-		return false, err
+		return false, errors.Join(err, fl.Unlock())
 	}
 	return true, nil
 }

@@ -40,5 +40,5 @@ func (r *RalphStore) TryLockSpawn() (release func(), err error) {
 	if !ok {
 		return nil, ErrSpawnBusy
 	}
-	return func() { fl.Unlock() }, nil
+	return func() { _ = fl.Unlock() }, nil // unlocking an open file does not fail; exit frees it anyway
 }

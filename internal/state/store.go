@@ -316,7 +316,7 @@ func probeName(raw json.RawMessage) string {
 	var probe struct {
 		Name any `json:"name"`
 	}
-	json.Unmarshal(raw, &probe)
+	_ = json.Unmarshal(raw, &probe) // its decoding error is the one already reported (above)
 	name, _ := probe.Name.(string)
 	return name
 }

@@ -72,7 +72,7 @@ func Binaries(t testing.TB) (swarm, agent string) {
 			cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, b.out), b.pkg)
 			cmd.Dir = root
 			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+				buildErr = fmt.Errorf("go build %s: %w\n%s", b.pkg, err, out)
 				return
 			}
 		}
@@ -121,7 +121,9 @@ func New(t testing.TB) *Env {
 		Swarm:  swarm,
 		Agent:  agent,
 	}
-	os.MkdirAll(e.Dir, 0o755)
+	if err := os.MkdirAll(e.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(e.cleanup)
 	return e
 }
@@ -268,7 +270,7 @@ func (e *Env) Workers() []map[string]any {
 	var reg struct {
 		Workers []map[string]any `json:"workers"`
 	}
-	json.Unmarshal(data, &reg)
+	_ = json.Unmarshal(data, &reg) // an unreadable file has no workers to read, as a missing one
 	return reg.Workers
 }
 
@@ -295,7 +297,9 @@ func (e *Env) RalphLog(name string) string {
 func (e *Env) WriteFile(rel, content string) string {
 	e.T.Helper()
 	p := filepath.Join(e.Dir, rel)
-	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.T.Fatal(err)
+	}
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		e.T.Fatal(err)
 	}
@@ -307,7 +311,9 @@ func (e *Env) WriteFile(rel, content string) string {
 func (e *Env) WriteExecutable(rel, content string) string {
 	e.T.Helper()
 	p := filepath.Join(e.Dir, rel)
-	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.T.Fatal(err)
+	}
 	WriteExecutable(e.T, p, content)
 	return p
 }
@@ -357,7 +363,7 @@ func (e *Env) cleanup() {
 		if st := e.RalphState(ent.Name()); st != nil {
 			if pid, ok := st["monitor_pid"].(float64); ok && pid > 1 {
 				if isOurs(int(pid), e.Swarm) {
-					syscall.Kill(int(pid), syscall.SIGKILL)
+					_ = syscall.Kill(int(pid), syscall.SIGKILL) // one gone already is what is wanted
 				}
 			}
 		}
@@ -367,24 +373,24 @@ func (e *Env) cleanup() {
 	// is being removed.
 	sups := e.supervisors()
 	for _, pid := range sups {
-		syscall.Kill(pid, syscall.SIGKILL)
+		_ = syscall.Kill(pid, syscall.SIGKILL) // one gone already is what is wanted; the wait below checks
 	}
 	Eventually(e.T, "the supervisors to die", 10*time.Second, func() bool {
 		return !slices.ContainsFunc(sups, running)
 	})
 	for _, w := range e.Workers() {
 		if pid, ok := w["pid"].(float64); ok && pid > 1 {
-			syscall.Kill(-int(pid), syscall.SIGKILL)
+			_ = syscall.Kill(-int(pid), syscall.SIGKILL) // a group gone already is what is wanted
 		}
 	}
-	exec.Command("tmux", "-L", e.Socket, "kill-server").Run()
+	_ = exec.Command("tmux", "-L", e.Socket, "kill-server").Run() // fails when the test started no server
 	// tmux 3.3 leaves the socket file behind. (tmux.Client.KillServer
 	// does the same; this package cannot import tmux, whose tests use it.)
 	dir := os.Getenv("TMUX_TMPDIR")
 	if dir == "" {
 		dir = "/tmp"
 	}
-	os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), e.Socket))
+	_ = os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), e.Socket)) // absent when tmux removed it, or never made
 }
 
 // supervisors returns the pids of the env's process workers' supervisors:

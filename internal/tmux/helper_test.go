@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -134,9 +133,4 @@ func readReport(path string) (report, bool) {
 		return r, false
 	}
 	return r, json.Unmarshal(data, &r) == nil
-}
-
-// outFile is a fresh output path in a directory of its own.
-func outFile(t *testing.T, name string) string {
-	return filepath.Join(t.TempDir(), name)
 }

@@ -2,7 +2,9 @@ package tmux
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -208,7 +210,9 @@ func (c *Client) runCreate(chain [][]string) (string, error) {
 	id := firstLine(out)
 	if err != nil {
 		if strings.HasPrefix(id, "@") {
-			c.Run(nil, "kill-window", "-t", id)
+			if _, kerr := c.Run(nil, "kill-window", "-t", id); kerr != nil {
+				err = errors.Join(err, fmt.Errorf("and the window it made (%s) could not be removed: %w", id, kerr))
+			}
 		}
 		return "", err
 	}
@@ -305,7 +309,9 @@ func (c *Client) KillServer() error {
 	_, err := c.Run(nil, "kill-server")
 	if c.Path != "" || c.Socket != "" {
 		if p := c.Server().SocketPath(); p != "" {
-			os.Remove(p)
+			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+				err = errors.Join(err, rerr)
+			}
 		}
 	}
 	return err

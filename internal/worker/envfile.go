@@ -27,11 +27,10 @@ func (m *Manager) WindowLaunch(env, command []string) (launch func() ([]string, 
 		}
 		prefix := m.ExecVia(path)
 		if len(prefix) == 0 {
-			os.Remove(path)
-			return nil, nil, errNoExecVia
+			return nil, nil, errors.Join(errNoExecVia, os.Remove(path))
 		}
 		cmd := append(append([]string{}, prefix...), command...)
-		return cmd, func() { os.Remove(path) }, nil
+		return cmd, func() { _ = os.Remove(path) }, nil // undone when the window did not start: a file left is swept (sweepEnvFiles)
 	}, nil
 }
 

@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -50,7 +51,7 @@ func (m *Manager) Kill(name string, o KillOptions) error {
 		m.Hooks.AfterKill(w)
 	}
 	if o.RmWorktree && w.Worktree != nil {
-		m.removeWorktree(w, o.ForceDirty)
+		_ = m.removeWorktree(w, o.ForceDirty) // warned: the worker is stopped all the same
 	}
 	return nil
 }
@@ -227,14 +228,28 @@ func (m *Manager) Clean(name string, o CleanOptions) (kept *KeptWorktree, err er
 			kept = &KeptWorktree{WorktreeInfo: l.Worktree, Why: why}
 		}
 	}
-	os.Remove(m.stdoutLog(name))
-	os.Remove(m.stderrLog(name))
-	m.Store.RemoveProcessExit(name)
-	m.Store.RemoveWindowExit(name)
+	m.removeFiles(name)
 	if m.Hooks != nil {
 		m.Hooks.AfterClean(name)
 	}
 	return kept, nil
+}
+
+// removeFiles removes a cleaned worker's logs and exit records; one that
+// cannot be removed is warned of: the worker is gone all the same.
+func (m *Manager) removeFiles(name string) {
+	var errs []error
+	for _, p := range []string{m.stdoutLog(name), m.stderrLog(name)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, m.Store.RemoveProcessExit(name), m.Store.RemoveWindowExit(name))
+	for _, err := range errs {
+		if err != nil {
+			m.warn(fmt.Sprintf("cleaned '%s', but %v", name, err))
+		}
+	}
 }
 
 // removeEnded removes the worker's record unless its loop has been

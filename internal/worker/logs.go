@@ -130,7 +130,7 @@ func (m *Manager) followFile(ctx context.Context, path string, pid int, w io.Wri
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	if s, err := tailFile(path, 10); err == nil {
 		fmt.Fprint(w, s)
 	}
@@ -139,7 +139,9 @@ func (m *Manager) followFile(ctx context.Context, path string, pid int, w io.Wri
 	for {
 		n, _ := f.ReadAt(buf, off)
 		if n > 0 {
-			w.Write(buf[:n])
+			if _, err := w.Write(buf[:n]); err != nil {
+				return err // no one reads any more (a closed pipe)
+			}
 			off += int64(n)
 			continue
 		}

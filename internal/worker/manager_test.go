@@ -127,6 +127,36 @@ func TestSpawnRollsBackTheWorktreeItMade(t *testing.T) {
 	}
 }
 
+// A rollback that cannot undo everything says what it left, after the
+// spawn's own error: here the worktree it made holds work by the time the
+// window fails, and is kept (never removed with work in it).
+func TestSpawnReportsAnUndoThatFails(t *testing.T) {
+	m, _, dir := newFake(t)
+	repo := filepath.Join(dir, "repo")
+	gitInit(t, repo)
+	wt := filepath.Join(dir, "repo-worktrees", "w1")
+	m.ExecVia = func(string) []string {
+		if err := os.WriteFile(filepath.Join(wt, "work.txt"), []byte("work\n"), 0o644); err != nil {
+			t.Error(err)
+		}
+		return nil // no wrapper: the window cannot start
+	}
+	_, err := m.Spawn(SpawnOptions{Name: "w1", Command: []string{"sh"}, Tmux: true, Cwd: repo, Worktree: true})
+	if err == nil {
+		t.Fatal("spawn succeeded")
+	}
+	first, rest, _ := strings.Cut(err.Error(), "\n")
+	if !strings.HasPrefix(first, "failed to create tmux window: ") {
+		t.Errorf("first line %q: the spawn's error comes first", first)
+	}
+	if !strings.HasPrefix(rest, "and undoing the spawn failed: ") || !strings.Contains(rest, wt) {
+		t.Errorf("the failed undo is not reported: %q", err)
+	}
+	if n := names(t, m); len(n) != 0 {
+		t.Fatalf("records left: %v (every other step is undone)", n)
+	}
+}
+
 func TestSpawnRefusesAnExistingNameAndChangesNothing(t *testing.T) {
 	m, srv, dir := newFake(t)
 	if _, err := m.Spawn(SpawnOptions{Name: "w1", Command: []string{"sh"}, Tmux: true, Cwd: dir}); err != nil {

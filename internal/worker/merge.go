@@ -33,9 +33,13 @@ func (m *Manager) Merge(name string, o MergeOptions) (worktree.MergeResult, erro
 	if o.Strategy == "" {
 		o.Strategy = worktree.StrategyMerge
 	}
-	return worktree.Merge(worktree.MergeOptions{
+	res, err := worktree.Merge(worktree.MergeOptions{
 		Repo: w.Worktree.BaseRepo, Branch: w.Worktree.Branch, Into: into, Strategy: o.Strategy, DryRun: o.DryRun,
 	})
+	if res.Leftover != nil {
+		m.warn(res.Leftover.Error())
+	}
+	return res, err
 }
 
 // mergeTarget checks that worker name can be merged now and returns its

@@ -123,7 +123,9 @@ func (m *Manager) undoWindows(w *state.Worker, token string) {
 		if t, ok := PaneTarget(tc, id); ok {
 			proc.TerminateTarget(t, m.KillGrace)
 		}
-		tc.KillWindow(id)
+		if err := tc.KillWindow(id); err != nil {
+			m.warn(fmt.Sprintf("cannot remove the window of the interrupted spawn of '%s': %v", w.Name, err))
+		}
 	}
 }
 

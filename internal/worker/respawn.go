@@ -96,7 +96,7 @@ func (m *Manager) claimRespawn(name string) (*state.Worker, func(), error) {
 		return nil, nil, err
 	}
 	release := func() {
-		m.Store.Update(func(r *state.Registry) error {
+		err := m.Store.Update(func(r *state.Registry) error {
 			if cur := r.Find(name); cur != nil {
 				if _, t, _ := respawnClaim(cur); t == token {
 					delete(cur.Metadata, respawnerKey)
@@ -104,6 +104,9 @@ func (m *Manager) claimRespawn(name string) (*state.Worker, func(), error) {
 			}
 			return nil
 		})
+		if err != nil {
+			m.warn(fmt.Sprintf("cannot clear the respawn's claim on '%s' (it is void once this command ends): %v", name, err))
+		}
 	}
 	return &claimed, release, nil
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -139,14 +140,17 @@ func EnvList(env map[string]string) []string {
 	return out
 }
 
-// undo collects rollback steps, run in reverse if spawn fails.
-type undo []func()
+// undo collects rollback steps, run in reverse if spawn fails. Every
+// step runs, and run returns what each could not undo.
+type undo []func() error
 
-func (u *undo) add(f func()) { *u = append(*u, f) }
-func (u undo) run() {
+func (u *undo) add(f func() error) { *u = append(*u, f) }
+func (u undo) run() error {
+	var errs []error
 	for i := len(u) - 1; i >= 0; i-- {
-		u[i]()
+		errs = append(errs, u[i]())
 	}
+	return errors.Join(errs...)
 }
 
 // spawnPlan is a validated spawn: everything resolved before anything is
@@ -184,8 +188,13 @@ func (m *Manager) Spawn(o SpawnOptions) (res *SpawnResult, err error) {
 	}
 	var rollback undo
 	defer func() {
-		if err != nil {
-			rollback.run()
+		if err == nil {
+			return
+		}
+		// The spawn's error first (its hint, its exit code), then what
+		// is left behind.
+		if uerr := rollback.run(); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("and undoing the spawn failed: %w", uerr))
 		}
 	}()
 	// The record is written first, "starting", with what a later command
@@ -400,8 +409,8 @@ func (m *Manager) reserve(rec state.Worker, replace bool, rollback *undo) error 
 	if err != nil {
 		return err
 	}
-	rollback.add(func() {
-		m.Store.Update(func(r *state.Registry) error {
+	rollback.add(func() error {
+		return m.Store.Update(func(r *state.Registry) error {
 			if previous == nil {
 				r.Remove(rec.Name)
 			} else if w := r.Find(rec.Name); w != nil {
@@ -435,7 +444,12 @@ func (m *Manager) makeWorktree(p *spawnPlan, rec *state.Worker, rollback *undo) 
 	// worktree this spawn made is this spawn's, and goes with it.
 	prepared := false
 	if !wp.PathExisted { // we made it: undo removes it (it is clean), and its new branch
-		rollback.add(func() { worktree.Undo(info, prepared) })
+		rollback.add(func() error {
+			if err := worktree.Undo(info, prepared); err != nil {
+				return fmt.Errorf("kept the worktree %s: %w", info.Path, err)
+			}
+			return nil
+		})
 		rec.Metadata[worktreeMadeKey] = true
 	}
 	rec.Worktree = &state.WorktreeInfo{Path: info.Path, Branch: info.Branch, BaseRepo: info.BaseRepo}
@@ -525,7 +539,7 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 		if err != nil {
 			return fmt.Errorf("failed to create tmux window: %w", err)
 		}
-		rollback.add(func() { tc.KillWindow(id) })
+		rollback.add(func() error { return tc.KillWindow(id) })
 		// The window carries the spawn's token for its whole life: it
 		// is found by id and token (WindowOf).
 		rec.Metadata[WindowIDKey] = id
@@ -547,7 +561,10 @@ func (m *Manager) launch(p *spawnPlan, rec *state.Worker, rollback *undo) error 
 		if err != nil {
 			return fmt.Errorf("failed to spawn process: %w", err)
 		}
-		rollback.add(func() { proc.TerminateTarget(t, time.Second) })
+		rollback.add(func() error {
+			proc.TerminateTarget(t, time.Second) // signals only its own process tree; false when it is gone already
+			return nil
+		})
 		pid := t.PID
 		rec.PID = &pid
 		rec.Metadata[StartTicksKey] = t.Ticks

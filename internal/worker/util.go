@@ -17,7 +17,7 @@ func tailFile(path string, n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	fi, err := f.Stat()
 	if err != nil {
 		return "", err

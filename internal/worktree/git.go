@@ -3,6 +3,7 @@ package worktree
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -138,7 +139,7 @@ func repoDrivers(dir string, pre []string) (filters, merges []string, err error)
 		return nil, nil, nil // none configured
 	}
 	if err != nil {
-		return nil, nil, errors.New("cannot read the repository's git configuration: " + err.Error())
+		return nil, nil, fmt.Errorf("cannot read the repository's git configuration: %w", err)
 	}
 	fields := strings.Split(out, "\x00")
 	for i := 0; i+1 < len(fields); i += 2 {

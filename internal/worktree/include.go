@@ -63,12 +63,12 @@ func CopyIncluded(root, wt string) (Included, error) {
 	if err != nil {
 		return res, err
 	}
-	defer src.Close()
+	defer func() { _ = src.Close() }() // a directory handle: the files opened through it are closed each on its own
 	dst, err := os.OpenRoot(wt)
 	if err != nil {
 		return res, err
 	}
-	defer dst.Close()
+	defer func() { _ = dst.Close() }() // a directory handle: each copy's close is checked (copyFile)
 	for _, name := range names {
 		if why := copyOne(src, dst, name); why != "" {
 			res.Skipped = append(res.Skipped, fmt.Sprintf("%s (%s)", name, why))
@@ -144,7 +144,7 @@ func copyFile(src, dst *os.Root, name string, perm fs.FileMode) string {
 	if err != nil {
 		return err.Error()
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read only: nothing to lose
 	out, err := dst.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err.Error()
@@ -158,7 +158,9 @@ func copyFile(src, dst *os.Root, name string, perm fs.FileMode) string {
 		err = dst.Chmod(name, perm)
 	}
 	if err != nil {
-		dst.Remove(name)
+		if rerr := dst.Remove(name); rerr != nil {
+			return err.Error() + "; and the partial copy could not be removed: " + rerr.Error()
+		}
 		return err.Error()
 	}
 	return ""

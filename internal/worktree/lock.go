@@ -72,10 +72,10 @@ func lockRepo(repo string) (func(), error) {
 	})
 	switch {
 	case lockErr != nil:
-		f.Close()
+		_ = f.Close() // a lock file: nothing was written to it
 		return nil, fmt.Errorf("cannot lock %s: %w", path, lockErr)
 	case !locked:
-		f.Close()
+		_ = f.Close() // a lock file: nothing was written to it
 		return nil, fmt.Errorf("another worktree change in %s did not finish within %s (lock %s)", repo, repoLockWait, path)
 	}
 	held.mu.Lock()
@@ -85,6 +85,6 @@ func lockRepo(repo string) (func(), error) {
 		held.mu.Lock()
 		defer held.mu.Unlock()
 		held.files = slices.DeleteFunc(held.files, func(g *os.File) bool { return g == f })
-		f.Close() // releases the lock once no git child holds it either
+		_ = f.Close() // releases the lock once no git child holds it either; nothing was written to it
 	}, nil
 }

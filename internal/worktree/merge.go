@@ -49,6 +49,9 @@ type MergeResult struct {
 	// Checkout is the worktree the target branch is checked out in
 	// (fast-forwarded there), "" when none has it.
 	Checkout string
+	// Leftover is why the temporary worktree could not be removed: the
+	// merge (or its failure) stands all the same.
+	Leftover error
 }
 
 // ErrNothingToMerge: the target has every change of the branch already.
@@ -126,9 +129,9 @@ func branchCommit(repo, b string) (string, error) {
 // --ff-only, which keeps local changes that it does not touch, and
 // refuses to overwrite one); elsewhere by update-ref guarded by the
 // commit it had. A conflict returns a *ConflictError and changes nothing.
-func Merge(o MergeOptions) (MergeResult, error) {
+func Merge(o MergeOptions) (res MergeResult, err error) {
 	plan, err := PlanMerge(o.Repo, o.Branch, o.Into)
-	res := MergeResult{MergePlan: plan}
+	res = MergeResult{MergePlan: plan}
 	if err != nil {
 		return res, err
 	}
@@ -145,7 +148,7 @@ func Merge(o MergeOptions) (MergeResult, error) {
 	if err != nil {
 		return res, err
 	}
-	defer cleanup()
+	defer func() { res.Leftover = cleanup() }()
 	if res.NewCommit, err = runStrategy(tmp, ident, o, plan); err != nil {
 		return res, err
 	}
@@ -188,21 +191,29 @@ func identity(repo string) ([]string, error) {
 }
 
 // tempWorktree adds a worktree of repo with a detached HEAD at commit, in
-// a new private temporary directory, and returns it with its removal.
-func tempWorktree(repo, commit string) (string, func(), error) {
+// a new private temporary directory, and returns it with its removal,
+// which says what it could not remove.
+func tempWorktree(repo, commit string) (string, func() error, error) {
 	dir, err := os.MkdirTemp("", "swarm-merge-")
 	if err != nil {
 		return "", nil, err
 	}
 	path := filepath.Join(dir, "wt")
-	cleanup := func() {
-		git(repo, "worktree", "remove", "--force", path)
-		os.RemoveAll(dir)
-		git(repo, "worktree", "prune")
+	cleanup := func() error {
+		// git forgets the worktree once its directory is gone (prune),
+		// whether or not its own remove worked.
+		_, _ = git(repo, "worktree", "remove", "--force", path) // the directory decides: removed below, then pruned
+		err := os.RemoveAll(dir)
+		if _, perr := git(repo, "worktree", "prune"); err == nil && perr != nil {
+			err = perr
+		}
+		if err != nil {
+			return fmt.Errorf("cannot remove the temporary worktree %s: %w", path, err)
+		}
+		return nil
 	}
 	if _, err := git(repo, "worktree", "add", "--detach", "-q", path, commit); err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("cannot make a temporary worktree to merge in: %w", err)
+		return "", nil, errors.Join(fmt.Errorf("cannot make a temporary worktree to merge in: %w", err), cleanup())
 	}
 	return path, cleanup, nil
 }

@@ -199,3 +199,28 @@ func TestMergeNeedsIdentity(t *testing.T) {
 		t.Errorf("Merge without an identity: %v", err)
 	}
 }
+
+// The temporary worktree's removal says when it fails (here git cannot
+// prune: the repository is gone), rather than leave a worktree unseen.
+func TestTempWorktreeCleanupSaysWhatItLeft(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	tmp, cleanup, err := tempWorktree(repo, revParse(t, repo, "HEAD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(repo, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	err = cleanup()
+	if err == nil || !strings.HasPrefix(err.Error(), "cannot remove the temporary worktree "+tmp+": ") {
+		t.Fatalf("cleanup = %v", err)
+	}
+	repo = newRepo(t)
+	if _, cleanup, err = tempWorktree(repo, revParse(t, repo, "HEAD")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cleanup(); err != nil {
+		t.Fatalf("cleanup of a repository that is there = %v", err)
+	}
+}

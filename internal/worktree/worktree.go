@@ -89,7 +89,7 @@ func (i *Info) describeBranch() {
 		i.Commit = strings.TrimSpace(out)
 	}
 	if out, err := git(i.BaseRepo, "rev-list", "--left-right", "--count", i.baseRef()+"..."+i.Branch); err == nil {
-		fmt.Sscanf(strings.TrimSpace(out), "%d %d", &i.Behind, &i.Ahead)
+		_, _ = fmt.Sscanf(strings.TrimSpace(out), "%d %d", &i.Behind, &i.Ahead) // git's own two numbers; unread they stay 0, as when git fails
 	}
 }
 
@@ -323,8 +323,7 @@ func (i *Info) addWithNewBranch(before func(commit string) error) error {
 		}
 	}
 	if _, err := git(i.BaseRepo, "worktree", "add", "-b", i.Branch, i.Path, i.BranchCommit); err != nil {
-		deleteBranch(i.BaseRepo, i.Branch, i.BranchCommit)
-		return err
+		return errors.Join(err, deleteBranch(i.BaseRepo, i.Branch, i.BranchCommit))
 	}
 	i.NewBranch = true
 	return nil
@@ -513,7 +512,7 @@ func Remove(info Info, force bool) error {
 	if _, err := os.Stat(info.Path); errors.Is(err, os.ErrNotExist) {
 		// Nothing to remove; the base repository may be gone too.
 		if lockErr == nil {
-			git(info.BaseRepo, "worktree", "prune")
+			_, _ = git(info.BaseRepo, "worktree", "prune") // best effort: the base repository may be gone too
 			unlock()
 		}
 		return nil
@@ -535,7 +534,7 @@ func Remove(info Info, force bool) error {
 		return err
 	}
 	// Remove the <repo>-worktrees directory once it is empty.
-	os.Remove(filepath.Dir(info.Path))
+	_ = os.Remove(filepath.Dir(info.Path)) // fails while it holds other worktrees, as it should
 	return nil
 }
 

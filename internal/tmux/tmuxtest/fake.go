@@ -379,8 +379,8 @@ func (p *Pane) Print(text string) {
 	if pipe != "" {
 		f, err := os.OpenFile(pipe, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
 		if err == nil {
-			f.WriteString(text)
-			f.Close()
+			_, _ = f.WriteString(text) // as tmux's pipe-pane: a test reading the output sees what is missing
+			_ = f.Close()              // as tmux's pipe-pane: a test reading the output sees what is missing
 		}
 	}
 }
