@@ -74,12 +74,12 @@ func main() {
 	check(err)
 	// The shim logs one line per tmux process, then becomes tmux.
 	check(writeShim(e.shim, e.count, realTmux))
-	defer exec.Command("tmux", "-L", e.socket, "kill-server").Run()
+	defer func() { _ = exec.Command("tmux", "-L", e.socket, "kill-server").Run() }() // fails when no part made a server
 
 	fmt.Printf("swarm benchmark  (%s, tmux %s, %d runs per figure, %d cores)\n", *swarmBin, tmuxVersion(), *runs, runtime.NumCPU())
 	fmt.Printf("load average at the start: %s\n", loadAvg())
 	e.buildFloors(realTmux)
-	base, _ := timeRuns(func() { exec.Command("true").Run() })
+	base, _ := timeRuns(func() { _ = exec.Command("true").Run() }) // timed, not judged: true does not fail
 	fmt.Printf("baseline: starting a process (true) takes %s on this machine\n", ms(base))
 	parts := []struct {
 		name string
@@ -188,15 +188,6 @@ func (e *env) addWorkers(from, to int) {
 		}
 		return nil
 	}))
-}
-
-func (e *env) latency(args ...string) (time.Duration, time.Duration) {
-	return timeRuns(func() {
-		if out, err := e.run(false, args...); err != nil && args[0] != "status" {
-			fmt.Fprintf(os.Stderr, "swarm %v: %v\n%s", args, err, out)
-			os.Exit(1)
-		}
-	})
 }
 
 // timeRuns returns the median and 90th percentile of -runs runs of f.
