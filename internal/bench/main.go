@@ -1,15 +1,24 @@
-// Command bench prints swarm's performance figures (make bench): latency of
-// swarm ls and swarm status at 10, 100 and 500 workers, the number of tmux
-// processes each runs; for ralph monitors the tmux processes per poll per
-// worker, resident memory and CPU, with the generic profile and with
-// Claude Code's (whose screen judgement runs every poll); the time a
-// loop spends between iterations (no agent running); and swarm ls
-// --all-hosts over 4 hosts (real sshd on loopback addresses, skipped
-// without OpenSSH) against one host's own ssh HOST swarm ls.
+// Command bench prints swarm's performance figures (make bench), each
+// as a ratio to a floor measured in the same run, with the absolute
+// times: swarm --version against a Go hello-world; swarm ls and swarm
+// status at 10, 100 and 500 workers against the hello-world plus one
+// tmux list-windows -a of the same windows, with the tmux processes each
+// runs; one refresh of swarm top (--once) at 500 workers and 100 loops
+// against ls; ralph monitors of busy agents (the generic profile and
+// Claude Code's, whose screen judgement runs every poll): tmux and other
+// processes started per poll, CPU against a loop that runs one tmux
+// display-message every 2 s, resident memory; 50 idle monitors' total CPU
+// and memory; the time a loop spends between iterations (no agent
+// running); and swarm ls --all-hosts over 4 hosts (real sshd on loopback
+// addresses, skipped without OpenSSH) against one host's own ssh HOST
+// swarm ls.
 //
-// It drives the real swarm binary against a private tmux server, and counts
-// tmux processes with a shim (SWARM_TMUX) that logs each invocation. These
-// are figures to read and compare, not pass/fail thresholds.
+// Absolute times on a shared machine drift from day to day; a floor
+// measured in the same run, in rounds interleaved with what it is the
+// floor of, does not. It drives the real swarm binary against a private
+// tmux server, and counts tmux processes with a shim (SWARM_TMUX) that
+// logs each invocation. These are figures to read and compare, not
+// pass/fail thresholds; the targets are printed beside them.
 package main
 
 import (
@@ -22,28 +31,33 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
+	"github.com/swarmtools/swarm/internal/worker"
 )
 
 var (
-	swarmBin = flag.String("swarm", "bin/swarm", "swarm binary to measure")
-	sizes    = flag.String("workers", "10,100,500", "worker counts for ls/status")
-	runs     = flag.Int("runs", 15, "runs per latency figure")
-	loops    = flag.Int("loops", 10, "ralph loops for the monitor figures")
-	watch    = flag.Duration("watch", 20*time.Second, "how long to watch the monitors")
-	hosts    = flag.Int("hosts", 4, "hosts for the ls --all-hosts figure (0: skip it)")
-	perHost  = flag.Int("host-workers", 100, "workers on each host for the ls --all-hosts figure")
-	only     = flag.String("only", "", "run one part only: ls, monitors, idle or hosts")
+	swarmBin  = flag.String("swarm", "bin/swarm", "swarm binary to measure")
+	sizes     = flag.String("workers", "10,100,500", "worker counts for ls/status")
+	runs      = flag.Int("runs", 15, "runs per latency figure")
+	loops     = flag.Int("loops", 10, "ralph loops for the busy monitor figures")
+	idleLoops = flag.Int("idle-loops", 50, "ralph loops for the idle monitor figure (0: skip it)")
+	topLoops  = flag.Int("top-loops", 100, "loops among the most workers for the swarm top figure")
+	watch     = flag.Duration("watch", 20*time.Second, "how long to watch the monitors")
+	hosts     = flag.Int("hosts", 4, "hosts for the ls --all-hosts figure (0: skip it)")
+	perHost   = flag.Int("host-workers", 100, "workers on each host for the ls --all-hosts figure")
+	only      = flag.String("only", "", "run one part only: startup, ls, monitors, idle-monitors, idle or hosts")
 )
 
 type env struct {
 	dir, home, socket, shim, count string
+	windows                        []string // the workers' window ids, by number
 }
 
 func main() {
@@ -59,54 +73,46 @@ func main() {
 	realTmux, err := exec.LookPath("tmux")
 	check(err)
 	// The shim logs one line per tmux process, then becomes tmux.
-	check(os.WriteFile(e.shim, []byte(fmt.Sprintf("#!/bin/sh\necho x >> %s\nexec %s \"$@\"\n", e.count, realTmux)), 0o755))
+	check(writeShim(e.shim, e.count, realTmux))
 	defer func() { _ = exec.Command("tmux", "-L", e.socket, "kill-server").Run() }() // fails when no part made a server
 
-	fmt.Printf("swarm benchmark  (%s, tmux %s, %d runs per figure)\n", *swarmBin, tmuxVersion(), *runs)
+	fmt.Printf("swarm benchmark  (%s, tmux %s, %d runs per figure, %d cores)\n", *swarmBin, tmuxVersion(), *runs, runtime.NumCPU())
+	fmt.Printf("load average at the start: %s\n", loadAvg())
+	e.buildFloors(realTmux)
 	base, _ := timeRuns(func() { _ = exec.Command("true").Run() }) // timed, not judged: true does not fail
 	fmt.Printf("baseline: starting a process (true) takes %s on this machine\n", ms(base))
-	if *only == "" || *only == "ls" {
-		e.lsFigures()
+	parts := []struct {
+		name string
+		run  func()
+	}{
+		{"startup", e.startup},
+		{"ls", e.lsFigures},
+		{"monitors", func() {
+			for _, profile := range []string{"generic", "claude"} {
+				e.busyMonitors(profile)
+			}
+		}},
+		{"idle-monitors", e.idleMonitors},
+		{"idle", e.idlePerIteration},
+		{"hosts", func() {
+			if *hosts > 0 {
+				e.hostsFanout(*hosts, *perHost)
+			}
+		}},
 	}
-	if *only == "" || *only == "monitors" {
-		for _, profile := range []string{"generic", "claude"} {
-			fmt.Printf("\nralph monitors: %d loops, --agent %s, default 2 s poll, watched for %s\n", *loops, profile, *watch)
-			e.monitors(profile)
+	for _, p := range parts {
+		if *only == "" || *only == p.name {
+			p.run()
 		}
 	}
-	if *only == "" || *only == "idle" {
-		fmt.Printf("\nidle time per iteration (loop elapsed minus agent run time, agent exits at once, 10 iterations)\n")
-		e.idlePerIteration()
-	}
-	if (*only == "" || *only == "hosts") && *hosts > 0 {
-		e.hostsFanout(*hosts, *perHost)
-	}
-}
-
-// lsFigures prints ls and status latency at each worker count.
-func (e *env) lsFigures() {
-	fmt.Println("\nswarm ls / swarm status latency and tmux processes per command")
-	fmt.Printf("%-8s  %-22s  %-22s  %-10s  %-10s\n", "workers", "ls median (p90)", "status median (p90)", "ls tmux", "status tmux")
-	have := 0
-	for _, s := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		check(err)
-		e.addWorkers(have, n)
-		have = n
-		lsMed, lsP90 := e.latency("ls")
-		stMed, stP90 := e.latency("status", fmt.Sprintf("w%d", n/2))
-		fmt.Printf("%-8d  %-22s  %-22s  %-10d  %-10d\n", n,
-			fmt.Sprintf("%s (%s)", ms(lsMed), ms(lsP90)), fmt.Sprintf("%s (%s)", ms(stMed), ms(stP90)),
-			e.execsOf("ls"), e.execsOf("status", fmt.Sprintf("w%d", n/2)))
-	}
-	e.killServer()
-	check(os.RemoveAll(e.home))
+	fmt.Printf("\nload average at the end: %s\n", loadAvg())
 }
 
 // idlePerIteration runs a loop whose agent exits at once and reports, per
 // iteration, the time no agent ran: starting the agent's process, judging
 // its exit, the bookkeeping; with --restart-delay 0, then the default 1 s.
 func (e *env) idlePerIteration() {
+	fmt.Printf("\nidle time per iteration (loop elapsed minus agent run time, agent exits at once, 10 iterations)\n")
 	prompt := filepath.Join(e.dir, "PROMPT.md")
 	check(os.WriteFile(prompt, []byte("work\n"), 0o644))
 	for i, delay := range []string{"0", "1s"} {
@@ -157,51 +163,31 @@ func (e *env) run(counted bool, args ...string) (string, error) {
 	return out.String(), err
 }
 
-// addWorkers creates workers [from, to): tmux windows running sleep, made
-// with chained tmux commands, and their records written in one update (the
-// point is to measure ls, not 500 spawns).
+// addWorkers creates workers [from, to): tmux windows running sleep,
+// tagged and recorded with their window id as swarm spawn does (status
+// asks tmux for the recorded window), and their records written in one
+// update (the point is to measure ls, not 500 spawns).
 func (e *env) addWorkers(from, to int) {
 	session := state.DefaultSession(e.home)
-	tmux := func(args ...string) {
-		out, err := exec.Command("tmux", append([]string{"-L", e.socket}, args...)...).CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "tmux: %v %s\n", err, out)
-			os.Exit(1)
-		}
-	}
-	if from == 0 {
-		tmux("new-session", "-d", "-s", session, "-n", "w0", "--", "sleep", "3600")
-		from = 1
-	}
-	for i := from; i < to; {
-		var args []string
-		for j := 0; j < 50 && i < to; j, i = j+1, i+1 {
-			if j > 0 {
-				args = append(args, ";")
-			}
-			args = append(args, "new-window", "-d", "-t", "="+session+":", "-n", fmt.Sprintf("w%d", i), "--", "sleep", "3600")
-		}
-		tmux(args...)
+	tc := tmux.New(e.socket)
+	for i := from; i < to; i++ {
+		name := fmt.Sprintf("w%d", i)
+		id, err := tc.NewWindow(tmux.WindowSpec{Session: session, Name: name, Command: []string{"sleep", "3600"}, Tag: "bench-" + name})
+		check(err)
+		e.windows = append(e.windows, id)
 	}
 	st := state.NewStore(e.home, nil)
 	check(st.Update(func(r *state.Registry) error {
 		r.Workers = r.Workers[:0]
 		for i := 0; i < to; i++ {
-			r.Workers = append(r.Workers, state.Worker{Name: fmt.Sprintf("w%d", i), Status: state.StatusRunning,
+			name := fmt.Sprintf("w%d", i)
+			r.Workers = append(r.Workers, state.Worker{Name: name, Status: state.StatusRunning,
 				Cmd: []string{"sleep", "3600"}, Started: state.Now(), Cwd: e.dir,
-				Tmux: &state.TmuxInfo{Session: session, Window: fmt.Sprintf("w%d", i), Socket: state.NullString(e.socket)}})
+				Tmux:     &state.TmuxInfo{Session: session, Window: name, Socket: state.NullString(e.socket)},
+				Metadata: map[string]any{worker.WindowIDKey: e.windows[i], worker.WindowTokenKey: "bench-" + name}})
 		}
 		return nil
 	}))
-}
-
-func (e *env) latency(args ...string) (time.Duration, time.Duration) {
-	return timeRuns(func() {
-		if out, err := e.run(false, args...); err != nil && args[0] != "status" {
-			fmt.Fprintf(os.Stderr, "swarm %v: %v\n%s", args, err, out)
-			os.Exit(1)
-		}
-	})
 }
 
 // timeRuns returns the median and 90th percentile of -runs runs of f.
@@ -227,70 +213,6 @@ func (e *env) execsOf(args ...string) int {
 func lines(path string) int {
 	b, _ := os.ReadFile(path)
 	return bytes.Count(b, []byte("\n"))
-}
-
-// busyAgent is, per profile, an agent that works for ever: a line every
-// 0.5 s, and for claude a screen as Claude Code's while it works (its
-// spinner line redrawn ten times a second, "esc to interrupt").
-var busyAgent = map[string]string{
-	"generic": "#!/bin/sh\ncat >/dev/null &\ni=0; while :; do i=$((i+1)); echo \"working $i\"; sleep 0.5; done\n",
-	"claude":  "#!/bin/sh\ncat >/dev/null &\ni=0; while :; do i=$((i+1)); printf '\\r\\342\\234\\273 Working\\342\\200\\246 (%ds \\302\\267 esc to interrupt)' $((i/10)); sleep 0.1; done\n",
-}
-
-// monitors starts ralph loops whose agents keep printing (the busiest case
-// for a monitor: the screen changes every poll) and measures them.
-func (e *env) monitors(profile string) {
-	agent := filepath.Join(e.dir, "agent-"+profile+".sh")
-	check(os.WriteFile(agent, []byte(busyAgent[profile]), 0o755))
-	prompt := filepath.Join(e.dir, "PROMPT.md")
-	check(os.WriteFile(prompt, []byte("work\n"), 0o644))
-	for i := 0; i < *loops; i++ {
-		out, err := e.swarm("ralph", "spawn", "--name", fmt.Sprintf("m%d", i), "--prompt-file", prompt, "--no-worktree",
-			"--prompt-mode", "stdin", "--max-iterations", "5", "--inactivity-timeout", "600", "--agent", profile, "--", agent)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "ralph spawn: %v\n%s", err, out)
-			os.Exit(1)
-		}
-	}
-	defer func() {
-		for i := 0; i < *loops; i++ {
-			_, _ = e.swarm("kill", fmt.Sprintf("m%d", i))           // tidying up: the figures are printed
-			_, _ = e.swarm("clean", fmt.Sprintf("m%d", i))          // tidying up
-			_, _ = e.swarm("ralph", "clean", fmt.Sprintf("m%d", i)) // tidying up
-		}
-	}()
-	pids := make([]int, *loops)
-	for i := range pids {
-		st, err := state.NewStore(e.home, warn).Ralph(fmt.Sprintf("m%d", i)).Load()
-		check(err)
-		pids[i] = st.MonitorPID
-	}
-	// Measure the steady state: every loop past its first iteration's
-	// start (on a machine still busy with the 500 workers' teardown, a
-	// spawn can return before it), then a few polls more.
-	for i := range pids {
-		e.waitFor(filepath.Join(e.home, "ralph", fmt.Sprintf("m%d", i), "iterations.log"), "[START] iteration 1/")
-	}
-	clock.Real.Sleep(context.Background(), 3*time.Second)
-	if err := os.Remove(e.count); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		check(err)
-	}
-	cpu0 := cpuTicks(pids)
-	start := time.Now()
-	clock.Real.Sleep(context.Background(), *watch)
-	el := time.Since(start)
-	cpu1 := cpuTicks(pids)
-	execs := lines(e.count)
-	polls := el.Seconds() / 2.0 * float64(*loops)
-	var rss []int
-	for _, p := range pids {
-		rss = append(rss, rssKB(p))
-	}
-	sort.Ints(rss)
-	cpuPct := float64(cpu1-cpu0) / 100.0 / el.Seconds() * 100 / float64(*loops)
-	fmt.Printf("  tmux processes per poll per worker: %.2f  (%d tmux runs in %s for %d loops at one poll per 2 s)\n", float64(execs)/polls, execs, el.Round(time.Second), *loops)
-	fmt.Printf("  monitor RSS per worker:             median %d KiB, max %d KiB\n", rss[len(rss)/2], rss[len(rss)-1])
-	fmt.Printf("  monitor CPU per worker:             %.2f%% of one core\n", cpuPct)
 }
 
 // killServer ends the tmux server and waits until it is gone: a server
@@ -322,37 +244,6 @@ func (e *env) waitFor(path, text string) {
 	}
 	fmt.Fprintf(os.Stderr, "%s: no %q after a minute\n", path, text)
 	os.Exit(1)
-}
-
-// cpuTicks sums utime+stime (clock ticks, 100/s on Linux) of pids.
-func cpuTicks(pids []int) int {
-	total := 0
-	for _, p := range pids {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		u, _ := strconv.Atoi(f[11])
-		k, _ := strconv.Atoi(f[12])
-		total += u + k
-	}
-	return total
-}
-
-func rssKB(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			n, _ := strconv.Atoi(strings.Fields(line)[1])
-			return n
-		}
-	}
-	return 0
 }
 
 func tmuxVersion() string {

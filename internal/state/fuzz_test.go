@@ -47,6 +47,8 @@ func FuzzDecodeRegistry(f *testing.F) {
 			if !errors.Is(err, errCorrupt) {
 				t.Fatalf("error is not errCorrupt: %v", err)
 			}
+			// A corrupt file reads as empty: Get finds nothing in it.
+			checkFindRecord(t, data, &Registry{}, nil)
 			return
 		}
 		checkRejected(t, bad)
@@ -59,6 +61,7 @@ func FuzzDecodeRegistry(f *testing.F) {
 			}
 		}
 		raws, _ := registryRecords(data)
+		checkFindRecord(t, data, reg, raws)
 		if len(reg.Workers)+len(bad) != len(raws) {
 			t.Fatalf("%d records, %d loaded and %d set aside", len(raws), len(reg.Workers), len(bad))
 		}
@@ -80,6 +83,32 @@ func FuzzDecodeRegistry(f *testing.F) {
 			t.Fatalf("round trip changed the file:\n%s\n---\n%s", once, twice)
 		}
 	})
+}
+
+// checkFindRecord checks that findRecord, where it answers, finds the
+// record decodeRegistry and then Registry.Find find, for every name a
+// record has or seems to have.
+func checkFindRecord(t *testing.T, data []byte, reg *Registry, raws []json.RawMessage) {
+	t.Helper()
+	names := []string{"a", "b"}
+	for _, w := range reg.Workers {
+		names = append(names, w.Name)
+	}
+	for _, raw := range raws {
+		names = append(names, probeName(raw))
+	}
+	for _, name := range names {
+		if ValidateName(name) != nil {
+			continue
+		}
+		got, ok := findRecord(data, name)
+		if !ok {
+			continue
+		}
+		if want := reg.Find(name); !reflect.DeepEqual(got, want) {
+			t.Fatalf("findRecord(%q) = %+v, decodeRegistry finds %+v", name, got, want)
+		}
+	}
 }
 
 // encodeRalph is what RalphStore.write puts in the file.

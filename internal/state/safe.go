@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -235,10 +236,17 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 // checked first, and the read stops after max+1 bytes in case the file
 // grows meanwhile.
 func readBounded(what string, f *os.File, max int64) ([]byte, error) {
-	if fi, err := f.Stat(); err == nil && fi.Size() > max {
-		return nil, tooLarge(what, f.Name(), fmt.Sprintf("%d bytes", fi.Size()), max)
+	size := int64(0)
+	if fi, err := f.Stat(); err == nil {
+		if size = fi.Size(); size > max {
+			return nil, tooLarge(what, f.Name(), fmt.Sprintf("%d bytes", size), max)
+		}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	// Read into a buffer of the file's size (and a little, to see the
+	// end, or growth), not one grown from 512 bytes by doubling.
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err := buf.ReadFrom(io.LimitReader(f, max+1))
+	data := buf.Bytes()
 	if err != nil {
 		return nil, err
 	}

@@ -55,14 +55,37 @@ func (s *Store) shared() *notices {
 // swarm.py's ls does) so its content is safe whatever happens next; once
 // per content for the life of the store, so a monitor reading it every tick
 // does not look through the backups each time.
-func (s *Store) Load() (*Registry, error) {
+func (s *Store) Load() (*Registry, error) { return s.LoadEarly(nil) }
+
+// LoadEarly is Load; early, when set, is first called with the first
+// record of the file that has a tmux window, found by a quick look before
+// the file is decoded whole: a listing asks tmux about that worker's
+// server meanwhile (worker.Manager.List). On a corrupt file early may see
+// a record Load then leaves out.
+func (s *Store) LoadEarly(early func(*Worker)) (*Registry, error) {
+	data, err := s.read()
+	if err != nil {
+		return nil, err
+	}
+	if early != nil {
+		if w, ok := firstWindowRecord(data); ok {
+			early(w)
+		}
+	}
+	return s.decode(data), nil
+}
+
+// read returns state.json's content, nil when there is none.
+func (s *Store) read() ([]byte, error) {
 	if err := CheckRoot(s.Root); err != nil {
 		return nil, err
 	}
 	data, _, err := readIfExists(s.statePath())
-	if err != nil {
-		return nil, err
-	}
+	return data, err
+}
+
+// decode is Load's reading of data, with its warnings.
+func (s *Store) decode(data []byte) *Registry {
 	reg, bad, err := decodeRegistry(data)
 	if err != nil {
 		kept := "could not back it up"
@@ -70,12 +93,12 @@ func (s *Store) Load() (*Registry, error) {
 			kept = "backed up to " + name
 		}
 		s.shared().warnOnce(s.Warn, data, fmt.Sprintf("corrupt state file %s (%s), read as empty; the next change resets it", s.statePath(), kept))
-		return &Registry{}, nil
+		return &Registry{}
 	}
 	for _, b := range bad {
 		s.shared().warnOnce(s.Warn, data, fmt.Sprintf("ignoring invalid %s in %s: %s", b.what, s.statePath(), b.reason))
 	}
-	return reg, nil
+	return reg
 }
 
 // Update runs fn on the current registry while holding the state lock and
@@ -135,13 +158,25 @@ func (s *Store) setAside(data []byte, corrupt bool, bad []rejected) ([]string, e
 	return notes, nil
 }
 
-// Get returns a copy of the named worker's record.
+// Get returns a copy of the named worker's record: the one Load and then
+// Registry.Find would return, found decoding only the records that can be
+// it (findRecord), so a command about one worker does not decode all of
+// them. A file that is not valid JSON, or a name no record can have, is
+// read as Load reads it, with its warnings; a valid file's invalid
+// records other than the worker's are not looked at, nor warned about.
 func (s *Store) Get(name string) (*Worker, error) {
-	reg, err := s.Load()
+	data, err := s.read()
 	if err != nil {
 		return nil, err
 	}
-	w := reg.Find(name)
+	var w *Worker
+	ok := false
+	if ValidateName(name) == nil {
+		w, ok = findRecord(data, name)
+	}
+	if !ok {
+		w = s.decode(data).Find(name)
+	}
 	if w == nil {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
 	}

@@ -338,7 +338,21 @@ func parsePane(line string) (Pane, bool) {
 // ListPanes lists every pane of every session on the server in one tmux
 // process. No server running means no panes, not an error.
 func (c *Client) ListPanes() ([]Pane, error) {
-	out, err := c.Run(nil, "list-panes", "-a", "-F", paneFormat)
+	return c.listPanes(false, "list-panes", "-a", "-F", paneFormat)
+}
+
+// WindowPanes lists the panes of one window (target: its id, @N) in one
+// tmux process, as ListPanes lists them: a command about one worker asks
+// for its window, not for every pane of the server. A window, or a
+// server, that does not exist has no panes.
+func (c *Client) WindowPanes(target string) ([]Pane, error) {
+	return c.listPanes(true, "list-panes", "-t", target, "-F", paneFormat)
+}
+
+// listPanes runs a listing in paneFormat. oneWindow: tmux's "can't find
+// window" is an empty listing, not an error.
+func (c *Client) listPanes(oneWindow bool, args ...string) ([]Pane, error) {
+	out, err := c.Run(nil, args...)
 	// A server closing down (kill-server returns before it has closed its
 	// panes, which takes a while with hundreds) answers "server exited
 	// unexpectedly" for a moment; then there is no server, or a new one.
@@ -346,7 +360,7 @@ func (c *Client) ListPanes() ([]Pane, error) {
 		asked := false // the first look is at the answer already had
 		clock.Wait(context.Background(), clock.Real, serverGonePause, serverGoneWait, func() bool {
 			if asked {
-				out, err = c.Run(nil, "list-panes", "-a", "-F", paneFormat)
+				out, err = c.Run(nil, args...)
 			}
 			asked = true
 			return !IsServerGone(err)
@@ -354,7 +368,7 @@ func (c *Client) ListPanes() ([]Pane, error) {
 	}
 	if err != nil {
 		// No server, or a server without sessions: no panes.
-		if IsNoServer(err) || noSessionSaid(err) && c.hasNoSession() {
+		if IsNoServer(err) || noSessionSaid(err) && c.hasNoSession() || oneWindow && IsNotFound(err) && !IsServerGone(err) {
 			return nil, nil
 		}
 		return nil, err

@@ -105,6 +105,36 @@ func TestListPanesOutlastsAServerClosingDown(t *testing.T) {
 	}
 }
 
+// WindowPanes lists one window's panes as ListPanes lists them; a window
+// or a server that does not exist has none.
+func TestWindowPanes(t *testing.T) {
+	c := server(t)
+	if panes, err := c.WindowPanes("@0"); err != nil || panes != nil {
+		t.Fatalf("no server: %+v, %v", panes, err)
+	}
+	var ids []string
+	for _, name := range []string{"a", "b"} {
+		id, err := c.NewWindow(WindowSpec{Session: "s", Name: name, Command: []string{"sleep", "60"}, Tag: "tag-" + name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	all, err := c.ListPanes()
+	if err != nil || len(all) != 2 {
+		t.Fatalf("ListPanes: %+v, %v", all, err)
+	}
+	for i, id := range ids {
+		panes, err := c.WindowPanes(id)
+		if err != nil || len(panes) != 1 || panes[0] != all[i] {
+			t.Errorf("WindowPanes(%s) = %+v, %v; ListPanes has %+v", id, panes, err, all[i])
+		}
+	}
+	if panes, err := c.WindowPanes("@999"); err != nil || panes != nil {
+		t.Errorf("a window that does not exist: %+v, %v", panes, err)
+	}
+}
+
 func TestNewWindowNoStrayWindowAndExactTargets(t *testing.T) {
 	c := server(t)
 	dir := t.TempDir()

@@ -44,9 +44,18 @@ func (l *Live) Running() bool { return l.Status == state.StatusRunning }
 // Refresh computes the live status of workers with one tmux process per
 // server in use, however many workers there are.
 func (m *Manager) Refresh(workers []state.Worker) ([]Live, error) {
-	byServer, err := m.listServers(workers)
+	return m.refresh(workers, nil)
+}
+
+// refresh is Refresh, taking the listing of early's server from early.
+func (m *Manager) refresh(workers []state.Worker, early *listing) ([]Live, error) {
+	byServer, err := m.listServers(workers, early)
 	if err != nil {
 		return nil, err
+	}
+	index := map[tmux.Server]*windowIndex{}
+	for s, windows := range byServer {
+		index[s] = newWindowIndex(windows)
 	}
 	out := make([]Live, len(workers))
 	for i, w := range workers {
@@ -67,7 +76,7 @@ func (m *Manager) Refresh(workers []state.Worker) ([]Live, error) {
 		case w.Tmux != nil:
 			// Only the worker's own server's windows: window ids are
 			// per server, and another server may have one of the same.
-			if win, ok := WindowOf(byServer[Server(&w)], &l.Worker); ok {
+			if win, ok := index[Server(&w)].find(&l.Worker); ok {
 				l.WindowID, l.PanePID, l.PaneDead = win.WindowID, win.PID, win.AllDead
 				if win.AllDead && win.ExitKnown() {
 					l.ExitCode, l.HasExit = win.ExitCode(), true
@@ -99,11 +108,16 @@ func (m *Manager) Refresh(workers []state.Worker) ([]Live, error) {
 }
 
 // listServers lists the windows of every tmux server the workers live
-// in, one tmux process per server. A worker whose record names a server
-// no client may connect to (Server, tmux.Server.Check) is left out, with
-// a warning: it shows stopped, and the others are listed.
-func (m *Manager) listServers(workers []state.Worker) (map[tmux.Server][]tmux.Window, error) {
-	byServer := map[tmux.Server][]tmux.Window{}
+// in, one tmux process per server: early's (started before, as the
+// registry was read) or a new one. A server only one of the workers
+// lives in, whose window id is recorded, is asked for that window alone
+// (status NAME asks for one window, however many the server has). A
+// worker whose record names a server no client may connect to (Server,
+// tmux.Server.Check) is left out, with a warning: it shows stopped, and
+// the others are listed.
+func (m *Manager) listServers(workers []state.Worker, early *listing) (map[tmux.Server][]tmux.Window, error) {
+	var servers []tmux.Server
+	alone := map[tmux.Server]*state.Worker{} // the one worker of a server
 	for i := range workers {
 		w := &workers[i]
 		if w.Tmux == nil {
@@ -114,16 +128,90 @@ func (m *Manager) listServers(workers []state.Worker) (map[tmux.Server][]tmux.Wi
 			m.warn(fmt.Sprintf("worker '%s' cannot be reached: %v; it is listed as stopped", w.Name, err))
 			continue
 		}
-		if _, done := byServer[s]; done {
+		if _, seen := alone[s]; seen {
+			alone[s] = nil
 			continue
 		}
-		panes, err := m.TmuxFor(s).ListPanes()
+		alone[s] = w
+		servers = append(servers, s)
+	}
+	byServer := map[tmux.Server][]tmux.Window{}
+	for _, s := range servers {
+		var panes []tmux.Pane
+		var err error
+		id, one := windowTarget(alone[s])
+		switch {
+		case early != nil && early.server == s:
+			panes, err = early.result()
+		case one:
+			panes, err = m.TmuxFor(s).WindowPanes(id)
+		default:
+			panes, err = m.TmuxFor(s).ListPanes()
+		}
 		if err != nil {
 			return nil, err
 		}
 		byServer[s] = tmux.Windows(panes)
 	}
 	return byServer, nil
+}
+
+// windowTarget is the recorded window id of w (nil: none) when it is one
+// tmux can be asked for alone: @ and digits.
+func windowTarget(w *state.Worker) (string, bool) {
+	if w == nil {
+		return "", false
+	}
+	id, _ := w.Metadata[WindowIDKey].(string)
+	if len(id) < 2 || id[0] != '@' {
+		return "", false
+	}
+	for i := 1; i < len(id); i++ {
+		if id[i] < '0' || id[i] > '9' {
+			return "", false
+		}
+	}
+	return id, true
+}
+
+// listing is a tmux server's listing, started ahead of its use.
+type listing struct {
+	server tmux.Server
+	done   chan struct{}
+	panes  []tmux.Pane
+	err    error
+}
+
+// startListing starts listing the server of w, the first record with a
+// window (state.Store.LoadEarly), while the registry is being decoded:
+// the listing's tmux process and the decoding take about as long at 500
+// workers, and run at once. nil when the server may not be connected to.
+func (m *Manager) startListing(w *state.Worker) *listing {
+	s := Server(w)
+	if s.Check() != nil {
+		return nil
+	}
+	l := &listing{server: s, done: make(chan struct{})}
+	tc := m.TmuxFor(s)
+	go func() {
+		defer close(l.done)
+		l.panes, l.err = tc.ListPanes()
+	}()
+	return l
+}
+
+// result waits for the listing.
+func (l *listing) result() ([]tmux.Pane, error) {
+	<-l.done
+	return l.panes, l.err
+}
+
+// wait waits for the listing, if there is one, to end: its tmux process
+// does not outlive the call that started it.
+func (l *listing) wait() {
+	if l != nil {
+		<-l.done
+	}
 }
 
 // List returns every worker with live status, sorted by start time.
@@ -134,11 +222,13 @@ func (m *Manager) List() ([]Live, error) { return m.list(true) }
 // list is List; it rolls back crashed spawns and lists again once at most
 // (rollBack), so a registry that cannot be written is still listed.
 func (m *Manager) list(rollBack bool) ([]Live, error) {
-	reg, err := m.Store.Load()
+	var early *listing
+	defer func() { early.wait() }()
+	reg, err := m.Store.LoadEarly(func(w *state.Worker) { early = m.startListing(w) })
 	if err != nil {
 		return nil, err
 	}
-	live, err := m.Refresh(reg.Workers)
+	live, err := m.refresh(reg.Workers, early)
 	if err != nil {
 		return nil, err
 	}

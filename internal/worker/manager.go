@@ -19,6 +19,7 @@ import (
 // implements it; tests use a fake.
 type Tmux interface {
 	ListPanes() ([]tmux.Pane, error)
+	WindowPanes(target string) ([]tmux.Pane, error)
 	Lookup(session, name string) (tmux.Window, bool, error)
 	NewWindow(spec tmux.WindowSpec) (string, error)
 	KillWindow(target string) error

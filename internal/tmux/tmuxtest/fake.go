@@ -136,6 +136,24 @@ func (s *Server) KillServer() {
 // ListPanes lists every window's pane.
 func (s *Server) ListPanes() ([]tmux.Pane, error) {
 	s.count("ListPanes")
+	return s.panes(), nil
+}
+
+// WindowPanes lists the pane of one window (by id); none when it does
+// not exist.
+func (s *Server) WindowPanes(target string) ([]tmux.Pane, error) {
+	s.count("WindowPanes")
+	var out []tmux.Pane
+	for _, p := range s.panes() {
+		if p.WindowID == target {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// panes lists every window's pane.
+func (s *Server) panes() []tmux.Pane {
 	s.mu.Lock()
 	ids := append([]string(nil), s.order...)
 	s.mu.Unlock()
@@ -150,7 +168,7 @@ func (s *Server) ListPanes() ([]tmux.Pane, error) {
 			Tag: p.Tag, Liveness: p.liveness()})
 		p.mu.Unlock()
 	}
-	return out, nil
+	return out
 }
 
 // Lookup finds a window by exact session and name.

@@ -1,0 +1,387 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// A command about one worker (status, kill, peek, ...) needs one record,
+// and a listing wants to ask tmux about the workers' server while their
+// records are decoded: both find records in state.json without decoding
+// it whole. recordSpans splits the file into its records as
+// decodeRegistry finds them; it scans bytes (strings and nesting only),
+// which is exact on a file that is valid JSON (Get checks that first) and
+// never fails or loops on one that is not.
+
+// recordSpans returns the records of the list of workers in data, still
+// encoded: the elements of a top-level list, or of the last member of a
+// top-level object whose key is "workers" as encoding/json matches a
+// field's name (any case). ok is false when data is no such document
+// (decodeRegistry then decides what it is).
+func recordSpans(data []byte) (records [][]byte, ok bool) {
+	i := skipSpace(data, 0)
+	if i == len(data) {
+		return nil, true
+	}
+	var list []byte
+	switch data[i] {
+	case '{':
+		if list, ok = workersMember(data, i); !ok {
+			return nil, false
+		}
+	case '[':
+		list = data[i:]
+	default:
+		return nil, false
+	}
+	if len(list) == 0 || bytes.Equal(list, []byte("null")) {
+		return nil, true
+	}
+	return arrayElements(list)
+}
+
+// workersMember returns the value of the last "workers" member of the
+// object at data[i] (nil when it has none).
+func workersMember(data []byte, i int) ([]byte, bool) {
+	var list []byte
+	i = skipSpace(data, i+1)
+	for i < len(data) && data[i] != '}' {
+		end, ok := skipValue(data, i)
+		if !ok || data[i] != '"' {
+			return nil, false
+		}
+		key := data[i:end]
+		i = skipSpace(data, end)
+		if i == len(data) || data[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(data, i+1)
+		if end, ok = skipValue(data, i); !ok {
+			return nil, false
+		}
+		if isWorkersKey(key) {
+			list = data[i:end]
+		}
+		if i = skipSpace(data, end); i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return list, i < len(data)
+}
+
+// isWorkersKey reports whether an encoded key names Registry's workers
+// field for encoding/json: "workers" in any case, escapes decoded.
+func isWorkersKey(key []byte) bool {
+	var s string
+	if bytes.IndexByte(key, '\\') < 0 {
+		s = string(key[1 : len(key)-1])
+	} else if json.Unmarshal(key, &s) != nil {
+		return false
+	}
+	return bytes.EqualFold([]byte(s), []byte("workers"))
+}
+
+// arrayElements returns the elements of the array list, still encoded.
+func arrayElements(list []byte) ([][]byte, bool) {
+	if list[0] != '[' {
+		return nil, false
+	}
+	var out [][]byte
+	i := skipSpace(list, 1)
+	for i < len(list) && list[i] != ']' {
+		end, ok := skipValue(list, i)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, list[i:end])
+		if i = skipSpace(list, end); i < len(list) && list[i] == ',' {
+			i = skipSpace(list, i+1)
+		}
+	}
+	return out, i < len(list)
+}
+
+// skipValue returns the end of the JSON value at data[i].
+func skipValue(data []byte, i int) (int, bool) {
+	if i >= len(data) {
+		return i, false
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		return skipNested(data, i)
+	}
+	for i < len(data) && !isSpace(data[i]) && data[i] != ',' && data[i] != ']' && data[i] != '}' && data[i] != ':' {
+		i++
+	}
+	return i, true
+}
+
+// skipString returns the end of the string at data[i] (its quote).
+func skipString(data []byte, i int) (int, bool) {
+	for i++; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, true
+		}
+	}
+	return i, false
+}
+
+// skipNested returns the end of the object or array at data[i].
+func skipNested(data []byte, i int) (int, bool) {
+	depth := 0
+	for i < len(data) {
+		switch data[i] {
+		case '"':
+			end, ok := skipString(data, i)
+			if !ok {
+				return end, false
+			}
+			i = end
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1, true
+			}
+		}
+		i++
+	}
+	return i, false
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && isSpace(data[i]) {
+		i++
+	}
+	return i
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// findRecord returns the first record of data that decodes to a usable
+// record named name, as Load and then Registry.Find would find it,
+// decoding only the records that can be it: a record whose bytes hold
+// neither the quoted name nor an escape cannot decode to a valid name.
+// ok is false when data is not valid JSON, or not a registry: Load must
+// read it (and warn, and back it up).
+func findRecord(data []byte, name string) (w *Worker, ok bool) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, true
+	}
+	if !validJSON(data) {
+		return nil, false
+	}
+	records, ok := recordSpans(data)
+	if !ok {
+		return nil, false
+	}
+	quoted := []byte(`"` + name + `"`)
+	for _, raw := range records {
+		if !bytes.Contains(raw, quoted) && bytes.IndexByte(raw, '\\') < 0 {
+			continue
+		}
+		if rec, n, err := decodeWorker(raw); err == nil && n == name {
+			return &rec, true
+		}
+	}
+	return nil, true
+}
+
+// firstWindowRecord returns the first record in data that decodes and
+// has a tmux window, looking at no more than a few records: the listing's
+// guess of which tmux server to ask while the file is decoded (LoadEarly).
+func firstWindowRecord(data []byte) (*Worker, bool) {
+	records, ok := recordSpans(data)
+	if !ok {
+		return nil, false
+	}
+	for _, raw := range records[:min(len(records), maxEarlyRecords)] {
+		if w, _, err := decodeWorker(raw); err == nil && w.Tmux != nil {
+			return &w, true
+		}
+	}
+	return nil, false
+}
+
+// maxEarlyRecords bounds firstWindowRecord's look: process workers first
+// in the file make no guess worth decoding many records for.
+const maxEarlyRecords = 8
+
+// validJSON reports what json.Valid reports, about four times as fast:
+// Get checks the whole file before it trusts recordSpans, and at 500
+// workers json.Valid alone was most of its time. FuzzValidJSON holds the
+// two to the same answers.
+func validJSON(data []byte) bool {
+	v := validator{data: data}
+	v.space()
+	if !v.value(0) {
+		return false
+	}
+	v.space()
+	return v.i == len(data)
+}
+
+// maxJSONDepth is encoding/json's nesting limit: deeper is invalid.
+const maxJSONDepth = 10000
+
+// validator checks JSON as encoding/json's scanner does.
+type validator struct {
+	data []byte
+	i    int
+}
+
+func (v *validator) space() { v.i = skipSpace(v.data, v.i) }
+
+// peek is the byte at the cursor, 0 at the end (never valid there).
+func (v *validator) peek() byte {
+	if v.i < len(v.data) {
+		return v.data[v.i]
+	}
+	return 0
+}
+
+func (v *validator) value(depth int) bool {
+	switch c := v.peek(); {
+	case c == '{' || c == '[':
+		return v.nested(c, depth+1)
+	case c == '"':
+		return v.str()
+	case c == '-' || '0' <= c && c <= '9':
+		return v.number()
+	case c == 't':
+		return v.literal("true")
+	case c == 'f':
+		return v.literal("false")
+	case c == 'n':
+		return v.literal("null")
+	}
+	return false
+}
+
+// nested checks an object or an array whose opening byte is open.
+func (v *validator) nested(open byte, depth int) bool {
+	if depth > maxJSONDepth {
+		return false
+	}
+	closing := byte(']')
+	if open == '{' {
+		closing = '}'
+	}
+	v.i++
+	v.space()
+	if v.peek() == closing {
+		v.i++
+		return true
+	}
+	for {
+		if open == '{' {
+			if v.peek() != '"' || !v.str() {
+				return false
+			}
+			if v.space(); v.peek() != ':' {
+				return false
+			}
+			v.i++
+			v.space()
+		}
+		if !v.value(depth) {
+			return false
+		}
+		v.space()
+		switch v.peek() {
+		case ',':
+			v.i++
+			v.space()
+		case closing:
+			v.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// str checks a string: no control byte, valid escapes.
+func (v *validator) str() bool {
+	for v.i++; v.i < len(v.data); v.i++ {
+		switch c := v.data[v.i]; {
+		case c == '"':
+			v.i++
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			if v.i++; v.i == len(v.data) {
+				return false
+			}
+			switch v.data[v.i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				for k := 0; k < 4; k++ {
+					if v.i++; v.i == len(v.data) || !isHex(v.data[v.i]) {
+						return false
+					}
+				}
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+// number checks -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?.
+func (v *validator) number() bool {
+	if v.peek() == '-' {
+		v.i++
+	}
+	switch c := v.peek(); {
+	case c == '0':
+		v.i++
+	case '1' <= c && c <= '9':
+		v.digits()
+	default:
+		return false
+	}
+	if v.peek() == '.' {
+		v.i++
+		if !v.digits() {
+			return false
+		}
+	}
+	if c := v.peek(); c == 'e' || c == 'E' {
+		v.i++
+		if c := v.peek(); c == '+' || c == '-' {
+			v.i++
+		}
+		return v.digits()
+	}
+	return true
+}
+
+// digits skips one or more digits.
+func (v *validator) digits() bool {
+	start := v.i
+	for v.i < len(v.data) && '0' <= v.data[v.i] && v.data[v.i] <= '9' {
+		v.i++
+	}
+	return v.i > start
+}
+
+func (v *validator) literal(word string) bool {
+	if !bytes.HasPrefix(v.data[v.i:], []byte(word)) {
+		return false
+	}
+	v.i += len(word)
+	return true
+}
