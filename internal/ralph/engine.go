@@ -53,7 +53,9 @@ type Engine struct {
 	ReadyPoll time.Duration
 	// StopGrace is the time between SIGTERM and SIGKILL of the agent.
 	StopGrace time.Duration
-	// TmuxFor returns the client of a tmux server (worker.Server).
+	// TmuxFor returns the client of a tmux server (worker.Server): by
+	// default a tmux.Poller, whose polls go through one control-mode
+	// client instead of a tmux process each (pollers).
 	TmuxFor func(s tmux.Server) Tmux
 	// Clock is where the loop takes its time from: its polls, timeouts,
 	// backoffs and timestamps (clock.Real; tests run the engine in a
@@ -86,16 +88,19 @@ type Engine struct {
 	// noCostWarned: the loop has a cost budget and was told once that
 	// its agent reports no cost.
 	noCostWarned bool
+	// pollers are the default TmuxFor's, closed when Run returns.
+	pollers *tmux.Pollers
 }
 
 // NewEngine returns the engine for the loop of worker name.
 func NewEngine(m *worker.Manager, name string, out io.Writer) *Engine {
 	poll := worker.PollInterval(DefaultPoll)
+	pollers := &tmux.Pollers{}
 	return &Engine{
 		Name: name, M: m, RS: m.Store.Ralph(name), Out: out,
 		Poll: poll, ReadyPoll: min(poll, MaxReadyPoll), StopGrace: DefaultStopGrace,
-		TmuxFor: func(s tmux.Server) Tmux { return tmux.NewFor(s) },
-		Clock:   clock.Real,
+		TmuxFor: func(s tmux.Server) Tmux { return pollers.For(s) },
+		Clock:   clock.Real, pollers: pollers,
 	}
 }
 
@@ -184,6 +189,9 @@ func (e *Engine) Run(ctx context.Context) (int, error) {
 			e.say("cannot release the monitor lock: %v", err)
 		}
 	}()
+	if e.pollers != nil {
+		defer e.pollers.Close()
+	}
 	st, err := e.RS.Update(func(s *state.Ralph) error {
 		if !s.Active() {
 			if err := notResumable(e.Name, s, e.Clock.Now()); err != nil {

@@ -64,9 +64,18 @@ func (c *Client) Poll(target string) (PaneStatus, string, error) {
 		return PaneStatus{}, "", err
 	}
 	first, screen, _ := strings.Cut(out, "\n")
-	f := strings.Split(first, "\t")
+	s, err := parseStatus(first)
+	if err != nil {
+		return PaneStatus{}, "", err
+	}
+	return s, screen, nil
+}
+
+// parseStatus reads a line of statusFormat.
+func parseStatus(line string) (PaneStatus, error) {
+	f := strings.Split(line, "\t")
 	if len(f) != 9 {
-		return PaneStatus{}, "", fmt.Errorf("unexpected tmux output %q", first)
+		return PaneStatus{}, fmt.Errorf("unexpected tmux output %q", line)
 	}
 	var s PaneStatus
 	s.Liveness, s.PID = parseLiveness(f)
@@ -75,7 +84,7 @@ func (c *Client) Poll(target string) (PaneStatus, string, error) {
 	s.Height, _ = strconv.Atoi(f[6])
 	s.Width, _ = strconv.Atoi(f[7])
 	s.Piped = f[8] == "1"
-	return s, screen, nil
+	return s, nil
 }
 
 // leaveModes takes the pane out of copy mode (or any other mode: a
