@@ -108,7 +108,17 @@ func (e *Engine) waitPoll(ctx context.Context, t *turn) {
 	}
 	start := e.Clock.Now()
 	early := t.shown == agent.Working || !t.worked
-	last, grew, quietSince := t.off, false, start
+	// Output since the prompt counts as grown at the first look, as
+	// before any look; after it, the log's stamp tells a change: a stat,
+	// where its stream length is an open, a stat and a read of the cap's
+	// marker, 20 times a poll.
+	var last state.FileStamp
+	if output {
+		if n, err := logcap.Size(t.out, logMax(t.st)); err == nil && n == t.off {
+			last = state.StampFile(t.out) // nothing since the prompt: growth from now on counts
+		}
+	}
+	grew, quietSince := false, start
 	clock.Wait(ctx, e.Clock, outputCheck, wait, func() bool {
 		if events && t.rep.eventsGrew() {
 			return true // the agent reported something: look now
@@ -116,9 +126,8 @@ func (e *Engine) waitPoll(ctx context.Context, t *turn) {
 		if !output {
 			return false
 		}
-		n, err := logcap.Size(t.out, logMax(t.st))
+		n := state.StampFile(t.out)
 		switch {
-		case err != nil:
 		case n != last:
 			last, grew, quietSince = n, true, e.Clock.Now()
 			t.outputAt = quietSince

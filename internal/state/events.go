@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 )
 
 // An agent's events file (ralph/NAME/output/iteration-NNNN.events.jsonl)
@@ -93,6 +94,24 @@ func ReadEvents(path string, off int64) (lines [][]byte, next int64, err error) 
 		}
 	}
 	return lines, off + int64(end) + 1, nil
+}
+
+// FileStamp is what changes when a file is written: its size and its
+// modification time (a capped log rewritten to the same size has a new
+// time). The zero FileStamp is a missing or irregular file.
+type FileStamp struct {
+	Size int64
+	Mod  time.Time
+}
+
+// StampFile stamps the file at path: one lstat, no open, for a watch that
+// looks every 100 ms whether the agent wrote (its output log).
+func StampFile(path string) FileStamp {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return FileStamp{}
+	}
+	return FileStamp{Size: fi.Size(), Mod: fi.ModTime()}
 }
 
 // maxEventsRead bounds one ReadEvents: the rest is read by the next.
