@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/swarmtools/swarm/internal/state"
 )
 
 func TestPreflightStuckScreenFailsFast(t *testing.T) {
@@ -234,7 +236,16 @@ func TestCorruptStateMidLoopKeepsCount(t *testing.T) {
 	l.spawn([]string{"--prompt-file", "PROMPT.md", "--max-iterations", "3"},
 		l.agent("--script", "print busy;sleep 1s;exit 0")...)
 	l.Eventually("iteration 2", 20*time.Second, func() bool { return l.num("current_iteration") == 2 })
-	os.WriteFile(filepath.Join(l.Home, "ralph", "corrupt", "state.json"), []byte("{garbage"), 0o600)
+	// Under the state's lock: the monitor's next read-modify-write reads
+	// the garbage, never writes over it from what it read before.
+	rs := state.NewStore(l.Home, func(string) {}).Ralph("corrupt")
+	if err := rs.View(func(*state.Ralph) {
+		if err := os.WriteFile(rs.StatePath(), []byte("{garbage"), 0o600); err != nil {
+			t.Error(err)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
 	l.waitEnded(30 * time.Second)
 	mon, _ := os.ReadFile(filepath.Join(l.Home, "ralph", "corrupt", "monitor.log"))
 	if l.str("exit_reason") != "max_iterations" || l.count_("START") != 3 || !strings.Contains(string(mon), "corrupt ralph state for 'corrupt', resetting") {
