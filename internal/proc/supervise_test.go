@@ -68,9 +68,12 @@ func TestSpawnSupervised(t *testing.T) {
 	})
 
 	tg, exitFile = spawn("sleeper", "sleep", "300")
-	if data, _ := os.ReadFile("/proc/" + strconv.Itoa(tg.PID) + "/cmdline"); string(data) != "sleep\x00300\x00" {
-		t.Errorf("the target's argv is %q, want sleep's", data)
-	}
+	// The target may still be between its fork and its exec (an empty
+	// or the supervisor's argv): wait for sleep's.
+	testenv.Eventually(t, "the target's argv to be sleep's", 10*time.Second, func() bool {
+		data, _ := os.ReadFile("/proc/" + strconv.Itoa(tg.PID) + "/cmdline")
+		return string(data) == "sleep\x00300\x00"
+	})
 	st, ok := readStat(tg.PID)
 	if !ok || st.session != tg.PID || !tg.Alive() {
 		t.Fatalf("the command does not lead a session of its own: %+v", st)
