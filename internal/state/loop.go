@@ -60,7 +60,9 @@ const (
 func (r ExitReason) MarshalJSON() ([]byte, error) { return NullString(r).MarshalJSON() }
 
 // UnmarshalJSON reads null as "".
-func (r *ExitReason) UnmarshalJSON(b []byte) error { return (*NullString)(r).UnmarshalJSON(b) }
+func (r *ExitReason) UnmarshalJSON(b []byte) error {
+	return (*NullString)(r).UnmarshalJSON(b)
+}
 
 // PromptMode is how the prompt reaches the agent (prompt_mode).
 type PromptMode string
