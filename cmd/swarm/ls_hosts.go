@@ -228,20 +228,27 @@ func liveOf(obj map[string]json.RawMessage) worker.Live {
 	return l
 }
 
+// hostRowsJSON is the JSON of a listing over hosts: each row with its
+// host, then a row for each host that did not answer.
+func hostRowsJSON[R any](rows []R, of func(R) (host string, raw map[string]json.RawMessage), answers []hostAnswer) []map[string]json.RawMessage {
+	out := make([]map[string]json.RawMessage, 0, len(rows))
+	for _, r := range rows {
+		host, raw := of(r)
+		out = append(out, withHost(raw, host))
+	}
+	for _, a := range answers {
+		if a.Err != "" {
+			out = append(out, unreachableRow(a))
+		}
+	}
+	return out
+}
+
 // printHostWorkers prints ls over hosts in opts.Format.
 func printHostWorkers(opts *lsOptions, rows []hostWorker, answers []hostAnswer) error {
 	switch opts.Format {
 	case "json":
-		out := make([]map[string]json.RawMessage, 0, len(rows))
-		for _, r := range rows {
-			out = append(out, withHost(r.raw, r.host))
-		}
-		for _, a := range answers {
-			if a.Err != "" {
-				out = append(out, unreachableRow(a))
-			}
-		}
-		return printJSON(opts.IO, out)
+		return printJSON(opts.IO, hostRowsJSON(rows, func(r hostWorker) (string, map[string]json.RawMessage) { return r.host, r.raw }, answers))
 	case "names":
 		var b strings.Builder
 		for _, r := range rows {
@@ -299,16 +306,7 @@ func runRalphListHosts(opts *ralphListOptions) error {
 	}
 	switch opts.Format {
 	case "json":
-		out := make([]map[string]json.RawMessage, 0, len(rows))
-		for _, r := range rows {
-			out = append(out, withHost(r.raw, r.host))
-		}
-		for _, a := range answers {
-			if a.Err != "" {
-				out = append(out, unreachableRow(a))
-			}
-		}
-		if err := printJSON(opts.IO, out); err != nil {
+		if err := printJSON(opts.IO, hostRowsJSON(rows, func(r hostLoop) (string, map[string]json.RawMessage) { return r.host, r.raw }, answers)); err != nil {
 			return err
 		}
 	case "names":
