@@ -78,7 +78,9 @@ func settleMonitorLock(rs *state.RalphStore) (holder int, free bool) {
 			free = true
 			return true
 		}
-		if t, ok := daemon.HolderTarget(rs.MonitorLockPath()); ok && t.Exists() {
+		// Alive, not Exists: a monitor killed a moment ago is a zombie
+		// until its parent reaps it, and holds nothing.
+		if t, ok := daemon.HolderTarget(rs.MonitorLockPath()); ok && t.Alive() {
 			holder = t.PID
 			return true
 		}
@@ -123,7 +125,9 @@ func startMonitor(m *worker.Manager, name string, rs *state.RalphStore) (int, er
 		return 0, nil
 	}
 	if MonitorAlive(rs) {
-		if t, ok := daemon.HolderTarget(rs.MonitorLockPath()); ok && t.Exists() {
+		// Alive, not Exists: a monitor killed a moment ago is a zombie
+		// until its parent reaps it, and holds nothing.
+		if t, ok := daemon.HolderTarget(rs.MonitorLockPath()); ok && t.Alive() {
 			return t.PID, nil
 		}
 		return 0, errStaleLock
