@@ -129,7 +129,7 @@ func recordEvent(opts *eventOptions) error {
 	if err != nil {
 		return err
 	}
-	line, err := json.Marshal(ev)
+	line, err := agent.EncodeEvent(ev, state.MaxEventLine-1)
 	if err != nil {
 		return err
 	}
@@ -174,6 +174,8 @@ func chainStatusLine(opts *eventOptions, input []byte) {
 func readAtMost(r io.Reader, max int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err == nil && int64(len(data)) > max {
+		// Read the rest, unkept: the agent writing it must not get EPIPE.
+		_, _ = io.Copy(io.Discard, r) // the input is refused either way
 		err = fmt.Errorf("larger than %d bytes", max)
 	}
 	return data, err

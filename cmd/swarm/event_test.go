@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,5 +144,35 @@ func TestEventHookIsFast(t *testing.T) {
 	// loose, the figure above is what a hook costs.
 	if median > 250*time.Millisecond {
 		t.Errorf("a hook took %v (median); it must return within milliseconds", median)
+	}
+}
+
+// A hook exits 0 whatever it is handed: Claude Code reads 2 as "block"
+// (a tool refused, a prompt dropped). A settings file written by another
+// swarm version may pass a flag this one does not know.
+func TestEventHookNeverExitsNonZero(t *testing.T) {
+	for _, args := range [][]string{
+		{eventCommand, "--bogus", "x"},
+		{eventCommand, "a", "b"},
+		{eventCommand},
+	} {
+		var out, errb bytes.Buffer
+		if code := Main(args, &IO{In: strings.NewReader(stopInput), Out: &out, Err: &errb}); code != 0 || !strings.Contains(errb.String(), "swarm: error: ") {
+			t.Errorf("%q: exit %d, stderr %q; want 0 and the error said", args, code, errb.String())
+		}
+	}
+}
+
+// A Stop message as long as the event keeps, full of characters JSON
+// escapes (code: '<', '&', quotes, newlines), still makes its line, its
+// end (the promise tag) kept.
+func TestEventLongStopMessageFits(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "ev.jsonl")
+	msg := strings.Repeat("if a < b && c > \"d\" {\n", 4000) + "<promise>COMPLETE</promise>"
+	in, _ := json.Marshal(map[string]any{"hook_event_name": "Stop", "session_id": "s1", "last_assistant_message": msg})
+	_, stderr := runEventWith(t, string(in), "--events", events, "--format", "claude")
+	evs := eventLines(t, events)
+	if stderr != "" || len(evs) != 1 || evs[0].Name != agent.EventStop || !strings.HasSuffix(evs[0].Message, "<promise>COMPLETE</promise>") {
+		t.Fatalf("stderr %q, events %d", stderr, len(evs))
 	}
 }

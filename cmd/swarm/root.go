@@ -13,7 +13,25 @@ var version = "0.1.0-dev"
 // Main runs swarm with args and returns the process exit code. The state
 // root comes from the environment ($SWARM_HOME, $SWARM_DIR, ~/.swarm).
 func Main(args []string, streams *IO) int {
+	if len(args) > 0 && args[0] == eventCommand {
+		return runHook(streams, args)
+	}
 	return execute(newFactory(streams, ""), args)
+}
+
+// runHook runs _event, which an agent's hooks run: it exits 0 whatever
+// happens (a bad flag from a settings file written by an older or newer
+// swarm, a panic). Claude Code reads a hook's exit status 2 as "block":
+// a tool call refused, a prompt dropped, a turn that does not end.
+func runHook(streams *IO, args []string) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(streams.Err, "swarm: error: %s: %v\n", eventCommand, r)
+		}
+		code = exitOK
+	}()
+	_ = execute(newFactory(streams, ""), args) // its error is on stderr already; the hook's status stays 0
+	return exitOK
 }
 
 // execute runs the command line args with the commands built from f: on

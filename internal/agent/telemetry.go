@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -202,6 +203,32 @@ func HookEvent(format string, payload []byte, now time.Time) (Event, error) {
 	}
 	ev.Time = now
 	return ev, nil
+}
+
+// EncodeEvent writes ev as one line of at most limit bytes (no newline).
+// Text is not escaped for HTML (a '<' of a promise tag stays one byte),
+// and a last message too long once encoded (quotes, newlines and control
+// characters take more room escaped) keeps its end, where a promise tag
+// is, cut until the line fits.
+func EncodeEvent(ev Event, limit int) ([]byte, error) {
+	for {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(ev); err != nil {
+			return nil, err
+		}
+		line := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+		if len(line) <= limit {
+			return line, nil
+		}
+		over := len(line) - limit
+		if ev.Message == "" || over >= len(ev.Message) {
+			return nil, fmt.Errorf("an event line of %d bytes does not fit in %d", len(line), limit)
+		}
+		// Escapes at most sextuple a byte: cut what is over, at least.
+		ev.Message = tail(ev.Message, len(ev.Message)-max(over, len(ev.Message)/8))
+	}
 }
 
 // ParseEvent reads one line of the events file.
