@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/google/uuid"
 	"github.com/swarmtools/swarm/internal/remote"
@@ -149,13 +150,20 @@ func claudeUserStatusLine(workDir, configDir string) string {
 }
 
 // readSmall reads a whole file of at most max bytes (a user's
-// configuration; a larger one is no configuration).
+// configuration; a larger one is no configuration), a regular file only.
+// The agent can write its project's .claude/settings.local.json: a FIFO
+// there must not hang the monitor at the next launch (opened without
+// blocking, then refused). A symbolic link is followed: dotfile managers
+// link ~/.claude/settings.json.
 func readSmall(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }() // read only: nothing to lose
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err == nil && int64(len(data)) > max {
 		err = fmt.Errorf("%s: larger than %d bytes", path, max)

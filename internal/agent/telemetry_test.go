@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -281,5 +282,24 @@ func TestCodexTelemetry(t *testing.T) {
 	u, err := Codex().UsageReader(UsageRef{SessionID: "t-1", Home: home}).Read()
 	if err != nil || u != (Usage{Input: 1000, CacheRead: 2000, Output: 90}) {
 		t.Errorf("rollout usage %+v, %v", u, err)
+	}
+}
+
+// A FIFO where a settings file is read (the agent can make one in its
+// project's .claude) is refused at once, not read forever.
+func TestReadSmallRefusesAFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.local.json")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := readSmall(path, maxSettingsFile); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a FIFO was read as a settings file")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading a FIFO hung")
 	}
 }

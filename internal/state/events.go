@@ -78,6 +78,11 @@ func ReadEvents(path string, off int64) (lines [][]byte, next int64, err error) 
 		return nil, off, err
 	}
 	defer func() { _ = f.Close() }() // read only: nothing to lose
+	if fi, err := f.Stat(); err == nil && fi.Size() < off {
+		// The file was replaced or cut (a new session's): read it from
+		// its start, never from the middle of a line.
+		off = 0
+	}
 	buf := make([]byte, maxEventsRead)
 	n, err := f.ReadAt(buf, off)
 	if err != nil && !errors.Is(err, io.EOF) {

@@ -96,3 +96,25 @@ func TestAppendEventRefusesSymlink(t *testing.T) {
 		t.Errorf("the link's target changed: %q", b)
 	}
 }
+
+// An events file cut or replaced below the reader's offset (a new
+// session's) is read from its start, never from the middle of a line.
+func TestReadEventsAfterTheFileShrank(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ev.jsonl")
+	for _, l := range []string{`{"event":"a"}`, `{"event":"b"}`, `{"event":"c"}`} {
+		if err := AppendEvent(path, []byte(l), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, off, err := ReadEvents(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(`{"event":"new"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lines, next, err := ReadEvents(path, off)
+	if err != nil || len(lines) != 1 || string(lines[0]) != `{"event":"new"}` || next != int64(len(`{"event":"new"}`)+1) {
+		t.Fatalf("after the file shrank: %q, next %d, %v", lines, next, err)
+	}
+}
