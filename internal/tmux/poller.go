@@ -43,6 +43,14 @@ const (
 	pollerRetryMax = 10 * time.Minute
 )
 
+// pollerIdle is how long a control client stays attached with no poll.
+// tmux queues the client's notifications (windows added, renamed,
+// resized) while nobody reads them, and a server told to exit waits
+// until they are read: a monitor that polls no more for a while (a paused
+// loop, a usage limit's wait of hours) must not hold the server up. The
+// next poll attaches again.
+const pollerIdle = 15 * time.Second
+
 // Poller is a Client whose Poll goes through a control-mode client.
 // Everything else is the Client's. It is safe for concurrent use.
 type Poller struct {
@@ -52,6 +60,11 @@ type Poller struct {
 	ctl     *control
 	retryAt time.Time
 	retry   time.Duration
+	// idle ends the control client after Idle (pollerIdle) with no poll.
+	idle     *time.Timer
+	lastPoll time.Time
+	// Idle overrides pollerIdle (tests).
+	Idle time.Duration
 }
 
 // NewPoller returns a poller of the server s.
@@ -72,6 +85,9 @@ func (p *Poller) Poll(target string) (PaneStatus, string, error) {
 func (p *Poller) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.idle != nil {
+		p.idle.Stop()
+	}
 	p.drop()
 }
 
@@ -102,7 +118,28 @@ func (p *Poller) controlPoll(target string) (PaneStatus, string, error) {
 		return PaneStatus{}, "", err
 	}
 	p.retry = 0
+	p.lastPoll = time.Now()
+	p.armIdle()
 	return s, screen, nil
+}
+
+// armIdle (re)starts the timer that ends an idle control client.
+func (p *Poller) armIdle() {
+	idle := p.Idle
+	if idle <= 0 {
+		idle = pollerIdle
+	}
+	if p.idle != nil {
+		p.idle.Reset(idle)
+		return
+	}
+	p.idle = time.AfterFunc(idle, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if time.Since(p.lastPoll) >= idle {
+			p.drop() // no retry delay: the next poll attaches again
+		}
+	})
 }
 
 // failed schedules the next try of a control client.
@@ -196,13 +233,15 @@ func (p *Poller) attach(target string) (*control, error) {
 		return nil, errors.Join(err, inW.Close(), outR.Close())
 	}
 	c := &control{cmd: cmd, in: inW, out: outR, r: bufio.NewReader(outR)}
-	// attach-session's own answer comes first.
+	// attach-session's own answer comes first (a command of the command
+	// line, not one the client sent: its flags are 0).
 	err = c.out.SetReadDeadline(time.Now().Add(p.timeout()))
+	var guard string
 	if err == nil {
-		err = c.skipTo("%begin ")
+		guard, err = c.begin(false)
 	}
 	if err == nil {
-		_, err = c.answer(-1)
+		_, err = c.answer(-1, guard)
 	}
 	if err != nil {
 		c.close()
@@ -236,44 +275,59 @@ func (c *control) poll(target string, deadline time.Time) (PaneStatus, string, e
 	return s, strings.Join(screen, "\n") + "\n", nil
 }
 
-// block reads the next answer, which must hold exactly n lines. The
-// notifications before it (lines starting with %) are skipped.
+// block reads the next answer to a command of ours, which must hold
+// exactly n lines. The notifications before it (lines starting with %)
+// and the answers to commands tmux ran for others (a user's hook run
+// after our display-message: its guard lines' flags are 0) are skipped.
 func (c *control) block(n int) ([]string, error) {
-	if err := c.skipTo("%begin "); err != nil {
+	guard, err := c.begin(true)
+	if err != nil {
 		return nil, err
 	}
-	return c.answer(n)
+	return c.answer(n, guard)
 }
 
-// skipTo reads lines up to one starting with prefix: notifications,
-// which start with %; anything else is out of step.
-func (c *control) skipTo(prefix string) error {
+// begin reads up to the %begin line of the next answer and returns its
+// guard ("time number flags"), which its %end or %error line repeats.
+// With ours, only an answer to a command this client sent counts (flags
+// 1); others are read through to their end. Any line before that is not
+// a notification is out of step.
+func (c *control) begin(ours bool) (string, error) {
 	for {
 		line, err := c.line()
 		if err != nil {
-			return err
+			return "", err
 		}
-		if strings.HasPrefix(line, prefix) {
-			return nil
-		}
-		if !strings.HasPrefix(line, "%") {
-			return fmt.Errorf("tmux control client out of step: %q", line)
+		guard, ok := strings.CutPrefix(line, "%begin ")
+		switch {
+		case ok && (!ours || strings.HasSuffix(guard, " 1")):
+			return guard, nil
+		case ok:
+			if _, err := c.answer(-1, guard); err != nil && !errors.Is(err, errCommand) {
+				return "", err
+			}
+		case !strings.HasPrefix(line, "%"):
+			return "", fmt.Errorf("tmux control client out of step: %q", line)
 		}
 	}
 }
 
-// answer reads an answer's n lines, taken as they are, and its end line
-// (%end; %error is a failed command). n < 0: as many as come before the
-// end.
-func (c *control) answer(n int) ([]string, error) {
+// errCommand: tmux answered %error (a failed command).
+var errCommand = errors.New("tmux command failed")
+
+// answer reads an answer's n lines, taken as they are, and its end line,
+// which must repeat the %begin line's guard (%end; %error is a failed
+// command). n < 0: as many lines as come before that end.
+func (c *control) answer(n int, guard string) ([]string, error) {
+	end, failed := "%end "+guard, "%error "+guard
 	var lines []string
 	for n < 0 || len(lines) < n {
 		line, err := c.line()
 		if err != nil {
 			return nil, err
 		}
-		if n < 0 && (strings.HasPrefix(line, "%end ") || strings.HasPrefix(line, "%error ")) {
-			return lines, endError(line, lines)
+		if n < 0 && (line == end || line == failed) {
+			return lines, endError(line, failed, lines)
 		}
 		lines = append(lines, line)
 	}
@@ -281,18 +335,18 @@ func (c *control) answer(n int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lines, endError(line, lines)
+	if line != end && line != failed {
+		return nil, fmt.Errorf("tmux control client out of step: %q where %q ends", line, end)
+	}
+	return lines, endError(line, failed, lines)
 }
 
-// endError checks the line that ends an answer.
-func endError(line string, lines []string) error {
-	switch {
-	case strings.HasPrefix(line, "%end "):
-		return nil
-	case strings.HasPrefix(line, "%error "):
-		return fmt.Errorf("tmux: %s", strings.Join(lines, "; "))
+// endError is the error of an answer whose end line is line.
+func endError(line, failed string, lines []string) error {
+	if line == failed {
+		return fmt.Errorf("%w: %s", errCommand, strings.Join(lines, "; "))
 	}
-	return fmt.Errorf("tmux control client out of step: %q where an answer ends", line)
+	return nil
 }
 
 // line reads one line, without its newline.

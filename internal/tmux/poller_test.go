@@ -149,3 +149,72 @@ func TestPollerLeavesADestroyUnattachedSessionAlone(t *testing.T) {
 		t.Errorf("clients: %q, %v; want the user's alone", out, err)
 	}
 }
+
+// A user's hook run after our display-message answers to our client too
+// (its guard lines' flags are 0): skipped whole, never read as the
+// screen, even with a pane that shows lines like tmux's guards.
+func TestPollerSkipsAnswersToHooks(t *testing.T) {
+	c := server(t)
+	id, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sh", "-c", `printf 'a\nb\n%%end fake\n%%begin 1 2 1\ndone\n'; exec sleep 60`}, Width: 80, Height: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hook := range []string{"after-display-message", "after-capture-pane"} {
+		if _, err := c.Run(nil, "set-hook", "-g", hook, "set -g @swarm_test_hook 1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, "the screen", 10*time.Second, func() bool {
+		s, _ := c.Capture(id, CaptureOptions{})
+		return strings.Contains(s, "done")
+	})
+	p := NewPoller(c.Server())
+	defer p.Close()
+	count := countingShim(t, p.Client)
+	for i := 0; i < 4; i++ {
+		want, wantScreen, err := c.Poll(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gotScreen, err := p.Poll(id)
+		if err != nil || got != want || gotScreen != wantScreen {
+			t.Fatalf("poll %d: %+v, %v\n%q\nClient.Poll: %+v\n%q", i, got, err, gotScreen, want, wantScreen)
+		}
+	}
+	if n := count(); n != 2 {
+		t.Errorf("4 polls ran %d tmux processes; want 2 (the control client stayed in step)", n)
+	}
+}
+
+// A control client with no poll for its idle time detaches: tmux queues
+// its notifications meanwhile, and a server told to exit would wait for
+// them to be read (a paused loop's monitor polls no more).
+func TestPollerDetachesWhenIdle(t *testing.T) {
+	c := server(t)
+	id, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sleep", "60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPoller(c.Server())
+	p.Idle = 300 * time.Millisecond
+	defer p.Close()
+	clients := func() int {
+		out, _ := c.Run(nil, "list-clients", "-F", "#{client_name}")
+		return len(strings.Fields(out))
+	}
+	if _, _, err := p.Poll(id); err != nil || clients() != 1 {
+		t.Fatalf("poll: %v, %d clients", err, clients())
+	}
+	// Notifications nobody reads: more than a pipe holds.
+	for i := 0; i < 2000; i++ {
+		if _, err := c.Run(nil, "rename-window", "-t", id, fmt.Sprintf("w%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, "the idle client to detach", 10*time.Second, func() bool { return clients() == 0 })
+	c.KillServer()
+	// The server is gone: a new one starts.
+	if _, err := c.NewWindow(WindowSpec{Session: "s2", Name: "w", Command: []string{"sleep", "60"}}); err != nil {
+		t.Fatalf("a new server after kill-server: %v", err)
+	}
+}
