@@ -144,7 +144,7 @@ func (e *Engine) readReports(t *turn) {
 			}
 		}
 	}
-	if r.usage == nil && (r.transcript != "" || r.sessionID != "") {
+	if r.usage == nil && (r.transcript != "" || r.ref.SessionID != "") {
 		ref := r.ref
 		ref.Transcript = r.transcript
 		r.usage = t.profile.UsageReader(ref)
@@ -179,6 +179,11 @@ func (e *Engine) readEvents(t *turn) {
 		}
 		if ev.Transcript != "" && r.transcript == "" {
 			r.transcript = ev.Transcript
+		}
+		if r.ref.SessionID == "" && ev.Session != "" {
+			// An agent swarm gives no session id (Codex) names its own
+			// in its events: its usage file is found by it.
+			r.ref.SessionID = ev.Session
 		}
 		t.queue = append(t.queue, ev)
 	}

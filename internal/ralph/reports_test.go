@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -415,4 +416,37 @@ func TestEngineReportedDialogOnScreenPausesOnce(t *testing.T) {
 			t.Fatalf("code %d, reason %q, %d pauses\n%s", code, l.state().ExitReason, l.events("PAUSE"), l.out)
 		}
 	})
+}
+
+// Codex is given no session id: the thread id its notify reports finds
+// its rollout, whose token counts are the session's tokens (without it
+// --max-tokens of a Codex loop was never kept).
+func TestReportsFindCodexUsageByTheReportedSession(t *testing.T) {
+	l := newFakeLoop(t, &tmuxtest.Agent{}, Options{MaxIterations: 3})
+	home := t.TempDir()
+	thread := "01a219ef-988e-74d3-be61-3e3edd6fdeaa"
+	dir := filepath.Join(home, ".codex", "sessions", "2026", "11", "26")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rollout := `{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1000,"cached_input_tokens":600,"output_tokens":50}}}}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "rollout-2026-11-26T21-00-00-"+thread+".jsonl"), []byte(rollout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	profile, ok := agent.Lookup("codex")
+	if !ok {
+		t.Fatal("no codex profile")
+	}
+	events := filepath.Join(t.TempDir(), "ev.jsonl")
+	line, _ := json.Marshal(agent.Event{Time: time.Now(), Name: agent.EventStop, Session: thread, Message: "done"})
+	if err := state.AppendEvent(events, line, true); err != nil {
+		t.Fatal(err)
+	}
+	tr := &turn{session: &session{rep: &reporting{eventsFile: events, statusFile: filepath.Join(t.TempDir(), "none"), hooked: true,
+		ref: agent.UsageRef{Home: home, Env: []string{"CODEX_HOME=" + filepath.Join(home, ".codex")}}}}}
+	tr.profile = profile
+	l.e.readReports(tr)
+	if u := tr.rep.tokens; u.Input != 400 || u.CacheRead != 600 || u.Output != 50 {
+		t.Fatalf("tokens %+v; want the rollout's (400 input, 600 cached, 50 output)", u)
+	}
 }
