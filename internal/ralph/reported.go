@@ -62,7 +62,9 @@ func JudgeEvents(evs []agent.Event, needPrompt, prompted bool) EventVerdict {
 			}
 		case agent.EventStop, agent.EventStopFailure:
 			if ours {
-				v.End, v.Event = TurnStopped, ev
+				// A turn that ended waits at no dialog: a permission it
+				// asked for was answered (a hook of the user's can).
+				v.End, v.Event, v.Dialog = TurnStopped, ev, nil
 				if ev.Name == agent.EventStopFailure {
 					v.End = TurnFailed
 				}
@@ -70,7 +72,7 @@ func JudgeEvents(evs []agent.Event, needPrompt, prompted bool) EventVerdict {
 			}
 		case agent.EventSessionEnd:
 			if ev.Kind != "clear" && ev.Kind != "resume" {
-				v.End, v.Event = TurnExited, ev
+				v.End, v.Event, v.Dialog = TurnExited, ev, nil
 				return v
 			}
 		case agent.EventHookError:

@@ -63,6 +63,7 @@ func TestJudgeEvents(t *testing.T) {
 		{"idle for a minute is no dialog", []agent.Event{prompt, ev(agent.EventNotification, "kind", "idle_prompt")}, true, false, TurnGoesOn, "", true, 2},
 		{"a tool ran: the permission was given", []agent.Event{prompt, perm, tool}, true, false, TurnGoesOn, "", true, 3},
 		{"an API error", []agent.Event{prompt, ev(agent.EventStopFailure, "kind", "overloaded")}, true, false, TurnFailed, "", true, 2},
+		{"a turn that ended is past its permission (a hook of the user's answered it)", []agent.Event{prompt, perm, stop}, true, false, TurnStopped, "", true, 3},
 		{"an exit", []agent.Event{ev(agent.EventSessionEnd, "kind", "prompt_input_exit")}, true, false, TurnExited, "", false, 1},
 		{"/clear is no exit", []agent.Event{ev(agent.EventSessionEnd, "kind", "clear")}, true, false, TurnGoesOn, "", false, 1},
 	}
