@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,21 +186,8 @@ func TestRemoteUnreachableHost(t *testing.T) {
 	a.MustRun("spawn", "--host", "c", "--name", "theirs", "--tmux", "--", "sleep", "300")
 	a.MustRun("ls", "--all-hosts") // shared connections up to both
 	fl.servers["b"].Stop()
-	silent, err := net.Listen("tcp", "127.0.0.9:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
-	go func() {
-		for {
-			c, err := silent.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
-	a.MustRun("hosts", "add", "mute", "127.0.0.9", "--ssh-option", "Port="+strconv.Itoa(silent.Addr().(*net.TCPAddr).Port))
+	silentPort := sshtest.Silent(t, "127.0.0.9")
+	a.MustRun("hosts", "add", "mute", "127.0.0.9", "--ssh-option", "Port="+strconv.Itoa(silentPort))
 
 	start := time.Now()
 	r := a.Run("ls", "--all-hosts", "--connect-timeout", "3s")

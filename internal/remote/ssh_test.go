@@ -158,20 +158,7 @@ func TestUnreachableHostFailsWithinTheConnectTimeout(t *testing.T) {
 	}
 	refusedPort := refused.Addr().(*net.TCPAddr).Port
 	refused.Close()
-	silent, err := net.Listen("tcp", "127.0.0.6:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
-	go func() {
-		for {
-			c, err := silent.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	silentPort := sshtest.Silent(t, "127.0.0.6")
 	c := client(t, k)
 	c.ConnectTimeout = 2 * time.Second
 	for _, tc := range []struct {
@@ -179,7 +166,7 @@ func TestUnreachableHostFailsWithinTheConnectTimeout(t *testing.T) {
 		host Host
 	}{
 		{"refused", Host{Name: "r", Target: "127.0.0.5", Options: []string{"Port=" + strconv.Itoa(refusedPort)}}},
-		{"silent", Host{Name: "s", Target: "127.0.0.6", Options: []string{"Port=" + strconv.Itoa(silent.Addr().(*net.TCPAddr).Port)}}},
+		{"silent", Host{Name: "s", Target: "127.0.0.6", Options: []string{"Port=" + strconv.Itoa(silentPort)}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := make([]Call, 5)

@@ -2,6 +2,7 @@ package sshtest
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"testing"
 )
@@ -38,4 +39,32 @@ func New(t testing.TB, aliases ...string) (*Keys, []*Server) {
 		servers = append(servers, s)
 	}
 	return k, servers
+}
+
+// Silent listens on ip (a loopback address) and accepts connections but
+// never answers: a host that hangs the SSH handshake, for connect
+// timeouts. It returns the port; the listener closes when the test ends.
+func Silent(t testing.TB, ip string) int {
+	t.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() }) // the test is over; its connections go with it
+	go func() {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				_ = c.Close() // held open until now, never written to
+			}
+		}()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port
 }
