@@ -124,10 +124,4 @@ const maxEventsRead = 1 << 20
 
 // EventsSize is the size of the events file at path (0 when missing): a
 // stat, no read, for a watch that looks often whether it grew.
-func EventsSize(path string) int64 {
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return 0
-	}
-	return fi.Size()
-}
+func EventsSize(path string) int64 { return StampFile(path).Size }

@@ -29,6 +29,36 @@ func countingShim(t *testing.T, c *Client) (count func() int) {
 	}
 }
 
+// donePoller waits until the window's screen shows "done" and returns a
+// poller of its server (closed when the test ends) whose tmux processes
+// count counts.
+func donePoller(t *testing.T, c *Client, id string) (p *Poller, count func() int) {
+	t.Helper()
+	testenv.Eventually(t, "the screen", 10*time.Second, func() bool {
+		s, _ := c.Capture(id, CaptureOptions{})
+		return strings.Contains(s, "done")
+	})
+	p = NewPoller(c.Server())
+	t.Cleanup(p.Close)
+	return p, countingShim(t, p.Client)
+}
+
+// pollsAgree polls the window n times through p and through Client.Poll:
+// the same status and screen each time.
+func pollsAgree(t *testing.T, c *Client, p *Poller, id string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		want, wantScreen, err := c.Poll(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gotScreen, err := p.Poll(id)
+		if err != nil || got != want || gotScreen != wantScreen {
+			t.Fatalf("poll %d: %+v, %v\n%q\nClient.Poll: %+v\n%q", i, got, err, gotScreen, want, wantScreen)
+		}
+	}
+}
+
 // A poller answers as Client.Poll does, from a control client started
 // once: no tmux process per poll. What the pane shows is taken as it is,
 // a line that looks like the end of tmux's answer included.
@@ -39,23 +69,8 @@ func TestPollerPollsWithoutAProcessPerPoll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, "the screen", 10*time.Second, func() bool {
-		s, _ := c.Capture(id, CaptureOptions{})
-		return strings.Contains(s, "done")
-	})
-	p := NewPoller(c.Server())
-	defer p.Close()
-	count := countingShim(t, p.Client)
-	for i := 0; i < 5; i++ {
-		want, wantScreen, err := c.Poll(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, gotScreen, err := p.Poll(id)
-		if err != nil || got != want || gotScreen != wantScreen {
-			t.Fatalf("poller: %+v, %v\n%q\nClient.Poll: %+v\n%q", got, err, gotScreen, want, wantScreen)
-		}
-	}
+	p, count := donePoller(t, c, id)
+	pollsAgree(t, c, p, id, 5)
 	// The session's id, then the control client.
 	if n := count(); n != 2 {
 		t.Errorf("5 polls ran %d tmux processes; want 2 (the session lookup and the control client)", n)
@@ -164,23 +179,8 @@ func TestPollerSkipsAnswersToHooks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testenv.Eventually(t, "the screen", 10*time.Second, func() bool {
-		s, _ := c.Capture(id, CaptureOptions{})
-		return strings.Contains(s, "done")
-	})
-	p := NewPoller(c.Server())
-	defer p.Close()
-	count := countingShim(t, p.Client)
-	for i := 0; i < 4; i++ {
-		want, wantScreen, err := c.Poll(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, gotScreen, err := p.Poll(id)
-		if err != nil || got != want || gotScreen != wantScreen {
-			t.Fatalf("poll %d: %+v, %v\n%q\nClient.Poll: %+v\n%q", i, got, err, gotScreen, want, wantScreen)
-		}
-	}
+	p, count := donePoller(t, c, id)
+	pollsAgree(t, c, p, id, 4)
 	if n := count(); n != 2 {
 		t.Errorf("4 polls ran %d tmux processes; want 2 (the control client stayed in step)", n)
 	}
