@@ -264,7 +264,7 @@ func TestCompletionWithoutState(t *testing.T) {
 func TestNameCompletionsCoverCommands(t *testing.T) {
 	t.Parallel()
 	nameArgs := map[string]bool{"NAME": true, "[NAME]": true, "WORKER": true, "[WORKER]": true}
-	root := newCmdRoot(newFactory(&IO{}, t.TempDir()))
+	root := newCmdRoot(newFactory(&IO{}, t.TempDir()), nil)
 	seen := map[string]bool{}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

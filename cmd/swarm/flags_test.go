@@ -310,7 +310,7 @@ func TestUsageErrorsCoverEveryCommand(t *testing.T) {
 			tested[strings.Join(c.args[:i+1], " ")] = true
 		}
 	}
-	root := newCmdRoot(newFactory(&IO{}, t.TempDir()))
+	root := newCmdRoot(newFactory(&IO{}, t.TempDir()), nil)
 	var missing []string
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -59,7 +59,11 @@ var (
 // itself parses its flags.
 func addHostFlags(root *cobra.Command) {
 	for path := range remoteSpecs {
-		c, _, err := root.Find(strings.Fields(path))
+		words := strings.Fields(path)
+		if !hasCommand(root, words[0]) {
+			continue // not built: the command line does not reach it (newCmdRoot)
+		}
+		c, _, err := root.Find(words)
 		if err != nil || c == root {
 			panic("remoteSpecs names no command: " + path)
 		}
@@ -69,6 +73,16 @@ func addHostFlags(root *cobra.Command) {
 			addConnectTimeoutFlag(c.Flags(), &d)
 		}
 	}
+}
+
+// hasCommand reports whether c has a command called name.
+func hasCommand(c *cobra.Command, name string) bool {
+	for _, sub := range c.Commands() {
+		if sub.Name() == name {
+			return true
+		}
+	}
+	return false
 }
 
 // forward is a command line to run on a host.
@@ -192,7 +206,8 @@ func (fw *forward) build(given []flagValue, positional []string) {
 // runForward runs the command on its host and returns the exit code.
 func runForward(f *factory, fw *forward) int {
 	if fw.host == remote.Local {
-		return runCommand(f.IO, newCmdRoot(f), append(fw.words, fw.args...))
+		line := append(fw.words, fw.args...)
+		return runCommand(f.IO, newCmdRoot(f, line), line)
 	}
 	code, err := forwardCall(f, fw)
 	if err != nil {
@@ -298,14 +313,14 @@ func runWithPrompt(f *factory, loop string, cmdline []string) error {
 	if err != nil {
 		return fail(exitFail, "cannot keep the prompt: %w", err)
 	}
-	c, rest, err := newCmdRoot(f).Find(cmdline)
+	c, rest, err := newCmdRoot(f, cmdline).Find(cmdline)
 	if err != nil || c.Name() != "spawn" {
 		_ = os.Remove(path) // best effort: the usage error is what to report; a next spawn of the loop removes a copy left
 		return usagef("%s runs a spawn, not %q", withPromptCommand, strings.Join(cmdline, " "))
 	}
 	words := len(cmdline) - len(rest)
 	args := append(append(append([]string{}, cmdline[:words]...), "--prompt-file="+path), rest...)
-	if code := runCommand(f.IO, newCmdRoot(f), args); code != exitOK {
+	if code := runCommand(f.IO, newCmdRoot(f, args), args); code != exitOK {
 		_ = os.Remove(path) // best effort: the spawn's error is printed; a next spawn of the loop removes a copy left
 		return exitCode(code)
 	}

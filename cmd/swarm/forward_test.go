@@ -45,7 +45,7 @@ func TestPlanForward(t *testing.T) {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Parallel()
 			f := newFactory(&IO{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, t.TempDir())
-			fw, err := planForward(newCmdRoot(f), tc.args)
+			fw, err := planForward(newCmdRoot(f, tc.args), tc.args)
 			switch {
 			case tc.err != "":
 				if err == nil || err.Error() != tc.err || fw == nil || fw.cmd.Name() != tc.args[0] {

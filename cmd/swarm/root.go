@@ -38,7 +38,7 @@ func runHook(streams *IO, args []string) (code int) {
 // a host when it names one (--host, HOST:worker), else here.
 func execute(f *factory, args []string) int {
 	if mayForward(args) {
-		fw, err := planForward(newCmdRoot(f), args)
+		fw, err := planForward(newCmdRoot(f, args), args)
 		if err != nil {
 			return report(f.IO.Err, fw.cmd, err)
 		}
@@ -46,7 +46,7 @@ func execute(f *factory, args []string) int {
 			return runForward(f, fw)
 		}
 	}
-	return runCommand(f.IO, newCmdRoot(f), args)
+	return runCommand(f.IO, newCmdRoot(f, args), args)
 }
 
 // runCommand executes cmd with args, reports its error on streams and
@@ -60,7 +60,89 @@ func runCommand(streams *IO, cmd *cobra.Command, args []string) int {
 	return report(streams.Err, failed, err)
 }
 
-func newCmdRoot(f *factory) *cobra.Command {
+// topCommand is one of the root's commands: the names that run it and
+// how it is built.
+type topCommand struct {
+	names []string // its name, then its aliases
+	build func(*factory) *cobra.Command
+}
+
+// topCommands returns the root's commands (help sorts them). A command
+// line builds only the one it names (newCmdRoot): building them all,
+// about 300 flags and 1,800 allocations, was a third of every command's
+// start-up. TestTopCommandsAreTheTree holds the names to the commands'
+// own. (A function, not a variable: the commands' code builds roots.)
+func topCommands() []topCommand {
+	return []topCommand{
+		{[]string{"spawn"}, func(f *factory) *cobra.Command { return newCmdSpawn(f, nil) }},
+		{[]string{"ls", "list"}, func(f *factory) *cobra.Command { return newCmdLs(f, nil) }},
+		{[]string{"status"}, func(f *factory) *cobra.Command { return newCmdStatus(f, nil) }},
+		{[]string{"peek"}, func(f *factory) *cobra.Command { return newCmdPeek(f, nil) }},
+		{[]string{"logs"}, func(f *factory) *cobra.Command { return newCmdLogs(f, nil) }},
+		{[]string{"attach"}, func(f *factory) *cobra.Command { return newCmdAttach(f, nil) }},
+		{[]string{"send"}, func(f *factory) *cobra.Command { return newCmdSend(f, nil) }},
+		{[]string{"interrupt"}, func(f *factory) *cobra.Command { return newCmdInterrupt(f, nil) }},
+		{[]string{"eof"}, func(f *factory) *cobra.Command { return newCmdEOF(f, nil) }},
+		{[]string{"wait"}, func(f *factory) *cobra.Command { return newCmdWait(f, nil) }},
+		{[]string{"kill"}, func(f *factory) *cobra.Command { return newCmdKill(f, nil) }},
+		{[]string{"clean"}, func(f *factory) *cobra.Command { return newCmdClean(f, nil) }},
+		{[]string{"respawn"}, func(f *factory) *cobra.Command { return newCmdRespawn(f, nil) }},
+		{[]string{"init"}, func(f *factory) *cobra.Command { return newCmdInit(f, nil) }},
+		{[]string{"version"}, func(f *factory) *cobra.Command { return newCmdVersion(f, nil) }},
+		{[]string{"ralph"}, newCmdRalph},
+		{[]string{"heartbeat"}, newCmdHeartbeat},
+		{[]string{"top"}, func(f *factory) *cobra.Command { return newCmdTop(f, nil) }},
+		{[]string{logPipeCommand}, func(f *factory) *cobra.Command { return newCmdLogPipe(f, nil) }},
+		{[]string{superviseCommand}, func(f *factory) *cobra.Command { return newCmdSupervise(f, nil) }},
+		{[]string{execCommand}, func(f *factory) *cobra.Command { return newCmdExec(f, nil) }},
+		{[]string{eventCommand}, func(f *factory) *cobra.Command { return newCmdEvent(f, nil) }},
+		{[]string{"hosts"}, newCmdHosts},
+		{[]string{withPromptCommand}, newCmdWithPrompt},
+		{[]string{"merge"}, func(f *factory) *cobra.Command { return newCmdMerge(f, nil) }},
+		{[]string{"diff"}, func(f *factory) *cobra.Command { return newCmdDiff(f, nil) }},
+		{[]string{"restore"}, func(f *factory) *cobra.Command { return newCmdRestore(f, nil) }},
+	}
+}
+
+// commandsReached returns the root's commands the command line args can
+// reach: the one it names; none when it names none and asks for the
+// version (cobra then prints it and runs nothing); else all of them, for
+// what lists or looks them up (help, completion, an unknown command's
+// suggestions, the root's own usage).
+func commandsReached(args []string) []topCommand {
+	all := topCommands()
+	named, version := "", false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			named = a // the root's own flags take no value: the first word that is not one is the command
+			break
+		}
+		switch a {
+		case "-h", "--help":
+			return all
+		case "-v", "--version":
+			version = true
+		}
+	}
+	if named == "" && version {
+		return nil
+	}
+	for _, c := range all {
+		for _, n := range c.names {
+			if n == named {
+				return []topCommand{c}
+			}
+		}
+	}
+	return all
+}
+
+// newCmdRoot returns the root command with the commands args can reach
+// (commandsReached); nil args: all of them.
+func newCmdRoot(f *factory, args []string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "swarm",
 		Short: "Run AI coding agents as workers in tmux, and drive them in ralph loops",
@@ -92,21 +174,25 @@ State lives in $SWARM_HOME (else $SWARM_DIR, else ~/.swarm).`,
 		}
 		return flagError(err)
 	})
-	cmd.AddCommand(
-		newCmdSpawn(f, nil), newCmdLs(f, nil), newCmdStatus(f, nil), newCmdPeek(f, nil),
-		newCmdLogs(f, nil), newCmdAttach(f, nil), newCmdSend(f, nil), newCmdInterrupt(f, nil),
-		newCmdEOF(f, nil), newCmdWait(f, nil), newCmdKill(f, nil), newCmdClean(f, nil),
-		newCmdRespawn(f, nil), newCmdInit(f, nil), newCmdVersion(f, nil), newCmdRalph(f), newCmdHeartbeat(f),
-		newCmdTop(f, nil), newCmdLogPipe(f, nil), newCmdSupervise(f, nil), newCmdExec(f, nil), newCmdEvent(f, nil),
-		newCmdHosts(f), newCmdWithPrompt(f),
-		newCmdMerge(f, nil), newCmdDiff(f, nil), newCmdRestore(f, nil),
-	)
+	reached := commandsReached(args)
+	for _, c := range reached {
+		cmd.AddCommand(c.build(f))
+	}
 	addHostFlags(cmd)
-	cmd.InitDefaultCompletionCmd()
+	all := len(reached) == len(topCommands())
+	if all {
+		cmd.InitDefaultCompletionCmd()
+	} else {
+		// The completion command is reached by its name, which builds
+		// them all.
+		cmd.CompletionOptions.DisableDefaultCmd = true
+	}
 	for _, c := range cmd.Commands() {
 		requireSubcommands(c)
 	}
-	addCompletions(f, cmd)
+	if all {
+		addCompletions(f, cmd) // read by __complete only, which builds them all
+	}
 	return cmd
 }
 
