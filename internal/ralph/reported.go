@@ -256,7 +256,7 @@ func (e *Engine) settleUsage(t *turn) {
 		return
 	}
 	if r.hasStatus && !t.stopAt.IsZero() {
-		clock.Wait(context.Background(), e.Clock, outputCheck, statusSettle, func() bool {
+		clock.Wait(context.Background(), e.Clock, statusCheck, statusSettle, func() bool {
 			e.readReports(t)
 			return r.status.Time.After(t.stopAt)
 		})
