@@ -24,7 +24,6 @@ package tmux
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -149,12 +148,24 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// clientName matches the names tmux gives clients without a terminal; tty
-// clients are named by their device path (contains '/').
-var clientName = regexp.MustCompile(`^client-[0-9]+$`)
+// isClientName reports whether s is a name tmux gives clients without a
+// terminal, "client-" and digits; tty clients are named by their device
+// path (contains '/'). A byte loop, not a regexp compiled at start-up.
+func isClientName(s string) bool {
+	digits, ok := strings.CutPrefix(s, "client-")
+	return ok && digits != "" && strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }) < 0
+}
 
-// dollarName matches what tmux escapes as "\$" in a session name.
-var dollarName = regexp.MustCompile(`\$[A-Za-z_{]`)
+// hasDollarName reports whether s holds what tmux escapes as "\$" in a
+// session name: '$' before a letter, '_' or '{'.
+func hasDollarName(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if c := s[i+1]; s[i] == '$' && (c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_' || c == '{') {
+			return true
+		}
+	}
+	return false
+}
 
 // CheckSessionName reports whether tmux stores the session name exactly as
 // given and an exact target "=name:" finds it and nothing else. tmux
@@ -178,9 +189,9 @@ func CheckSessionName(name string) error {
 		reason = `tmux stores '\' as '\\'`
 	case strings.HasPrefix(name, "$"):
 		reason = "a leading '$' is a session id"
-	case dollarName.MatchString(name):
+	case hasDollarName(name):
 		reason = `tmux stores "$NAME" as "\$NAME"`
-	case strings.Contains(name, "/") || clientName.MatchString(name):
+	case strings.Contains(name, "/") || isClientName(name):
 		reason = "it could name a tmux client"
 	default:
 		return nil

@@ -2,6 +2,7 @@ package tmux
 
 import (
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -237,6 +238,35 @@ func FuzzEscapeFormat(f *testing.F) {
 		}
 		if got, ok := expandTimeFormatModel(escapeTimeFormat(s)); !ok || got != s {
 			t.Fatalf("escapeTimeFormat(%q) = %q expands to %q (%v)", s, escapeTimeFormat(s), got, ok)
+		}
+	})
+}
+
+// The byte loops answer as the regexps they replaced (compiled here, in
+// the test, not at every start of swarm).
+func TestSessionNameChecksAsRegexps(t *testing.T) {
+	client := regexp.MustCompile(`^client-[0-9]+$`)
+	dollar := regexp.MustCompile(`\$[A-Za-z_{]`)
+	for _, s := range []string{"", "client-", "client-1", "client-42", "client-4a", "xclient-4", "client-٣", "Client-1", "client--1",
+		"$", "a$", "$a", "x$Z", "$_", "${", "$1", "$$", "a$-", "$é", "é$a"} {
+		if got, want := isClientName(s), client.MatchString(s); got != want {
+			t.Errorf("isClientName(%q) = %v, the regexp says %v", s, got, want)
+		}
+		if got, want := hasDollarName(s), dollar.MatchString(s); got != want {
+			t.Errorf("hasDollarName(%q) = %v, the regexp says %v", s, got, want)
+		}
+	}
+}
+
+func FuzzSessionNameChecks(f *testing.F) {
+	client := regexp.MustCompile(`^client-[0-9]+$`)
+	dollar := regexp.MustCompile(`\$[A-Za-z_{]`)
+	for _, s := range []string{"client-1", "$a", "x${", "client-"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if isClientName(s) != client.MatchString(s) || hasDollarName(s) != dollar.MatchString(s) {
+			t.Fatalf("%q: isClientName %v hasDollarName %v; regexps %v %v", s, isClientName(s), hasDollarName(s), client.MatchString(s), dollar.MatchString(s))
 		}
 	})
 }
