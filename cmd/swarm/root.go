@@ -105,12 +105,12 @@ func topCommands() []topCommand {
 }
 
 // commandsReached returns the root's commands the command line args can
-// reach: the one it names; none when it names none and asks for the
-// version (cobra then prints it and runs nothing); else all of them, for
-// what lists or looks them up (help, completion, an unknown command's
-// suggestions, the root's own usage).
-func commandsReached(args []string) []topCommand {
-	all := topCommands()
+// reach, and whether that is all of them: the one it names; none when it
+// names none and asks for the version (cobra then prints it and runs
+// nothing); else all, for what lists or looks them up (help, completion,
+// an unknown command's suggestions, the root's own usage).
+func commandsReached(args []string) (reached []topCommand, all bool) {
+	every := topCommands()
 	named, version := "", false
 	for _, a := range args {
 		if a == "--" {
@@ -122,22 +122,22 @@ func commandsReached(args []string) []topCommand {
 		}
 		switch a {
 		case "-h", "--help":
-			return all
+			return every, true
 		case "-v", "--version":
 			version = true
 		}
 	}
 	if named == "" && version {
-		return nil
+		return nil, false
 	}
-	for _, c := range all {
+	for _, c := range every {
 		for _, n := range c.names {
 			if n == named {
-				return []topCommand{c}
+				return []topCommand{c}, false
 			}
 		}
 	}
-	return all
+	return every, true
 }
 
 // newCmdRoot returns the root command with the commands args can reach
@@ -174,12 +174,11 @@ State lives in $SWARM_HOME (else $SWARM_DIR, else ~/.swarm).`,
 		}
 		return flagError(err)
 	})
-	reached := commandsReached(args)
+	reached, all := commandsReached(args)
 	for _, c := range reached {
 		cmd.AddCommand(c.build(f))
 	}
 	addHostFlags(cmd)
-	all := len(reached) == len(topCommands())
 	if all {
 		cmd.InitDefaultCompletionCmd()
 	} else {

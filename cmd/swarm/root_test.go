@@ -67,8 +67,12 @@ func TestCommandsReached(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var got []string
-			for _, c := range commandsReached(tc.args) {
+			reached, every := commandsReached(tc.args)
+			for _, c := range reached {
 				got = append(got, c.names[0])
+			}
+			if every != (tc.want == nil) {
+				t.Errorf("all: %v, want %v", every, tc.want == nil)
 			}
 			if tc.want == nil {
 				if len(got) != all {
