@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -74,6 +75,9 @@ func TestNoServerMeansNoPanes(t *testing.T) {
 	if err != nil || panes != nil {
 		t.Fatalf("%v %v", panes, err)
 	}
+	if panes, err := c.StartListPanes().Wait(); err != nil || panes != nil {
+		t.Fatalf("started: %v %v", panes, err)
+	}
 	if _, ok, err := c.Lookup("s", "w"); ok || err != nil {
 		t.Fatalf("lookup: %v %v", ok, err)
 	}
@@ -102,6 +106,52 @@ func TestListPanesOutlastsAServerClosingDown(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "failed")); err != nil {
 		t.Fatal("the shim never answered as a server closing down")
+	}
+	// A listing started ahead of its use asks again too.
+	if err := os.Remove(filepath.Join(dir, "failed")); err != nil {
+		t.Fatal(err)
+	}
+	panes, err = c.StartListPanes().Wait()
+	if err != nil || len(panes) != 1 || panes[0].WindowName != "w" {
+		t.Fatalf("started: panes %+v, error %v", panes, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "failed")); err != nil {
+		t.Fatal("started: the shim never answered as a server closing down")
+	}
+}
+
+// A listing started ahead of its use (StartListPanes) has its process
+// running when the call returns, and Wait answers as ListPanes; a tmux
+// that is not installed, or a server that may not be connected to, is
+// Wait's error.
+func TestStartListPanes(t *testing.T) {
+	c := server(t)
+	for _, name := range []string{"a", "b"} {
+		if _, err := c.NewWindow(WindowSpec{Session: "s", Name: name, Command: []string{"sleep", "60"}, Tag: "tag-" + name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := c.ListPanes()
+	if err != nil || len(want) != 2 {
+		t.Fatalf("ListPanes: %+v, %v", want, err)
+	}
+	l := c.StartListPanes()
+	if l.running.cmd == nil || l.running.cmd.Process == nil {
+		t.Fatalf("no process once StartListPanes returned: %+v", l.running.err)
+	}
+	got, err := l.Wait()
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Wait = %+v, %v; ListPanes = %+v", got, err, want)
+	}
+	missing := *c
+	missing.Bin = "swarm-test-no-such-tmux"
+	if _, err := missing.StartListPanes().Wait(); err == nil || err.Error() != "tmux not found (install tmux 3.x)" {
+		t.Errorf("no tmux: %v", err)
+	}
+	refused := *c
+	refused.Socket = "a/b"
+	if _, err := refused.StartListPanes().Wait(); err == nil || err.Error() != "invalid tmux socket name 'a/b' (no '/')" {
+		t.Errorf("a server that may not be connected to: %v", err)
 	}
 }
 
@@ -385,6 +435,7 @@ func TestStoppedTmuxServerCallsHaveADeadline(t *testing.T) {
 		call func() error
 	}{
 		{"list-panes", func() error { _, err := c.ListPanes(); return err }},
+		{"list-panes started", func() error { _, err := c.StartListPanes().Wait(); return err }},
 		{"poll", func() error { _, _, err := c.Poll(id); return err }},
 		{"type", func() error { return c.TypeText(id, "hi", true) }},
 		{"paste", func() error { return c.Paste(id, "a\nb") }},

@@ -185,7 +185,10 @@ type listing struct {
 // startListing starts listing the server of w, the first record with a
 // window (state.Store.LoadEarly), while the registry is being decoded:
 // the listing's tmux process and the decoding take about as long at 500
-// workers, and run at once. nil when the server may not be connected to.
+// workers, and run at once. A *tmux.Client's process is started before
+// it returns (tmux.Client.StartListPanes), so the decoding does not
+// compete with its fork and exec. nil when the server may not be
+// connected to.
 func (m *Manager) startListing(w *state.Worker) *listing {
 	s := Server(w)
 	if s.Check() != nil {
@@ -193,9 +196,13 @@ func (m *Manager) startListing(w *state.Worker) *listing {
 	}
 	l := &listing{server: s, done: make(chan struct{})}
 	tc := m.TmuxFor(s)
+	list := tc.ListPanes
+	if st, ok := tc.(interface{ StartListPanes() *tmux.PaneListing }); ok {
+		list = st.StartListPanes().Wait
+	}
 	go func() {
 		defer close(l.done)
-		l.panes, l.err = tc.ListPanes()
+		l.panes, l.err = list()
 	}()
 	return l
 }
