@@ -416,6 +416,24 @@ var listAllPanes = []string{"list-panes", "-a", "-F", paneFormat}
 // readListing reads a listing's answer (out, err) to args; a server
 // closing down is asked again (args).
 func (c *Client) readListing(oneWindow bool, args []string, out string, err error) ([]Pane, error) {
+	// A server without sessions has no panes. It may have had none only
+	// for the listing: a session made meanwhile (a new-session the server
+	// had queued, one of another command) is there when it is asked, and
+	// then the listing is asked again.
+	if noSessionSaid(err) {
+		empty := false
+		clock.Wait(context.Background(), clock.Real, serverGonePause, serverGoneWait, func() bool {
+			if c.hasNoSession() {
+				empty = true
+				return true
+			}
+			out, err = c.Run(nil, args...)
+			return !noSessionSaid(err)
+		})
+		if empty {
+			return nil, nil
+		}
+	}
 	// A server closing down (kill-server returns before it has closed its
 	// panes, which takes a while with hundreds) answers "server exited
 	// unexpectedly" for a moment; then there is no server, or a new one.
@@ -430,8 +448,8 @@ func (c *Client) readListing(oneWindow bool, args []string, out string, err erro
 		})
 	}
 	if err != nil {
-		// No server, or a server without sessions: no panes.
-		if IsNoServer(err) || noSessionSaid(err) && c.hasNoSession() || oneWindow && IsNotFound(err) && !IsServerGone(err) {
+		// No server: no panes.
+		if IsNoServer(err) || oneWindow && IsNotFound(err) && !IsServerGone(err) {
 			return nil, nil
 		}
 		return nil, err

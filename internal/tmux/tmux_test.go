@@ -120,6 +120,57 @@ func TestListPanesOutlastsAServerClosingDown(t *testing.T) {
 	}
 }
 
+// A server may have no session only for the listing ("no current
+// target"), and one when it is asked (a session made meanwhile): the
+// listing is asked again, not failed, and not taken for an empty server.
+// A server that has no session indeed lists no panes.
+func TestListPanesOutlastsASessionComingBack(t *testing.T) {
+	c := server(t)
+	if _, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sleep", "60"}}); err != nil {
+		t.Fatal(err)
+	}
+	real, err := exec.LookPath(c.Bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	shim := filepath.Join(dir, "tmux")
+	// The first list-panes (its arguments are escaped, so the name is
+	// matched anywhere in them) answers as a server without sessions.
+	script := fmt.Sprintf("#!/bin/sh\ncase \"$*\" in *list-panes*) if [ ! -e '%[1]s/failed' ]; then : > '%[1]s/failed'; echo 'no current target' >&2; exit 1; fi;; esac\nexec '%[2]s' \"$@\"\n", dir, real)
+	testenv.WriteExecutable(t, shim, script)
+	c.Bin = shim
+	for _, tc := range []struct {
+		name string
+		list func() ([]Pane, error)
+	}{
+		{"ListPanes", c.ListPanes},
+		{"StartListPanes", func() ([]Pane, error) { return c.StartListPanes().Wait() }},
+	} {
+		_ = os.Remove(filepath.Join(dir, "failed"))
+		panes, err := tc.list()
+		if err != nil || len(panes) != 1 || panes[0].WindowName != "w" {
+			t.Fatalf("%s: panes %+v, error %v", tc.name, panes, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "failed")); err != nil {
+			t.Fatalf("%s: the shim never answered as a server without sessions", tc.name)
+		}
+	}
+
+	// No session indeed (exit-empty off keeps the server): no panes.
+	c.Bin = real
+	if _, err := c.Run(nil, "set-option", "-s", "exit-empty", "off"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(nil, "kill-session", "-t", "s"); err != nil {
+		t.Fatal(err)
+	}
+	panes, err := c.ListPanes()
+	if err != nil || len(panes) != 0 {
+		t.Fatalf("server without sessions: panes %+v, error %v", panes, err)
+	}
+}
+
 // A listing started ahead of its use (StartListPanes) has its process
 // running when the call returns, and Wait answers as ListPanes; a tmux
 // that is not installed, or a server that may not be connected to, is
