@@ -95,7 +95,7 @@ type Engine struct {
 // NewEngine returns the engine for the loop of worker name.
 func NewEngine(m *worker.Manager, name string, out io.Writer) *Engine {
 	poll := worker.PollInterval(DefaultPoll)
-	pollers := &tmux.Pollers{}
+	pollers := &tmux.Pollers{Exclusive: m.HoldWindows}
 	return &Engine{
 		Name: name, M: m, RS: m.Store.Ralph(name), Out: out,
 		Poll: poll, ReadyPoll: min(poll, MaxReadyPoll), StopGrace: DefaultStopGrace,

@@ -207,6 +207,8 @@ func (p *Poller) attach(target string) (*control, error) {
 	if err := p.checkSocket(); err != nil {
 		return nil, err
 	}
+	// Until tmux has answered the attach, no window may go (Exclusive).
+	defer p.hold()()
 	args := append([]string{"-u", "-C"}, p.Args([]string{"attach-session", "-E", "-f", "ignore-size,no-output", "-t", session})...)
 	cmd := exec.Command(p.Bin, args...)
 	// The server is named by -L or -S: $TMUX would only make tmux
@@ -379,6 +381,9 @@ func (c *control) close() {
 // Pollers hands out one Poller per server and closes them all: a
 // monitor's iterations share its control client.
 type Pollers struct {
+	// Exclusive is given to every poller's Client (Client.Exclusive).
+	Exclusive func() (release func())
+
 	mu sync.Mutex
 	m  map[Server]*Poller
 }
@@ -394,6 +399,7 @@ func (ps *Pollers) For(s Server) *Poller {
 		return p
 	}
 	p := NewPoller(s)
+	p.Exclusive = ps.Exclusive
 	ps.m[s] = p
 	return p
 }

@@ -43,6 +43,22 @@ type Client struct {
 	// answer (stopped with SIGSTOP, wedged) fails the call instead of
 	// hanging the command. Attach is not bounded: it becomes the client.
 	Timeout time.Duration
+	// Exclusive, when set, is held around a window's end (KillWindow)
+	// and a control client's attach (Poller), which must not overlap,
+	// not even in two processes: tmux 3.3a's server crashes, and takes
+	// every window with it, when a session's current window goes while a
+	// control client attaches (docs/development.md, "tmux 3.3a"). It
+	// returns its release; it may give up waiting (a holder stuck on a
+	// stopped server) and return a release of nothing.
+	Exclusive func() (release func())
+}
+
+// hold takes c.Exclusive, when set, and returns its release.
+func (c *Client) hold() (release func()) {
+	if c.Exclusive == nil {
+		return func() {}
+	}
+	return c.Exclusive()
 }
 
 // DefaultTimeout is how long a tmux call may take before it fails. Every

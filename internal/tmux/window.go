@@ -210,7 +210,7 @@ func (c *Client) runCreate(chain [][]string) (string, error) {
 	id := firstLine(out)
 	if err != nil {
 		if strings.HasPrefix(id, "@") {
-			if _, kerr := c.Run(nil, "kill-window", "-t", id); kerr != nil {
+			if kerr := c.KillWindow(id); kerr != nil {
 				err = errors.Join(err, fmt.Errorf("and the window it made (%s) could not be removed: %w", id, kerr))
 			}
 		}
@@ -287,6 +287,7 @@ func (c *Client) PipeTo(target, path string, via []string) error {
 // answering (the last window of the last session) or answers oddly
 // ("no current target") while the window went, is success.
 func (c *Client) KillWindow(target string) error {
+	defer c.hold()()
 	_, err := c.Run(nil, "kill-window", "-t", target)
 	if err == nil || IsNotFound(err) {
 		return nil

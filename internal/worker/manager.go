@@ -112,13 +112,38 @@ type Manager struct {
 
 // New returns a manager for the state root.
 func New(root string, warn func(string)) *Manager {
-	return &Manager{
+	m := &Manager{
 		Store:     state.NewStore(root, warn),
 		Session:   state.DefaultSession(root),
 		Warn:      warn,
 		KillGrace: DefaultKillGrace,
-		TmuxFor:   func(s tmux.Server) Tmux { return tmux.NewFor(s) },
 	}
+	m.TmuxFor = func(s tmux.Server) Tmux {
+		c := tmux.NewFor(s)
+		c.Exclusive = m.HoldWindows
+		return c
+	}
+	return m
+}
+
+// windowsLockWait bounds the wait for the tmux windows lock: its holder
+// runs one tmux call, which takes milliseconds unless the server does
+// not answer (then the call fails after tmux.DefaultTimeout, and the
+// waiter goes on without the lock instead of failing with it).
+const windowsLockWait = 2 * time.Second
+
+// HoldWindows takes the state root's tmux windows lock
+// (state.Store.LockWindows) for a window's end or a control client's
+// attach (tmux.Client.Exclusive) and returns its release. When the lock
+// cannot be had (held too long, a lock file swarm refuses) the caller
+// goes on without it: a kill must not fail for a monitor stuck on a
+// stopped server, and the crash it guards against needs both at once.
+func (m *Manager) HoldWindows() (release func()) {
+	release, err := m.Store.LockWindows(windowsLockWait)
+	if err != nil {
+		return func() {}
+	}
+	return release
 }
 
 // PollInterval returns $SWARM_POLL_INTERVAL when set to a valid duration
