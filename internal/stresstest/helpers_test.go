@@ -182,6 +182,13 @@ func (r record) windowID() string {
 	return id
 }
 
+// windowToken is the token the record's window was made with (the
+// window's @swarm_spawn option).
+func (r record) windowToken() string {
+	token, _ := r.Metadata["tmux_window_token"].(string)
+	return token
+}
+
 func (r record) isRalph() bool {
 	b, _ := r.Metadata["ralph"].(bool)
 	return b
@@ -203,14 +210,17 @@ func (w *world) ls() ([]record, result, error) {
 // pane is one line of tmux list-panes -a.
 type pane struct {
 	session, windowID, windowName string
-	dead                          bool
-	pid                           int
+	// tag is the window's @swarm_spawn option: the token swarm made the
+	// window with ("" for others' windows).
+	tag  string
+	dead bool
+	pid  int
 }
 
 // panes lists every pane on the env's tmux server (none when no server
 // runs).
 func (w *world) panes() ([]pane, error) {
-	out, err := w.e.Tmux("list-panes", "-a", "-F", "#{session_name}\t#{window_id}\t#{window_name}\t#{pane_dead}\t#{pane_pid}")
+	out, err := w.e.Tmux("list-panes", "-a", "-F", "#{session_name}\t#{window_id}\t#{window_name}\t#{pane_dead}\t#{pane_pid}\t#{@swarm_spawn}")
 	if err != nil {
 		if strings.Contains(out, "no server running") || strings.Contains(out, "error connecting to") {
 			return nil, nil
@@ -218,13 +228,15 @@ func (w *world) panes() ([]pane, error) {
 		return nil, fmt.Errorf("list-panes: %v: %s", err, out)
 	}
 	var ps []pane
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+	// Only the newlines go: a line ends in a tab when its window has no
+	// tag (the test's decoys, the user's windows).
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
 		f := strings.Split(line, "\t")
-		if len(f) != 5 {
+		if len(f) != 6 {
 			continue
 		}
 		pid, _ := strconv.Atoi(f[4])
-		ps = append(ps, pane{session: f[0], windowID: f[1], windowName: f[2], dead: f[3] == "1", pid: pid})
+		ps = append(ps, pane{session: f[0], windowID: f[1], windowName: f[2], dead: f[3] == "1", pid: pid, tag: f[5]})
 	}
 	return ps, nil
 }
@@ -436,6 +448,14 @@ func (w *world) check(o checkOptions) []finding {
 		if rec.Tmux != nil {
 			id := rec.windowID()
 			win, ok := windows[id]
+			// Window ids start again at @0 with every tmux server (the
+			// last window of a run's session killed ends the server): a
+			// stopped record's id may be a later window's. The window is
+			// the record's only when it carries the record's token, as
+			// swarm finds it (worker.WindowOf).
+			if ok && win.tag != rec.windowToken() {
+				ok = false
+			}
 			if id != "" && ok {
 				owner[id] = append(owner[id], rec.Name)
 				allowed[win.pid] = true
