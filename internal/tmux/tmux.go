@@ -432,7 +432,21 @@ var listAllPanes = []string{"list-panes", "-a", "-F", paneFormat}
 // readListing reads a listing's answer (out, err) to args; a server
 // closing down is asked again (args).
 func (c *Client) readListing(oneWindow bool, args []string, out string, err error) ([]Pane, error) {
-	// A server without sessions has no panes. It may have had none only
+	// A server closing down (kill-server returns before it has closed its
+	// panes, which takes a while with hundreds) answers "server exited
+	// unexpectedly" for a moment; then there is no server, or a new one.
+	if IsServerGone(err) {
+		asked := false // the first look is at the answer already had
+		clock.Wait(context.Background(), clock.Real, serverGonePause, serverGoneWait, func() bool {
+			if asked {
+				out, err = c.Run(nil, args...)
+			}
+			asked = true
+			return !IsServerGone(err)
+		})
+	}
+	// A server without sessions (the new one, before its first session;
+	// one whose exit-empty is off) has no panes. It may have had none only
 	// for the listing: a session made meanwhile (a new-session the server
 	// had queued, one of another command) is there when it is asked, and
 	// then the listing is asked again.
@@ -449,19 +463,6 @@ func (c *Client) readListing(oneWindow bool, args []string, out string, err erro
 		if empty {
 			return nil, nil
 		}
-	}
-	// A server closing down (kill-server returns before it has closed its
-	// panes, which takes a while with hundreds) answers "server exited
-	// unexpectedly" for a moment; then there is no server, or a new one.
-	if IsServerGone(err) {
-		asked := false // the first look is at the answer already had
-		clock.Wait(context.Background(), clock.Real, serverGonePause, serverGoneWait, func() bool {
-			if asked {
-				out, err = c.Run(nil, args...)
-			}
-			asked = true
-			return !IsServerGone(err)
-		})
 	}
 	if err != nil {
 		// No server: no panes.

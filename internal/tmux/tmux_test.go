@@ -169,6 +169,18 @@ func TestListPanesOutlastsASessionComingBack(t *testing.T) {
 	if err != nil || len(panes) != 0 {
 		t.Fatalf("server without sessions: panes %+v, error %v", panes, err)
 	}
+	// Nor after a server closing down ("server exited unexpectedly"),
+	// asked again, answers so: a new server before its first session.
+	gone := fmt.Sprintf("#!/bin/sh\nif [ ! -e '%[1]s/gone' ]; then : > '%[1]s/gone'; echo 'server exited unexpectedly' >&2; exit 1; fi\nexec '%[2]s' \"$@\"\n", dir, real)
+	testenv.WriteExecutable(t, shim, gone)
+	c.Bin = shim
+	panes, err = c.ListPanes()
+	if err != nil || len(panes) != 0 {
+		t.Fatalf("a server gone, then one without sessions: panes %+v, error %v", panes, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gone")); err != nil {
+		t.Fatal("the shim never answered as a server closing down")
+	}
 }
 
 // A listing started ahead of its use (StartListPanes) has its process
