@@ -8,7 +8,8 @@ import (
 )
 
 // windowsLockRetry is how often a waiting LockWindows tries again: the
-// lock is held for one tmux call, a few milliseconds.
+// lock is held for one tmux call, a few milliseconds on a server that
+// answers.
 const windowsLockRetry = 2 * time.Millisecond
 
 // LockWindows takes the state root's tmux windows lock (windows.lock),

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/state"
@@ -108,6 +109,10 @@ type Manager struct {
 	// the environment entries it adds. internal/ralph starts it detached
 	// (ralph.StartMonitor); without it no background monitor can start.
 	MonitorCommand func(name string) (argv, env []string)
+
+	// windowsLockWarned: HoldWindows said once that it went on without
+	// the lock.
+	windowsLockWarned sync.Once
 }
 
 // New returns a manager for the state root.
@@ -136,11 +141,15 @@ const windowsLockWait = 2 * time.Second
 // (state.Store.LockWindows) for a window's end or a control client's
 // attach (tmux.Client.Exclusive) and returns its release. When the lock
 // cannot be had (held too long, a lock file swarm refuses) the caller
-// goes on without it: a kill must not fail for a monitor stuck on a
-// stopped server, and the crash it guards against needs both at once.
+// goes on without it, which it says once: a kill must not fail for a
+// monitor stuck on a stopped server, and the crash the lock guards
+// against needs both at once.
 func (m *Manager) HoldWindows() (release func()) {
 	release, err := m.Store.LockWindows(windowsLockWait)
 	if err != nil {
+		m.windowsLockWarned.Do(func() {
+			m.warn(fmt.Sprintf("going on without the tmux windows lock: %v", err))
+		})
 		return func() {}
 	}
 	return release

@@ -1,6 +1,9 @@
 package worker
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +17,8 @@ import (
 func TestManagerClientsHoldTheRootsWindowsLock(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	m := New(root, nil)
+	var warnings []string
+	m := New(root, func(s string) { warnings = append(warnings, s) })
 	c, ok := m.TmuxFor(tmux.Server{Name: "s"}).(*tmux.Client)
 	if !ok || c.Exclusive == nil {
 		t.Fatalf("TmuxFor gives %T without Exclusive", m.TmuxFor(tmux.Server{Name: "s"}))
@@ -30,11 +34,28 @@ func TestManagerClientsHoldTheRootsWindowsLock(t *testing.T) {
 		t.Fatalf("after the release: %v", err)
 	}
 
-	// Held elsewhere for good: HoldWindows gives up after its wait.
+	// Held elsewhere for good: HoldWindows gives up after its wait, and
+	// says so once.
 	start := time.Now()
 	m.HoldWindows()()
 	if took := time.Since(start); took < windowsLockWait || took > windowsLockWait+5*time.Second {
 		t.Errorf("HoldWindows returned after %v with the lock held elsewhere; want about %v", took, windowsLockWait)
 	}
 	again()
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "going on without the tmux windows lock") {
+		t.Errorf("warnings %q", warnings)
+	}
+
+	// A lock file swarm refuses (a symbolic link): the same, at once.
+	hostile := t.TempDir()
+	if err := os.Symlink(filepath.Join(t.TempDir(), "x"), filepath.Join(hostile, "windows.lock")); err != nil {
+		t.Fatal(err)
+	}
+	warnings = nil
+	h := New(hostile, func(s string) { warnings = append(warnings, s) })
+	h.HoldWindows()()
+	h.HoldWindows()()
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "windows.lock") {
+		t.Errorf("a refused lock file: warnings %q", warnings)
+	}
 }
