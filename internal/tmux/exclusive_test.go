@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/testenv"
 )
 
@@ -40,21 +40,13 @@ func markerExclusive(t *testing.T) (exclusive func() func(), held string, takes 
 // whether the file held exists while it runs.
 func heldShim(t *testing.T, c *Client, held string) (log func() []string) {
 	t.Helper()
-	real, err := exec.LookPath(c.Bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	calls := filepath.Join(dir, "calls")
-	script := fmt.Sprintf(`#!/bin/sh
-h=free; [ -e '%[1]s' ] && h=held
-for a in "$@"; do case "$a" in kill-window|attach-session|list-panes|new-window|display-message) echo "$a $h" >> '%[2]s'; break;; esac; done
-exec '%[3]s' "$@"
-`, held, calls, real)
-	testenv.WriteExecutable(t, filepath.Join(dir, "tmux"), script)
-	c.Bin = filepath.Join(dir, "tmux")
+	dir := shimTmux(t, c, func(dir string) string {
+		return fmt.Sprintf(`h=free; [ -e '%[1]s' ] && h=held
+for a in "$@"; do case "$a" in kill-window|attach-session|list-panes|new-window|display-message) echo "$a $h" >> '%[2]s/calls'; break;; esac; done
+`, held, dir)
+	})
 	return func() []string {
-		b, _ := os.ReadFile(calls)
+		b, _ := os.ReadFile(filepath.Join(dir, "calls"))
 		return strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(b)), " ", "="))
 	}
 }
@@ -161,14 +153,14 @@ func TestKillWindowDuringAttachKeepsTheServer(t *testing.T) {
 		}
 		<-done
 		ps.Close()
-		if !processAlive(pid) {
+		if !proc.Alive(pid) {
 			t.Fatalf("the tmux server died in round %d (a kill while a control client attached)", rounds)
 		}
 		if _, err := c.Run(nil, "kill-session", "-t", session); err != nil {
 			t.Fatalf("round %d: %v", rounds, err)
 		}
 	}
-	if !processAlive(pid) {
+	if !proc.Alive(pid) {
 		t.Fatalf("the tmux server died after %d rounds", rounds)
 	}
 	t.Logf("%d rounds", rounds)
@@ -186,15 +178,4 @@ func serverPID(t *testing.T, c *Client) int {
 		t.Fatalf("server pid %q: %v", out, err)
 	}
 	return pid
-}
-
-// processAlive reports whether pid runs (a zombie does not).
-func processAlive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
 }

@@ -12,19 +12,28 @@ import (
 	"github.com/swarmtools/swarm/internal/testenv"
 )
 
-// countingShim makes c run tmux through a shim that counts its runs.
-func countingShim(t *testing.T, c *Client) (count func() int) {
+// shimTmux makes c run tmux through a shell script: the lines body
+// returns, then the real tmux with the same arguments. dir is a directory
+// of the test's for the script's files.
+func shimTmux(t *testing.T, c *Client, body func(dir string) string) (dir string) {
 	t.Helper()
 	real, err := exec.LookPath(c.Bin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	calls := filepath.Join(dir, "calls")
-	testenv.WriteExecutable(t, filepath.Join(dir, "tmux"), fmt.Sprintf("#!/bin/sh\necho x >> '%s'\nexec '%s' \"$@\"\n", calls, real))
+	dir = t.TempDir()
+	script := "#!/bin/sh\n" + body(dir) + fmt.Sprintf("exec '%s' \"$@\"\n", real)
+	testenv.WriteExecutable(t, filepath.Join(dir, "tmux"), script)
 	c.Bin = filepath.Join(dir, "tmux")
+	return dir
+}
+
+// countingShim makes c run tmux through a shim that counts its runs.
+func countingShim(t *testing.T, c *Client) (count func() int) {
+	t.Helper()
+	dir := shimTmux(t, c, func(dir string) string { return fmt.Sprintf("echo x >> '%s/calls'\n", dir) })
 	return func() int {
-		b, _ := os.ReadFile(calls)
+		b, _ := os.ReadFile(filepath.Join(dir, "calls"))
 		return strings.Count(string(b), "\n")
 	}
 }

@@ -91,15 +91,9 @@ func TestListPanesOutlastsAServerClosingDown(t *testing.T) {
 	if _, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sleep", "60"}}); err != nil {
 		t.Fatal(err)
 	}
-	real, err := exec.LookPath(c.Bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	shim := filepath.Join(dir, "tmux")
-	script := fmt.Sprintf("#!/bin/sh\nif [ ! -e '%[1]s/failed' ]; then : > '%[1]s/failed'; echo 'server exited unexpectedly' >&2; exit 1; fi\nexec '%[2]s' \"$@\"\n", dir, real)
-	testenv.WriteExecutable(t, shim, script)
-	c.Bin = shim
+	dir := shimTmux(t, c, func(dir string) string {
+		return fmt.Sprintf("if [ ! -e '%[1]s/failed' ]; then : > '%[1]s/failed'; echo 'server exited unexpectedly' >&2; exit 1; fi\n", dir)
+	})
 	panes, err := c.ListPanes()
 	if err != nil || len(panes) != 1 || panes[0].WindowName != "w" {
 		t.Fatalf("panes %+v, error %v", panes, err)
@@ -129,17 +123,12 @@ func TestListPanesOutlastsASessionComingBack(t *testing.T) {
 	if _, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sleep", "60"}}); err != nil {
 		t.Fatal(err)
 	}
-	real, err := exec.LookPath(c.Bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	shim := filepath.Join(dir, "tmux")
+	real := c.Bin
 	// The first list-panes (its arguments are escaped, so the name is
 	// matched anywhere in them) answers as a server without sessions.
-	script := fmt.Sprintf("#!/bin/sh\ncase \"$*\" in *list-panes*) if [ ! -e '%[1]s/failed' ]; then : > '%[1]s/failed'; echo 'no current target' >&2; exit 1; fi;; esac\nexec '%[2]s' \"$@\"\n", dir, real)
-	testenv.WriteExecutable(t, shim, script)
-	c.Bin = shim
+	dir := shimTmux(t, c, func(dir string) string {
+		return fmt.Sprintf("case \"$*\" in *list-panes*) if [ ! -e '%[1]s/failed' ]; then : > '%[1]s/failed'; echo 'no current target' >&2; exit 1; fi;; esac\n", dir)
+	})
 	for _, tc := range []struct {
 		name string
 		list func() ([]Pane, error)
@@ -171,9 +160,9 @@ func TestListPanesOutlastsASessionComingBack(t *testing.T) {
 	}
 	// Nor after a server closing down ("server exited unexpectedly"),
 	// asked again, answers so: a new server before its first session.
-	gone := fmt.Sprintf("#!/bin/sh\nif [ ! -e '%[1]s/gone' ]; then : > '%[1]s/gone'; echo 'server exited unexpectedly' >&2; exit 1; fi\nexec '%[2]s' \"$@\"\n", dir, real)
-	testenv.WriteExecutable(t, shim, gone)
-	c.Bin = shim
+	dir = shimTmux(t, c, func(dir string) string {
+		return fmt.Sprintf("if [ ! -e '%[1]s/gone' ]; then : > '%[1]s/gone'; echo 'server exited unexpectedly' >&2; exit 1; fi\n", dir)
+	})
 	panes, err = c.ListPanes()
 	if err != nil || len(panes) != 0 {
 		t.Fatalf("a server gone, then one without sessions: panes %+v, error %v", panes, err)
@@ -585,13 +574,7 @@ func TestListPanesWithoutUTF8Locale(t *testing.T) {
 	if _, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sleep", "60"}}); err != nil {
 		t.Fatal(err)
 	}
-	real, err := exec.LookPath(c.Bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shim := filepath.Join(t.TempDir(), "tmux")
-	testenv.WriteExecutable(t, shim, fmt.Sprintf("#!/bin/sh\nLC_ALL=C LC_CTYPE=C LANG=C exec '%s' \"$@\"\n", real))
-	c.Bin = shim
+	shimTmux(t, c, func(string) string { return "export LC_ALL=C LC_CTYPE=C LANG=C\n" })
 	panes, err := c.ListPanes()
 	if err != nil || len(panes) != 1 || panes[0].WindowName != "w" || panes[0].Session != "s" {
 		t.Fatalf("panes %+v, error %v", panes, err)
