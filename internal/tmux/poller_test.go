@@ -22,6 +22,10 @@ func shimTmux(t *testing.T, c *Client, body func(dir string) string) (dir string
 		t.Fatal(err)
 	}
 	dir = t.TempDir()
+	// Cleanups run last first: c has its tmux back before the shim's
+	// directory goes, and before server's KillServer needs it.
+	orig := c.Bin
+	t.Cleanup(func() { c.Bin = orig })
 	script := "#!/bin/sh\n" + body(dir) + fmt.Sprintf("exec '%s' \"$@\"\n", real)
 	testenv.WriteExecutable(t, filepath.Join(dir, "tmux"), script)
 	c.Bin = filepath.Join(dir, "tmux")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/swarmtools/swarm/internal/hint"
+	"github.com/swarmtools/swarm/internal/proc"
 	"github.com/swarmtools/swarm/internal/testenv"
 )
 
@@ -67,6 +68,33 @@ func server(t *testing.T) *Client {
 	c := New(fmt.Sprintf("swarm-tmux-test-%d-%d", os.Getpid(), sockets.Add(1)))
 	t.Cleanup(func() { c.KillServer() })
 	return c
+}
+
+// KillServer stops the server and removes its socket; when tmux cannot
+// even be run the server keeps its socket, so it can be stopped later.
+func TestKillServerKeepsTheSocketOfAServerItCouldNotStop(t *testing.T) {
+	c := server(t)
+	if _, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sleep", "60"}}); err != nil {
+		t.Fatal(err)
+	}
+	pid := serverPID(t, c)
+	sock := c.Server().SocketPath()
+	bin := c.Bin
+	c.Bin = filepath.Join(t.TempDir(), "no-such-tmux")
+	if err := c.KillServer(); err == nil {
+		t.Fatal("KillServer without a tmux to run succeeded")
+	}
+	if _, err := os.Stat(sock); err != nil {
+		t.Fatalf("the socket of the server that still runs went: %v", err)
+	}
+	c.Bin = bin
+	if err := c.KillServer(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the server to exit", 10*time.Second, func() bool { return !proc.Alive(pid) })
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Errorf("socket after KillServer: %v", err)
+	}
 }
 
 func TestNoServerMeansNoPanes(t *testing.T) {

@@ -305,9 +305,14 @@ func (c *Client) KillWindow(target string) error {
 }
 
 // KillServer stops the server on this socket and removes the socket file,
-// which tmux 3.3 leaves behind (tests and cleanup).
+// which tmux 3.3 leaves behind (tests and cleanup). A server it could not
+// stop (tmux could not be run) keeps its socket: without it nothing could
+// reach the server again.
 func (c *Client) KillServer() error {
 	_, err := c.Run(nil, "kill-server")
+	if err != nil && !IsNoServer(err) && !IsServerGone(err) {
+		return err
+	}
 	if c.Path != "" || c.Socket != "" {
 		if p := c.Server().SocketPath(); p != "" {
 			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
