@@ -382,6 +382,47 @@ func TestWorkerRespawn(t *testing.T) {
 	wkExpect(t, "respawn unknown", e.Run("respawn", "nope"), 1, "", "swarm: error: worker 'nope' not found\nhint: swarm ls lists the workers\n")
 }
 
+// A corrupt state file whose list holds a byte no value starts with (a
+// torn or hand-edited file) is read as corrupt by every command, never
+// looped on: ls took the first record's tmux server from it by a quick
+// look that went round forever on such a byte.
+func TestWorkerCorruptStateEndsEveryLook(t *testing.T) {
+	t.Parallel()
+	for i, garbage := range []string{
+		`[{"name": "a", "tmux": {"session": "s", "window": "a"}}, nul}]`,
+		`{"workers": [{"name": "a", "tmux": {"session": "s", "window": "a"}}, :]}`,
+		`{"workers": [1}`,
+		`{"x": }, "workers": []}`,
+	} {
+		e := testenv.New(t)
+		if err := os.MkdirAll(e.Home, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(e.Home, "state.json")
+		if err := os.WriteFile(path, []byte(garbage), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"ls"}, {"ls", "--format", "json"}, {"status", "a"}} {
+			cmd, out, errb := e.Start(args...)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill() // gone already is fine: the test fails either way
+				<-done
+				t.Fatalf("file %d: swarm %v did not end within 20s on %q", i, args, garbage)
+			}
+			if !strings.Contains(errb.String(), "corrupt state file "+path) {
+				t.Errorf("file %d: swarm %v: stdout %q, stderr %q; want the corrupt-file warning", i, args, out, errb)
+			}
+		}
+		if data, _ := os.ReadFile(path); string(data) != garbage {
+			t.Errorf("file %d: a look changed the state file: %q", i, data)
+		}
+	}
+}
+
 func TestWorkerCorruptState(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)

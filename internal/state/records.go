@@ -112,10 +112,14 @@ func skipValue(data []byte, i int) (int, bool) {
 	case '{', '[':
 		return skipNested(data, i)
 	}
+	// A number or a literal; a byte that ends one cannot start one, and
+	// is no value: the callers' loops go on only past a value, so they
+	// end on any input (a file like [1, x}] once kept ls looping).
+	start := i
 	for i < len(data) && !isSpace(data[i]) && data[i] != ',' && data[i] != ']' && data[i] != '}' && data[i] != ':' {
 		i++
 	}
-	return i, true
+	return i, i > start
 }
 
 // skipString returns the end of the string at data[i] (its quote).

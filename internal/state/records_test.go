@@ -132,6 +132,42 @@ func FuzzValidJSON(f *testing.F) {
 	})
 }
 
+// On valid JSON, recordSpans finds the records encoding/json finds
+// (registryRecords), and fails where it finds no list of workers: with
+// duplicate, escaped and any-case "workers" keys, strings holding quotes,
+// backslashes and brackets, and values of every kind around them.
+func FuzzRecordSpans(f *testing.F) {
+	for _, s := range []string{``, `[]`, `{}`, `null`, `5`, `"x"`, `[1, "a", {"b": [2]}, null]`,
+		`{"workers": [{"name": "a"}], "workers": [{"name": "b"}]}`,
+		`{"workers": "x", "workers": [{"name": "b"}]}`,
+		`{"workers": [{"name": "b"}], "workers": "x"}`,
+		`{"workers": [{"name": "b"}], "workers": null}`,
+		`{"WorKers": [1], "w\u006frkers": [2, 3]}`,
+		`{"other": {"workers": [9]}, "workers": [{"k": "a\\"}, {"k": "a\"]}"}, {"k": "\\\"["}]}`,
+		`{"workers": {"name": "a"}}`, `{"workers": 5}`, `{"workers": []}`, ` [ { } , [ ] ] `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			recordSpans(data) // it must not fail or loop: what it says is not asked
+			return
+		}
+		want, err := registryRecords(data)
+		got, ok := recordSpans(data)
+		if ok != (err == nil) {
+			t.Fatalf("recordSpans(%q) ok %v; encoding/json: %v", data, ok, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("recordSpans(%q): %d records, encoding/json finds %d", data, len(got), len(want))
+		}
+		for i := range got {
+			if string(got[i]) != string(want[i]) {
+				t.Fatalf("recordSpans(%q) record %d: %q, encoding/json: %q", data, i, got[i], want[i])
+			}
+		}
+	})
+}
+
 // BenchmarkGet500 reads one record of a registry of 500 workers, with
 // the parts of it apart:
 //
