@@ -23,27 +23,21 @@ func recordSpans(data []byte) (records [][]byte, ok bool) {
 	if i == len(data) {
 		return nil, true
 	}
-	var list []byte
 	switch data[i] {
 	case '{':
-		if list, ok = workersMember(data, i); !ok {
-			return nil, false
-		}
+		return workersMember(data, i)
 	case '[':
-		list = data[i:]
-	default:
-		return nil, false
+		records, _, ok = arrayElements(data, i)
+		return records, ok
 	}
-	if len(list) == 0 || bytes.Equal(list, []byte("null")) {
-		return nil, true
-	}
-	return arrayElements(list)
+	return nil, false
 }
 
-// workersMember returns the value of the last "workers" member of the
-// object at data[i] (nil when it has none).
-func workersMember(data []byte, i int) ([]byte, bool) {
-	var list []byte
+// workersMember returns the elements of the last "workers" member of the
+// object at data[i] (none when it has none, or it is null). Each member's
+// value is passed over once: the list's elements as they are found.
+func workersMember(data []byte, i int) (records [][]byte, ok bool) {
+	list := true // the last "workers" member is a list, or null (or none)
 	i = skipSpace(data, i+1)
 	for i < len(data) && data[i] != '}' {
 		end, ok := skipValue(data, i)
@@ -56,17 +50,29 @@ func workersMember(data []byte, i int) ([]byte, bool) {
 			return nil, false
 		}
 		i = skipSpace(data, i+1)
-		if end, ok = skipValue(data, i); !ok {
-			return nil, false
+		if !isWorkersKey(key) {
+			end, ok = skipValue(data, i)
+		} else if i < len(data) && data[i] == '[' {
+			records, end, ok = arrayElements(data, i)
+			list = true
+		} else {
+			// null is no records; anything else is no list of workers
+			// (unless a later member is).
+			records = nil
+			end, ok = skipValue(data, i)
+			list = ok && bytes.Equal(data[i:end], []byte("null"))
 		}
-		if isWorkersKey(key) {
-			list = data[i:end]
+		if !ok {
+			return nil, false
 		}
 		if i = skipSpace(data, end); i < len(data) && data[i] == ',' {
 			i = skipSpace(data, i+1)
 		}
 	}
-	return list, i < len(data)
+	if !list || i == len(data) {
+		return nil, false
+	}
+	return records, true
 }
 
 // isWorkersKey reports whether an encoded key names Registry's workers
@@ -81,24 +87,24 @@ func isWorkersKey(key []byte) bool {
 	return bytes.EqualFold([]byte(s), []byte("workers"))
 }
 
-// arrayElements returns the elements of the array list, still encoded.
-func arrayElements(list []byte) ([][]byte, bool) {
-	if list[0] != '[' {
-		return nil, false
-	}
-	var out [][]byte
-	i := skipSpace(list, 1)
-	for i < len(list) && list[i] != ']' {
-		end, ok := skipValue(list, i)
+// arrayElements returns the elements of the array at data[i], still
+// encoded, and the end of the array.
+func arrayElements(data []byte, i int) (out [][]byte, end int, ok bool) {
+	i = skipSpace(data, i+1)
+	for i < len(data) && data[i] != ']' {
+		end, ok := skipValue(data, i)
 		if !ok {
-			return nil, false
+			return nil, end, false
 		}
-		out = append(out, list[i:end])
-		if i = skipSpace(list, end); i < len(list) && list[i] == ',' {
-			i = skipSpace(list, i+1)
+		out = append(out, data[i:end])
+		if i = skipSpace(data, end); i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
 		}
 	}
-	return out, i < len(list)
+	if i == len(data) {
+		return nil, i, false
+	}
+	return out, i + 1, true
 }
 
 // skipValue returns the end of the JSON value at data[i].
@@ -122,23 +128,42 @@ func skipValue(data []byte, i int) (int, bool) {
 	return i, i > start
 }
 
-// skipString returns the end of the string at data[i] (its quote).
+// skipString returns the end of the string at data[i] (its quote). The
+// quote that ends it is the first one after an even run of backslashes:
+// found by bytes.IndexByte, which reads many bytes at a time.
 func skipString(data []byte, i int) (int, bool) {
-	for i++; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, true
+	from := i + 1
+	for from < len(data) {
+		q := bytes.IndexByte(data[from:], '"')
+		if q < 0 {
+			break
 		}
+		q += from
+		escapes := 0
+		for j := q - 1; j >= from && data[j] == '\\'; j-- {
+			escapes++
+		}
+		if escapes%2 == 0 {
+			return q + 1, true
+		}
+		from = q + 1
 	}
-	return i, false
+	return len(data), false
 }
+
+// nestedStop marks the bytes skipNested stops at; it passes over the
+// others (white space, numbers, literals, commas, colons) one table look
+// each.
+var nestedStop = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
 
 // skipNested returns the end of the object or array at data[i].
 func skipNested(data []byte, i int) (int, bool) {
 	depth := 0
 	for i < len(data) {
+		if !nestedStop[data[i]] {
+			i++
+			continue
+		}
 		switch data[i] {
 		case '"':
 			end, ok := skipString(data, i)
