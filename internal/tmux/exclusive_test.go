@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/proc"
+	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/testenv"
 )
 
@@ -110,16 +110,26 @@ func TestExclusiveHeldAroundKillWindowAndAttach(t *testing.T) {
 // The crash Exclusive guards against: tmux 3.3a's server dies when a
 // session's current window is killed while a control client attaches.
 // Pollers attaching again and again while windows that are their
-// session's current one are killed, both through clients sharing one
-// Exclusive, leave the server running. (Without the Exclusive the server
-// died within a few hundred rounds on the 2-core machine.)
+// session's current one are killed, both through clients holding swarm's
+// windows lock (state.Store.LockWindows), leave the server running.
+// (Without the lock the server died within 70 rounds on the 2-core
+// machine.)
 func TestKillWindowDuringAttachKeepsTheServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("races attaches against kills for seconds")
 	}
 	c := server(t)
-	var mu sync.Mutex
-	exclusive := func() func() { mu.Lock(); return mu.Unlock }
+	// swarm's own lock (state.Store.LockWindows), taken by each client
+	// through its own descriptor, as two swarm processes take it.
+	store := state.NewStore(t.TempDir(), nil)
+	exclusive := func() func() {
+		release, err := store.LockWindows(10 * time.Second)
+		if err != nil {
+			t.Errorf("windows lock: %v", err)
+			return func() {}
+		}
+		return release
+	}
 	// A session that stays, so that the server's end is a crash.
 	if _, err := c.NewWindow(WindowSpec{Session: "keep", Name: "k", Command: []string{"sleep", "600"}}); err != nil {
 		t.Fatal(err)
