@@ -222,7 +222,7 @@ func decodeRegistryAtOnce(data []byte) (*Registry, bool) {
 	seen := make(map[string]bool, len(workers))
 	for i, raw := range spans {
 		w := &workers[i]
-		if json.Unmarshal(raw, w) != nil || checkWorker(*w) != nil || seen[w.Name] {
+		if unmarshalWorker(raw, w) != nil || checkWorker(*w) != nil || seen[w.Name] {
 			return nil, false
 		}
 		seen[w.Name] = true
@@ -288,7 +288,7 @@ func registryRecords(data []byte) ([]json.RawMessage, error) {
 // does not decode, whatever name it seems to carry (for the warning).
 func decodeWorker(raw json.RawMessage) (Worker, string, error) {
 	var w Worker
-	if err := json.Unmarshal(raw, &w); err != nil {
+	if err := unmarshalWorker(raw, &w); err != nil {
 		return w, probeName(raw), err
 	}
 	return w, w.Name, checkWorker(w)

@@ -58,8 +58,8 @@ func Now() Timestamp { return Timestamp{time.Now()} }
 func NowUTC() UTCTimestamp { return UTCTimestamp{time.Now()} }
 
 var pythonLayouts = []string{
+	"2006-01-02T15:04:05.999999999", // first: what swarm and swarm.py write
 	time.RFC3339Nano,
-	"2006-01-02T15:04:05.999999999",
 	"2006-01-02T15:04:05",
 	"2006-01-02 15:04:05.999999999",
 	"2006-01-02 15:04:05",

@@ -1,0 +1,381 @@
+package state
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Listing 500 workers spent most of its own time in encoding/json
+// decoding their records (reflection, a validation of each record after
+// the file's, a json.Unmarshal inside each timestamp): 3.3-6.6 ms of a
+// 19 ms swarm ls. Records are written by swarm or swarm.py in one shape,
+// so unmarshalWorker decodes that shape directly and leaves everything
+// else to encoding/json: a record the direct path is not sure of (an
+// escape in a string, a key it does not know or sees twice, a number it
+// would have to convert, anything malformed) is decoded again from
+// scratch by json.Unmarshal, so every record decodes to what
+// json.Unmarshal gives, and every error is its error.
+// FuzzUnmarshalWorker holds the two to the same results.
+
+// unmarshalWorker decodes the record raw into w, which must be zero, as
+// json.Unmarshal(raw, w) does.
+func unmarshalWorker(raw []byte, w *Worker) error {
+	d := recordDecoder{data: raw}
+	if d.worker(w) {
+		return nil
+	}
+	*w = Worker{}
+	return json.Unmarshal(raw, w)
+}
+
+// recordDecoder reads the plain JSON of a record. Each method returns
+// false on anything it does not decode exactly as encoding/json would,
+// and the caller gives the record to encoding/json.
+type recordDecoder struct {
+	data []byte
+	i    int
+}
+
+// The fields of Worker, as bits of a set: a key seen twice is left to
+// encoding/json (which merges a second object into the first).
+const (
+	fieldName = 1 << iota
+	fieldStatus
+	fieldCmd
+	fieldStarted
+	fieldCwd
+	fieldEnv
+	fieldTags
+	fieldTmux
+	fieldWorktree
+	fieldPID
+	fieldMetadata
+)
+
+func (d *recordDecoder) worker(w *Worker) bool {
+	var seen int
+	ok := d.object(func(key []byte) bool {
+		var bit int
+		var ok bool
+		switch string(key) {
+		case "name":
+			bit, ok = fieldName, d.nullableString(&w.Name)
+		case "status":
+			bit, ok = fieldStatus, d.nullableString(&w.Status)
+		case "cmd":
+			bit, ok = fieldCmd, d.strings(&w.Cmd)
+		case "started":
+			bit, ok = fieldStarted, d.timestamp(&w.Started)
+		case "cwd":
+			bit, ok = fieldCwd, d.nullableString(&w.Cwd)
+		case "env":
+			bit, ok = fieldEnv, d.stringMap(&w.Env)
+		case "tags":
+			bit, ok = fieldTags, d.strings(&w.Tags)
+		case "tmux":
+			bit, ok = fieldTmux, d.tmux(&w.Tmux)
+		case "worktree":
+			bit, ok = fieldWorktree, d.worktree(&w.Worktree)
+		case "pid":
+			bit, ok = fieldPID, d.pid(&w.PID)
+		case "metadata":
+			bit, ok = fieldMetadata, d.metadata(&w.Metadata)
+		default:
+			return false // another key, or one in another case
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return ok
+	})
+	d.space()
+	return ok && d.i == len(d.data)
+}
+
+func (d *recordDecoder) tmux(p **TmuxInfo) bool {
+	if d.null() {
+		return true
+	}
+	t := &TmuxInfo{}
+	var seen int
+	ok := d.object(func(key []byte) bool {
+		var bit int
+		var ok bool
+		switch string(key) {
+		case "session":
+			bit, ok = 1, d.nullableString(&t.Session)
+		case "window":
+			bit, ok = 2, d.nullableString(&t.Window)
+		case "socket":
+			var s string
+			bit, ok = 4, d.nullableString(&s) // NullString: null is ""
+			t.Socket = NullString(s)
+		default:
+			return false
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return ok
+	})
+	*p = t
+	return ok
+}
+
+func (d *recordDecoder) worktree(p **WorktreeInfo) bool {
+	if d.null() {
+		return true
+	}
+	t := &WorktreeInfo{}
+	var seen int
+	ok := d.object(func(key []byte) bool {
+		var bit int
+		var ok bool
+		switch string(key) {
+		case "path":
+			bit, ok = 1, d.nullableString(&t.Path)
+		case "branch":
+			bit, ok = 2, d.nullableString(&t.Branch)
+		case "base_repo":
+			bit, ok = 4, d.nullableString(&t.BaseRepo)
+		default:
+			return false
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return ok
+	})
+	*p = t
+	return ok
+}
+
+// timestamp decodes what Timestamp.UnmarshalJSON decodes from a string
+// without escapes, or null; a number is left to encoding/json.
+func (d *recordDecoder) timestamp(t *Timestamp) bool {
+	if d.null() {
+		return true
+	}
+	s, ok := d.str()
+	if !ok {
+		return false
+	}
+	if s == "" {
+		return true
+	}
+	v, err := ParseTimestamp(s)
+	*t = v
+	return err == nil
+}
+
+// pid decodes null, or an integer written as encoding/json reads one into
+// an int (no fraction, no exponent, in range).
+func (d *recordDecoder) pid(p **int) bool {
+	if d.null() {
+		return true
+	}
+	start := d.i
+	if d.i < len(d.data) && d.data[d.i] == '-' {
+		d.i++
+	}
+	digits := d.i
+	for d.i < len(d.data) && '0' <= d.data[d.i] && d.data[d.i] <= '9' {
+		d.i++
+	}
+	if d.i == digits || d.i-digits > 1 && d.data[digits] == '0' || d.i < len(d.data) && (d.data[d.i] == '.' || d.data[d.i] == 'e' || d.data[d.i] == 'E') {
+		return false
+	}
+	n, err := strconv.Atoi(string(d.data[start:d.i]))
+	if err != nil {
+		return false
+	}
+	*p = &n
+	return true
+}
+
+// metadata decodes null or an object whose values are plain strings,
+// booleans and nulls as they are, and any other value by encoding/json
+// (as it decodes a value into an interface).
+func (d *recordDecoder) metadata(p *map[string]any) bool {
+	if d.null() {
+		return true
+	}
+	m := map[string]any{}
+	*p = m
+	return d.object(func(key []byte) bool {
+		d.space()
+		if d.i >= len(d.data) {
+			return false
+		}
+		var v any
+		switch d.data[d.i] {
+		case '"':
+			s, ok := d.str()
+			if !ok {
+				return false
+			}
+			v = s
+		case 't':
+			if !d.literal("true") {
+				return false
+			}
+			v = true
+		case 'f':
+			if !d.literal("false") {
+				return false
+			}
+			v = false
+		case 'n':
+			if !d.null() {
+				return false
+			}
+		default:
+			end, ok := skipValue(d.data, d.i)
+			if !ok || json.Unmarshal(d.data[d.i:end], &v) != nil {
+				return false
+			}
+			d.i = end
+		}
+		m[string(key)] = v // a key given twice: the last value, as encoding/json
+		return true
+	})
+}
+
+// stringMap decodes null or an object of plain strings.
+func (d *recordDecoder) stringMap(p *map[string]string) bool {
+	if d.null() {
+		return true
+	}
+	m := map[string]string{}
+	*p = m
+	return d.object(func(key []byte) bool {
+		s, ok := d.str()
+		m[string(key)] = s
+		return ok
+	})
+}
+
+// strings decodes null or a list of plain strings: [] is an empty list,
+// not nil, as encoding/json makes it.
+func (d *recordDecoder) strings(p *[]string) bool {
+	if d.null() {
+		return true
+	}
+	if !d.consume('[') {
+		return false
+	}
+	list := []string{}
+	if d.consume(']') {
+		*p = list
+		return true
+	}
+	for {
+		s, ok := d.str()
+		if !ok {
+			return false
+		}
+		list = append(list, s)
+		if d.consume(']') {
+			*p = list
+			return true
+		}
+		if !d.consume(',') {
+			return false
+		}
+	}
+}
+
+// object reads an object, calling member with each key (a plain string)
+// once the colon after it is read; member reads the value.
+func (d *recordDecoder) object(member func(key []byte) bool) bool {
+	if !d.consume('{') {
+		return false
+	}
+	if d.consume('}') {
+		return true
+	}
+	for {
+		key, ok := d.plain()
+		if !ok || !d.consume(':') || !member(key) {
+			return false
+		}
+		if d.consume('}') {
+			return true
+		}
+		if !d.consume(',') {
+			return false
+		}
+	}
+}
+
+// nullableString decodes a plain string, or null (which leaves *p as it
+// is, as encoding/json does).
+func (d *recordDecoder) nullableString(p *string) bool {
+	if d.null() {
+		return true
+	}
+	s, ok := d.str()
+	*p = s
+	return ok
+}
+
+func (d *recordDecoder) str() (string, bool) {
+	b, ok := d.plain()
+	return string(b), ok
+}
+
+// plain returns the bytes of a string with no escape and no control
+// byte, in valid UTF-8: decoded, it is those bytes. encoding/json
+// replaces invalid UTF-8, and unescapes, which is left to it.
+func (d *recordDecoder) plain() ([]byte, bool) {
+	if !d.consume('"') {
+		return nil, false
+	}
+	start := d.i
+	ascii := true
+	for ; d.i < len(d.data); d.i++ {
+		c := d.data[d.i]
+		switch {
+		case c == '"':
+			b := d.data[start:d.i]
+			d.i++
+			return b, ascii || utf8.Valid(b)
+		case c == '\\' || c < 0x20:
+			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, false
+}
+
+// null reads null, if it comes next.
+func (d *recordDecoder) null() bool { return d.literal("null") }
+
+func (d *recordDecoder) literal(word string) bool {
+	d.space()
+	end := d.i + len(word)
+	if end > len(d.data) || string(d.data[d.i:end]) != word {
+		return false
+	}
+	if end < len(d.data) && !isSpace(d.data[end]) && d.data[end] != ',' && d.data[end] != '}' && d.data[end] != ']' {
+		return false // nullx: left to encoding/json to refuse
+	}
+	d.i = end
+	return true
+}
+
+func (d *recordDecoder) consume(c byte) bool {
+	d.space()
+	if d.i < len(d.data) && d.data[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+func (d *recordDecoder) space() { d.i = skipSpace(d.data, d.i) }
