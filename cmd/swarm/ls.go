@@ -72,6 +72,9 @@ func (opts *lsOptions) listed() ([]worker.Live, error) {
 		return nil, &exitError{code: exitFail, err: err}
 	}
 	restore.Mark(m, live)
+	if opts.Status == "all" && opts.Tag == "" {
+		return live, nil
+	}
 	var shown []worker.Live
 	for _, l := range live {
 		if opts.Status != "all" && l.Status != opts.Status {

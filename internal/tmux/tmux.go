@@ -342,11 +342,15 @@ const livenessFormat = "#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t
 // parseLiveness reads the four fields of livenessFormat.
 func parseLiveness(f []string) (Liveness, int) {
 	l := Liveness{Dead: f[0] == "1"}
-	if n, err := strconv.Atoi(f[1]); err == nil && l.Dead {
-		l.Exit, l.HasExit = n, true
-	}
-	if n, err := strconv.Atoi(f[2]); err == nil && l.Dead && n > 0 {
-		l.Signal, l.HasSignal = n, true
+	// A live pane's exit fields are empty: not parsed, which made an
+	// error (an allocation) for each of them (500 panes: 70 KB).
+	if l.Dead {
+		if n, err := strconv.Atoi(f[1]); err == nil {
+			l.Exit, l.HasExit = n, true
+		}
+		if n, err := strconv.Atoi(f[2]); err == nil && n > 0 {
+			l.Signal, l.HasSignal = n, true
+		}
 	}
 	pid, _ := strconv.Atoi(f[3])
 	return l, pid
@@ -371,13 +375,25 @@ type Pane struct {
 const paneFormat = livenessFormat + "\t#{window_id}\t#{pane_id}\t#{session_name}\t#{" + tagOption + "}\t#{pane_dead_time}\t#{window_name}"
 
 func parsePane(line string) (Pane, bool) {
-	f := strings.SplitN(line, "\t", 10)
-	if len(f) != 10 {
+	var fields [10]string // as strings.SplitN(line, "\t", 10), without allocating
+	f := fields[:0]
+	for len(f) < len(fields)-1 {
+		field, rest, ok := strings.Cut(line, "\t")
+		if !ok {
+			break
+		}
+		f, line = append(f, field), rest
+	}
+	f = append(f, line)
+	if len(f) != len(fields) {
 		return Pane{}, false
 	}
 	p := Pane{WindowID: f[4], PaneID: f[5], Session: f[6], Tag: f[7], WindowName: f[9]}
 	p.Liveness, p.PID = parseLiveness(f)
-	if secs, err := strconv.ParseInt(f[8], 10, 64); err == nil && p.Dead && secs > 0 {
+	if !p.Dead {
+		return p, true
+	}
+	if secs, err := strconv.ParseInt(f[8], 10, 64); err == nil && secs > 0 {
 		p.DeadAt = time.Unix(secs, 0)
 	}
 	return p, true
@@ -471,8 +487,9 @@ func (c *Client) readListing(oneWindow bool, args []string, out string, err erro
 		}
 		return nil, err
 	}
-	var panes []Pane
-	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+	out = strings.TrimRight(out, "\n")
+	panes := make([]Pane, 0, strings.Count(out, "\n")+1)
+	for line := range strings.SplitSeq(out, "\n") {
 		if p, ok := parsePane(line); ok {
 			panes = append(panes, p)
 		}
@@ -497,8 +514,8 @@ type Window struct {
 
 // Windows groups panes into windows, keeping list order.
 func Windows(panes []Pane) []Window {
-	var out []Window
-	idx := map[string]int{}
+	out := make([]Window, 0, len(panes))
+	idx := make(map[string]int, len(panes))
 	for _, p := range panes {
 		if i, ok := idx[p.WindowID]; ok {
 			out[i].Panes++

@@ -103,7 +103,8 @@ type windowIndex struct {
 }
 
 func newWindowIndex(windows []tmux.Window) *windowIndex {
-	x := &windowIndex{windows: windows, byTag: map[string][]int{}, byID: map[string]int{}, byName: map[[2]string]int{}}
+	n := len(windows)
+	x := &windowIndex{windows: windows, byTag: make(map[string][]int, n), byID: make(map[string]int, n), byName: make(map[[2]string]int, n)}
 	for i, win := range windows {
 		if win.Tag != "" {
 			x.byTag[win.Tag] = append(x.byTag[win.Tag], i)
