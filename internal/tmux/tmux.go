@@ -362,7 +362,6 @@ type Pane struct {
 	Session    string
 	WindowName string
 	WindowID   string
-	PaneID     string
 	PID        int
 	// Tag is the window's WindowSpec.Tag ("" for other windows).
 	Tag string
@@ -372,10 +371,10 @@ type Pane struct {
 }
 
 // The window's name comes last: it may hold a tab.
-const paneFormat = livenessFormat + "\t#{window_id}\t#{pane_id}\t#{session_name}\t#{" + tagOption + "}\t#{pane_dead_time}\t#{window_name}"
+const paneFormat = livenessFormat + "\t#{window_id}\t#{session_name}\t#{" + tagOption + "}\t#{pane_dead_time}\t#{window_name}"
 
 func parsePane(line string) (Pane, bool) {
-	var fields [10]string // as strings.SplitN(line, "\t", 10), without allocating
+	var fields [9]string // as strings.SplitN(line, "\t", 9), without allocating
 	f := fields[:0]
 	for len(f) < len(fields)-1 {
 		field, rest, ok := strings.Cut(line, "\t")
@@ -388,12 +387,12 @@ func parsePane(line string) (Pane, bool) {
 	if len(f) != len(fields) {
 		return Pane{}, false
 	}
-	p := Pane{WindowID: f[4], PaneID: f[5], Session: f[6], Tag: f[7], WindowName: f[9]}
+	p := Pane{WindowID: f[4], Session: f[5], Tag: f[6], WindowName: f[8]}
 	p.Liveness, p.PID = parseLiveness(f)
 	if !p.Dead {
 		return p, true
 	}
-	if secs, err := strconv.ParseInt(f[8], 10, 64); err == nil && secs > 0 {
+	if secs, err := strconv.ParseInt(f[7], 10, 64); err == nil && secs > 0 {
 		p.DeadAt = time.Unix(secs, 0)
 	}
 	return p, true

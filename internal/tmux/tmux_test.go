@@ -19,24 +19,27 @@ import (
 )
 
 func TestParsePane(t *testing.T) {
-	p, ok := parsePane("1\t3\t\t42\t@7\t%9\tswarm-ab\tT1\t1764183523\tmy\tname")
-	if !ok || !p.Dead || !p.HasExit || p.Exit != 3 || p.HasSignal || p.PID != 42 || p.WindowID != "@7" || p.Tag != "T1" || p.WindowName != "my\tname" ||
+	p, ok := parsePane("1\t3\t\t42\t@7\tswarm-ab\tT1\t1764183523\tmy\tname")
+	if !ok || !p.Dead || !p.HasExit || p.Exit != 3 || p.HasSignal || p.PID != 42 || p.WindowID != "@7" || p.Session != "swarm-ab" || p.Tag != "T1" || p.WindowName != "my\tname" ||
 		!p.DeadAt.Equal(time.Unix(1764183523, 0)) {
 		t.Fatalf("%+v %v", p, ok)
 	}
 	if p.ExitCode() != 3 || !p.ExitKnown() {
 		t.Error("exit code")
 	}
-	p, _ = parsePane("1\t\t15\t42\t@7\t%9\ts\t\t\tw")
+	p, _ = parsePane("1\t\t15\t42\t@7\ts\t\t\tw")
 	if !p.HasSignal || p.ExitCode() != 143 {
 		t.Errorf("signal: %+v", p)
 	}
-	p, _ = parsePane("0\t\t\t42\t@7\t%9\ts\t\t\tw")
+	p, _ = parsePane("0\t\t\t42\t@7\ts\t\t\tw")
 	if p.Dead || p.ExitKnown() || !p.DeadAt.IsZero() {
 		t.Errorf("alive: %+v", p)
 	}
 	if _, ok := parsePane("garbage"); ok {
 		t.Error("garbage parsed")
+	}
+	if _, ok := parsePane("0\t\t\t42\t@7\ts\t\t"); ok {
+		t.Error("a line of eight fields parsed")
 	}
 }
 

@@ -164,7 +164,7 @@ func (s *Server) panes() []tmux.Pane {
 			continue
 		}
 		p.mu.Lock()
-		out = append(out, tmux.Pane{Session: p.Session, WindowName: p.Name, WindowID: p.ID, PaneID: "%" + p.ID[1:],
+		out = append(out, tmux.Pane{Session: p.Session, WindowName: p.Name, WindowID: p.ID,
 			Tag: p.Tag, Liveness: p.liveness()})
 		p.mu.Unlock()
 	}
