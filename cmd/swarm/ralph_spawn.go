@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/heartbeat"
+	"github.com/swarmtools/swarm/internal/memtrim"
 	"github.com/swarmtools/swarm/internal/notify"
 	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -186,6 +187,9 @@ func runEngine(io *IO, m *worker.Manager, name string) error {
 	eng.LogSink = logSink
 	eng.Hooks = agentHooks()
 	eng.Timestamps = isBackgroundMonitor() // its output is monitor.log
+	if isBackgroundMonitor() {
+		eng.Trim = memtrim.Trim // it runs for hours: its RSS was mostly start-up's
+	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)

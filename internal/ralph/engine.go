@@ -68,6 +68,13 @@ type Engine struct {
 	// status line to the loop (cmd/swarm's _event); without them the
 	// loop reads the agent's screen alone.
 	Hooks agent.HookCommands
+	// Trim, when set, is called after the first poll of each watch of an
+	// agent, its launch, the prompt's delivery and the first judgement of
+	// its screen behind it: a background monitor gives back there the
+	// memory its start-up and the launch used (cmd/swarm: memtrim.Trim).
+	// It is called once per watch, never per poll; its first error is
+	// said, the loop goes on.
+	Trim func() error
 
 	pauseAndExit atomic.Bool
 	lastPersist  time.Time // when last_screen_change was last written
@@ -90,6 +97,8 @@ type Engine struct {
 	noCostWarned bool
 	// pollers are the default TmuxFor's, closed when Run returns.
 	pollers *tmux.Pollers
+	// trimFailed: Trim failed once, and that was said.
+	trimFailed bool
 }
 
 // NewEngine returns the engine for the loop of worker name.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -681,6 +682,40 @@ func TestMonitorLinesAreTimestamped(t *testing.T) {
 		want := "[ralph] w: starting iteration 1/3\n" + time.Now().Format(time.RFC3339) + " [ralph] w: starting iteration 2/3\n"
 		if out.String() != want {
 			t.Fatalf("output %q, want %q", out.String(), want)
+		}
+	})
+}
+
+func TestEngineTrimsOnceAfterTheFirstPollOfEachWatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var trims []int // the agent's runs at each Trim: its launch is behind it
+		trimmed := func() int { mu.Lock(); defer mu.Unlock(); return len(trims) }
+		agent := &tmuxtest.Agent{OnMessage: func(p *tmuxtest.Pane, run int, msg string) {
+			go func() {
+				// Working until this iteration's Trim, and for a few polls
+				// after it: no second Trim comes.
+				if !within(func() bool { return trimmed() >= run }) {
+					t.Errorf("run %d: no Trim", run)
+				}
+				time.Sleep(20 * time.Millisecond)
+				p.Print("did it\n")
+				p.Exit(0)
+			}()
+		}}
+		l := newFakeLoop(t, agent, Options{MaxIterations: 3})
+		l.e.Trim = func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			trims = append(trims, agent.Runs())
+			return errors.New("no /proc here")
+		}
+		l.expectEnd(0, ReasonMaxIterations, 3)
+		if !slices.Equal(trims, []int{1, 2, 3}) {
+			t.Fatalf("Trim called at runs %v; want once per iteration, after each launch", trims)
+		}
+		if n := strings.Count(l.out.String(), "cannot give back the memory start-up used: no /proc here"); n != 1 {
+			t.Fatalf("Trim's error said %d times; want once:\n%s", n, l.out)
 		}
 	})
 }

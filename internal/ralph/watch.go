@@ -34,6 +34,7 @@ func (e *Engine) watch(ctx context.Context, t *turn) Outcome {
 		t.det = e.primedDetector(t)
 	}
 	t.lastChange = e.Clock.Now()
+	trimmed := false
 	for {
 		cur, _ := e.RS.Load()
 		if o, ok := e.stoppedFromOutside(ctx, cur); ok {
@@ -81,7 +82,24 @@ func (e *Engine) watch(ctx context.Context, t *turn) Outcome {
 				return o
 			}
 		}
+		if !trimmed {
+			// After the first poll: what it does once (a profile's
+			// patterns compiled) is behind it too.
+			e.trim()
+			trimmed = true
+		}
 		e.waitPoll(ctx, t)
+	}
+}
+
+// trim calls Trim, if set, and says its first error.
+func (e *Engine) trim() {
+	if e.Trim == nil {
+		return
+	}
+	if err := e.Trim(); err != nil && !e.trimFailed {
+		e.trimFailed = true
+		e.say("cannot give back the memory start-up used: %v", err)
 	}
 }
 
