@@ -74,16 +74,16 @@ func (c *Client) Poll(target string) (PaneStatus, string, error) {
 // parseStatus reads a line of statusFormat.
 func parseStatus(line string) (PaneStatus, error) {
 	f := strings.Split(line, "\t")
-	if len(f) != 9 {
+	if len(f) != livenessFields+5 {
 		return PaneStatus{}, fmt.Errorf("unexpected tmux output %q", line)
 	}
 	var s PaneStatus
 	s.Liveness, s.PID = parseLiveness(f)
-	s.History, _ = strconv.Atoi(f[4])
-	s.CursorY, _ = strconv.Atoi(f[5])
-	s.Height, _ = strconv.Atoi(f[6])
-	s.Width, _ = strconv.Atoi(f[7])
-	s.Piped = f[8] == "1"
+	s.History, _ = strconv.Atoi(f[livenessFields])
+	s.CursorY, _ = strconv.Atoi(f[livenessFields+1])
+	s.Height, _ = strconv.Atoi(f[livenessFields+2])
+	s.Width, _ = strconv.Atoi(f[livenessFields+3])
+	s.Piped = f[livenessFields+4] == "1"
 	return s, nil
 }
 

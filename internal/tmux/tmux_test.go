@@ -19,7 +19,7 @@ import (
 )
 
 func TestParsePane(t *testing.T) {
-	p, ok := parsePane("1\t3\t\t42\t@7\tswarm-ab\tT1\t1764183523\tmy\tname")
+	p, ok := parsePane("1\t3\t\t1764183523\t42\t@7\tswarm-ab\tT1\tmy\tname")
 	if !ok || !p.Dead || !p.HasExit || p.Exit != 3 || p.HasSignal || p.PID != 42 || p.WindowID != "@7" || p.Session != "swarm-ab" || p.Tag != "T1" || p.WindowName != "my\tname" ||
 		!p.DeadAt.Equal(time.Unix(1764183523, 0)) {
 		t.Fatalf("%+v %v", p, ok)
@@ -27,18 +27,18 @@ func TestParsePane(t *testing.T) {
 	if p.ExitCode() != 3 || !p.ExitKnown() {
 		t.Error("exit code")
 	}
-	p, _ = parsePane("1\t\t15\t42\t@7\ts\t\t\tw")
+	p, _ = parsePane("1\t\t15\t\t42\t@7\ts\t\tw")
 	if !p.HasSignal || p.ExitCode() != 143 {
 		t.Errorf("signal: %+v", p)
 	}
-	p, _ = parsePane("0\t\t\t42\t@7\ts\t\t\tw")
+	p, _ = parsePane("0\t\t\t\t42\t@7\ts\t\tw")
 	if p.Dead || p.ExitKnown() || !p.DeadAt.IsZero() {
 		t.Errorf("alive: %+v", p)
 	}
 	if _, ok := parsePane("garbage"); ok {
 		t.Error("garbage parsed")
 	}
-	if _, ok := parsePane("0\t\t\t42\t@7\ts\t\t"); ok {
+	if _, ok := parsePane("0\t\t\t\t42\t@7\ts\t"); ok {
 		t.Error("a line of eight fields parsed")
 	}
 }
@@ -436,6 +436,15 @@ func TestNewWindowRemainOnExit(t *testing.T) {
 	names := map[string]string{}
 	for _, p := range panes {
 		names[p.WindowID] = p.WindowName
+		// The dead pane's fields come from a conditional of the format
+		// (livenessFormat): its exit and end, and nothing for the live one.
+		switch {
+		case p.WindowID == id && (!p.Dead || p.PID <= 0 || p.ExitKnown() && p.ExitCode() != 3 ||
+			!p.DeadAt.IsZero() && time.Since(p.DeadAt) > time.Minute):
+			t.Errorf("dead pane listed as %+v", p)
+		case p.WindowID == stale && (p.Dead || p.PID <= 0 || p.ExitKnown() || !p.DeadAt.IsZero()):
+			t.Errorf("live pane listed as %+v", p)
+		}
 	}
 	if names[id] != "w" || names[stale] != "w" {
 		t.Fatalf("names %v", names)
