@@ -99,29 +99,10 @@ func (d *recordDecoder) tmux(p **TmuxInfo) bool {
 		return true
 	}
 	t := &TmuxInfo{}
-	var seen int
-	ok := d.object(func(key []byte) bool {
-		var bit int
-		var ok bool
-		switch string(key) {
-		case "session":
-			bit, ok = 1, d.nullableString(&t.Session)
-		case "window":
-			bit, ok = 2, d.nullableString(&t.Window)
-		case "socket":
-			var s string
-			bit, ok = 4, d.nullableString(&s) // NullString: null is ""
-			t.Socket = NullString(s)
-		default:
-			return false
-		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return ok
-	})
 	*p = t
+	var socket string // NullString: null is ""
+	ok := d.stringFields([]string{"session", "window", "socket"}, &t.Session, &t.Window, &socket)
+	t.Socket = NullString(socket)
 	return ok
 }
 
@@ -130,28 +111,27 @@ func (d *recordDecoder) worktree(p **WorktreeInfo) bool {
 		return true
 	}
 	t := &WorktreeInfo{}
-	var seen int
-	ok := d.object(func(key []byte) bool {
-		var bit int
-		var ok bool
-		switch string(key) {
-		case "path":
-			bit, ok = 1, d.nullableString(&t.Path)
-		case "branch":
-			bit, ok = 2, d.nullableString(&t.Branch)
-		case "base_repo":
-			bit, ok = 4, d.nullableString(&t.BaseRepo)
-		default:
-			return false
-		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return ok
-	})
 	*p = t
-	return ok
+	return d.stringFields([]string{"path", "branch", "base_repo"}, &t.Path, &t.Branch, &t.BaseRepo)
+}
+
+// stringFields decodes an object of plain strings (or nulls) into the
+// fields dst named by names, each key once; another key is left to
+// encoding/json.
+func (d *recordDecoder) stringFields(names []string, dst ...*string) bool {
+	var seen int
+	return d.object(func(key []byte) bool {
+		for i, name := range names {
+			if string(key) == name {
+				if seen&(1<<i) != 0 {
+					return false
+				}
+				seen |= 1 << i
+				return d.nullableString(dst[i])
+			}
+		}
+		return false
+	})
 }
 
 // timestamp decodes what Timestamp.UnmarshalJSON decodes from a string
