@@ -181,62 +181,52 @@ func (d *recordDecoder) pid(p **int) bool {
 // booleans and nulls as they are, and any other value by encoding/json
 // (as it decodes a value into an interface).
 func (d *recordDecoder) metadata(p *map[string]any) bool {
-	if d.null() {
-		return true
-	}
-	m := map[string]any{}
-	*p = m
-	return d.object(func(key []byte) bool {
-		d.space()
-		if d.i >= len(d.data) {
-			return false
-		}
-		var v any
-		switch d.data[d.i] {
-		case '"':
-			s, ok := d.str()
-			if !ok {
-				return false
-			}
-			v = s
-		case 't':
-			if !d.literal("true") {
-				return false
-			}
-			v = true
-		case 'f':
-			if !d.literal("false") {
-				return false
-			}
-			v = false
-		case 'n':
-			if !d.null() {
-				return false
-			}
-		default:
-			end, ok := skipValue(d.data, d.i)
-			if !ok || json.Unmarshal(d.data[d.i:end], &v) != nil {
-				return false
-			}
-			d.i = end
-		}
-		m[string(key)] = v // a key given twice: the last value, as encoding/json
-		return true
-	})
+	return decodeMap(d, p, d.anyValue)
 }
 
 // stringMap decodes null or an object of plain strings.
 func (d *recordDecoder) stringMap(p *map[string]string) bool {
+	return decodeMap(d, p, d.str)
+}
+
+// decodeMap decodes null or an object into *p, each value by value; a
+// key given twice keeps the last value, as encoding/json does.
+func decodeMap[V any](d *recordDecoder, p *map[string]V, value func() (V, bool)) bool {
 	if d.null() {
 		return true
 	}
-	m := map[string]string{}
+	m := map[string]V{}
 	*p = m
 	return d.object(func(key []byte) bool {
-		s, ok := d.str()
-		m[string(key)] = s
+		v, ok := value()
+		m[string(key)] = v
 		return ok
 	})
+}
+
+// anyValue decodes a metadata value: see metadata.
+func (d *recordDecoder) anyValue() (any, bool) {
+	d.space()
+	if d.i >= len(d.data) {
+		return nil, false
+	}
+	switch d.data[d.i] {
+	case '"':
+		return d.str()
+	case 't':
+		return true, d.literal("true")
+	case 'f':
+		return false, d.literal("false")
+	case 'n':
+		return nil, d.null()
+	}
+	end, ok := skipValue(d.data, d.i)
+	var v any
+	if !ok || json.Unmarshal(d.data[d.i:end], &v) != nil {
+		return nil, false
+	}
+	d.i = end
+	return v, true
 }
 
 // strings decodes null or a list of plain strings: [] is an empty list,
