@@ -220,14 +220,21 @@ func (d *recordDecoder) anyValue() (any, bool) {
 	case 'n':
 		return nil, d.null()
 	}
-	end, ok := skipValue(d.data, d.i)
+	// Checked at its depth in the record first: json.Unmarshal of the
+	// value alone would count its depth from the value, and take a
+	// value 9,999 deep that makes the record too deep for encoding/json.
+	check := validator{data: d.data, i: d.i}
 	var v any
-	if !ok || json.Unmarshal(d.data[d.i:end], &v) != nil {
+	if !check.value(metadataValueDepth) || json.Unmarshal(d.data[d.i:check.i], &v) != nil {
 		return nil, false
 	}
-	d.i = end
+	d.i = check.i
 	return v, true
 }
+
+// metadataValueDepth is the nesting a metadata value sits in: the
+// record's object and the metadata's.
+const metadataValueDepth = 2
 
 // strings decodes null or a list of plain strings: [] is an empty list,
 // not nil, as encoding/json makes it.

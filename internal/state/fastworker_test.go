@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -84,6 +85,17 @@ func checkUnmarshalWorker(t *testing.T, data []byte) {
 func TestUnmarshalWorkerIsJSONUnmarshal(t *testing.T) {
 	for i, s := range workerSeeds {
 		t.Run(fmt.Sprint(i), func(t *testing.T) { checkUnmarshalWorker(t, []byte(s)) })
+	}
+	// Metadata nested around encoding/json's depth limit (10,000, counted
+	// from the record): a review found values 9,999 and 10,000 deep taken
+	// (too big for the fuzzer to reach).
+	for _, depth := range []int{maxJSONDepth - 3, maxJSONDepth - 2, maxJSONDepth - 1, maxJSONDepth, maxJSONDepth + 1} {
+		t.Run(fmt.Sprint("lists ", depth), func(t *testing.T) {
+			checkUnmarshalWorker(t, []byte(`{"metadata":{"a":`+strings.Repeat("[", depth)+strings.Repeat("]", depth)+`}}`))
+		})
+		t.Run(fmt.Sprint("objects ", depth), func(t *testing.T) {
+			checkUnmarshalWorker(t, []byte(`{"metadata":{"a":`+strings.Repeat(`{"x":`, depth)+"1"+strings.Repeat("}", depth)+`}}`))
+		})
 	}
 }
 
