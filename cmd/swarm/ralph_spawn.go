@@ -188,7 +188,10 @@ func runEngine(io *IO, m *worker.Manager, name string) error {
 	eng.Hooks = agentHooks()
 	eng.Timestamps = isBackgroundMonitor() // its output is monitor.log
 	if isBackgroundMonitor() {
-		eng.Trim = memtrim.Trim // it runs for hours: its RSS was mostly start-up's
+		// It runs for hours: its RSS was mostly start-up's, and a heap
+		// grown to the collector's default goal.
+		eng.Trim = memtrim.Trim
+		memtrim.KeepHeapSmall()
 	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)

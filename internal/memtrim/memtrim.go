@@ -11,7 +11,10 @@
 // (a minor fault), and stays.
 package memtrim
 
-import "runtime/debug"
+import (
+	"os"
+	"runtime/debug"
+)
 
 // Trim returns the heap's free memory to the operating system and, on
 // Linux, drops the pages of the executable's read-only mappings (its code
@@ -26,3 +29,20 @@ func Trim() error {
 	debug.FreeOSMemory()
 	return dropExecutablePages()
 }
+
+// KeepHeapSmall sets the collector's target for a process whose live
+// heap is small and that runs for hours (a monitor: a few hundred KB
+// live): GOGC 25 instead of 100, unless $GOGC says otherwise. The
+// default lets the heap grow to 4 MB (its smallest goal) between
+// collections, all of it resident; measured on ten monitors of busy
+// agents over 60 s, RSS median 13.0-13.3 MiB with the default, 10.8-11.5
+// MiB with 25, CPU within the noise (a collection of such a heap is well
+// under a millisecond).
+func KeepHeapSmall() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(smallHeapGCPercent)
+	}
+}
+
+// smallHeapGCPercent is KeepHeapSmall's GOGC.
+const smallHeapGCPercent = 25
