@@ -37,58 +37,36 @@ type recordDecoder struct {
 	i    int
 }
 
-// The fields of Worker, as bits of a set: a key seen twice is left to
-// encoding/json (which merges a second object into the first).
-const (
-	fieldName = 1 << iota
-	fieldStatus
-	fieldCmd
-	fieldStarted
-	fieldCwd
-	fieldEnv
-	fieldTags
-	fieldTmux
-	fieldWorktree
-	fieldPID
-	fieldMetadata
-)
+// workerKeys are Worker's keys, as its JSON tags spell them.
+var workerKeys = []string{"name", "status", "cmd", "started", "cwd", "env", "tags", "tmux", "worktree", "pid", "metadata"}
 
 func (d *recordDecoder) worker(w *Worker) bool {
-	var seen int
-	ok := d.object(func(key []byte) bool {
-		var bit int
-		var ok bool
-		switch string(key) {
+	ok := d.members(workerKeys, func(i int) bool {
+		switch workerKeys[i] {
 		case "name":
-			bit, ok = fieldName, d.nullableString(&w.Name)
+			return d.nullableString(&w.Name)
 		case "status":
-			bit, ok = fieldStatus, d.nullableString(&w.Status)
+			return d.nullableString(&w.Status)
 		case "cmd":
-			bit, ok = fieldCmd, d.strings(&w.Cmd)
+			return d.strings(&w.Cmd)
 		case "started":
-			bit, ok = fieldStarted, d.timestamp(&w.Started)
+			return d.timestamp(&w.Started)
 		case "cwd":
-			bit, ok = fieldCwd, d.nullableString(&w.Cwd)
+			return d.nullableString(&w.Cwd)
 		case "env":
-			bit, ok = fieldEnv, d.stringMap(&w.Env)
+			return d.stringMap(&w.Env)
 		case "tags":
-			bit, ok = fieldTags, d.strings(&w.Tags)
+			return d.strings(&w.Tags)
 		case "tmux":
-			bit, ok = fieldTmux, d.tmux(&w.Tmux)
+			return d.tmux(&w.Tmux)
 		case "worktree":
-			bit, ok = fieldWorktree, d.worktree(&w.Worktree)
+			return d.worktree(&w.Worktree)
 		case "pid":
-			bit, ok = fieldPID, d.pid(&w.PID)
+			return d.pid(&w.PID)
 		case "metadata":
-			bit, ok = fieldMetadata, d.metadata(&w.Metadata)
-		default:
-			return false // another key, or one in another case
+			return d.metadata(&w.Metadata)
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return ok
+		return false // every key of workerKeys has its case
 	})
 	d.space()
 	return ok && d.i == len(d.data)
@@ -116,10 +94,17 @@ func (d *recordDecoder) worktree(p **WorktreeInfo) bool {
 }
 
 // stringFields decodes an object of plain strings (or nulls) into the
-// fields dst named by names, each key once; another key is left to
-// encoding/json.
+// fields dst named by names.
 func (d *recordDecoder) stringFields(names []string, dst ...*string) bool {
-	var seen int
+	return d.members(names, func(i int) bool { return d.nullableString(dst[i]) })
+}
+
+// members reads an object whose keys are among names (at most 64), each
+// at most once, calling value with a key's index to read its value.
+// Another key, or one given twice, is left to encoding/json, which
+// matches keys in any case and merges a second object into the first.
+func (d *recordDecoder) members(names []string, value func(i int) bool) bool {
+	var seen uint64
 	return d.object(func(key []byte) bool {
 		for i, name := range names {
 			if string(key) == name {
@@ -127,7 +112,7 @@ func (d *recordDecoder) stringFields(names []string, dst ...*string) bool {
 					return false
 				}
 				seen |= 1 << i
-				return d.nullableString(dst[i])
+				return value(i)
 			}
 		}
 		return false
@@ -152,27 +137,22 @@ func (d *recordDecoder) timestamp(t *Timestamp) bool {
 	return err == nil
 }
 
-// pid decodes null, or an integer written as encoding/json reads one into
-// an int (no fraction, no exponent, in range).
+// pid decodes null, or a JSON number (validator.number) that is an
+// integer as encoding/json reads one into an int: no fraction, no
+// exponent, in range.
 func (d *recordDecoder) pid(p **int) bool {
 	if d.null() {
 		return true
 	}
-	start := d.i
-	if d.i < len(d.data) && d.data[d.i] == '-' {
-		d.i++
-	}
-	digits := d.i
-	for d.i < len(d.data) && '0' <= d.data[d.i] && d.data[d.i] <= '9' {
-		d.i++
-	}
-	if d.i == digits || d.i-digits > 1 && d.data[digits] == '0' || d.i < len(d.data) && (d.data[d.i] == '.' || d.data[d.i] == 'e' || d.data[d.i] == 'E') {
+	check := validator{data: d.data, i: d.i}
+	if !check.number() {
 		return false
 	}
-	n, err := strconv.Atoi(string(d.data[start:d.i]))
+	n, err := strconv.Atoi(string(d.data[d.i:check.i])) // refuses "1.5", "1e3", out of range
 	if err != nil {
 		return false
 	}
+	d.i = check.i
 	*p = &n
 	return true
 }
