@@ -101,7 +101,10 @@ func TestStressConcurrentOperations(t *testing.T) {
 	for _, n := range []string{"t01", "t05", "p01", "t02", "p02", "t03"} {
 		add([]int{0, 1}, []string{"not found", "cannot clean running worker"}, "clean", n)
 	}
-	loopFails := []string{"has ended"}
+	// clean --all may have removed a loop kill --all ended before its
+	// pause or resume looks it up: "not found" (seed 16459433197775796135
+	// did so in 6 of 8 runs, on code before and after issue 21's changes).
+	loopFails := []string{"has ended", "not found"}
 	for _, n := range []string{"r1", "r2"} {
 		add([]int{0, 1}, loopFails, "ralph", "pause", n)
 		add([]int{0, 1}, loopFails, "ralph", "resume", n)
