@@ -66,6 +66,7 @@ func git(dir string, args ...string) (string, error) {
 // (repoDrivers). With TrustRepoEnv
 // set they are left out.
 func safeArgs(dir string, args []string) ([]string, error) {
+	args = ignoreSubmodules(args)
 	if os.Getenv(TrustRepoEnv) == "1" {
 		return args, nil
 	}
@@ -90,6 +91,27 @@ func safeArgs(dir string, args []string) ([]string, error) {
 		}
 	}
 	return append(pre, args...), nil
+}
+
+// ignoreSubmodules gives a status or diff --ignore-submodules=dirty. To
+// tell whether a nested repository (a submodule, or one an agent made in
+// its worktree and added to the index) has changes, git runs git status
+// in it, with its own configuration: its filter drivers, which
+// repoDrivers never sees, would run as the user. Only its commit is then
+// compared. The option, not diff.ignoreSubmodules: a .gitmodules in the
+// worktree (the agent's) overrides that setting, not the option. A
+// populated nested repository keeps its worktree from removal instead
+// (nestedRepos).
+func ignoreSubmodules(args []string) []string {
+	i := 0
+	for i+1 < len(args) && args[i] == "-c" {
+		i += 2
+	}
+	if i >= len(args) || (args[i] != "status" && args[i] != "diff") {
+		return args
+	}
+	out := append(append([]string{}, args[:i+1]...), "--ignore-submodules=dirty")
+	return append(out, args[i+1:]...)
 }
 
 // falseEnv holds "false", the command a merge driver is set to.

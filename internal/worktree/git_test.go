@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -169,4 +170,74 @@ func TestOnlyGitGoRunsGit(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// nestedRepo makes, in the worktree at wt, what a sandboxed agent can: a
+// repository of its own at sub whose configuration names a clean filter
+// (which appends to the returned marker) that its .gitattributes applies,
+// recorded in wt's index as a gitlink and committed there, with a
+// .gitmodules asking git to look inside it (ignore = none). Its file is
+// then changed, so a status that looked inside would run the filter.
+func nestedRepo(t *testing.T, wt string) (marker string) {
+	t.Helper()
+	dir := t.TempDir()
+	marker = filepath.Join(dir, "ran")
+	clean := filepath.Join(dir, "clean")
+	os.WriteFile(clean, []byte("#!/bin/sh\necho nested-clean >> "+marker+"\ncat\n"), 0o755)
+	sub := filepath.Join(wt, "sub")
+	os.Mkdir(sub, 0o755)
+	run(t, sub, "git", "init", "-q")
+	os.WriteFile(filepath.Join(sub, ".gitattributes"), []byte("* filter=evil\n"), 0o644)
+	os.WriteFile(filepath.Join(sub, "f"), []byte("x\n"), 0o644)
+	run(t, sub, "git", "config", "filter.evil.clean", clean)
+	run(t, sub, "git", "add", ".")
+	run(t, sub, "git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "nested")
+	os.WriteFile(filepath.Join(wt, ".gitmodules"), []byte("[submodule \"sub\"]\n\tpath = sub\n\tignore = none\n"), 0o644)
+	run(t, wt, "git", "add", "sub", ".gitmodules")
+	run(t, wt, "git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "gitlink")
+	os.WriteFile(filepath.Join(sub, "f"), []byte("changed\n"), 0o644)
+	os.Remove(marker)
+	return marker
+}
+
+// TestNestedRepositoryRunsNoFilter (issue 27, item 20): a nested
+// repository the agent recorded in its worktree's index, with a clean
+// filter of its own, is never looked into by swarm's status and diff
+// (which would run the filter as the user); and being there, populated,
+// it keeps the worktree from removal as uncommitted work does.
+func TestNestedRepositoryRunsNoFilter(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	info, err := Create(repo, DefaultPath(repo, "w1"), "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := nestedRepo(t, info.Path)
+	if TreeState(info.Path) == "" {
+		t.Error("TreeState failed")
+	}
+	if n, err := Changes(info.Path); n != 0 || err != nil {
+		t.Errorf("Changes = %d, %v; want 0 (the nested repository's content is not looked at)", n, err)
+	}
+	if _, err := Diff(repo, info.Path, "w1", "main", false); err != nil {
+		t.Errorf("Diff: %v", err)
+	}
+	var dirty *DirtyError
+	err = Remove(info, false)
+	if !errors.As(err, &dirty) || dirty.Nested != 1 || dirty.FirstNested != "sub" || dirty.Holds() != "a nested git repository" ||
+		err.Error() != "worktree has a nested git repository (sub) that removing it would delete" {
+		t.Errorf("Remove = %v, want it kept for its nested repository", err)
+	}
+	if _, err := os.Stat(filepath.Join(info.Path, "sub", "f")); err != nil {
+		t.Errorf("the nested repository is gone: %v", err)
+	}
+	if got := ranPrograms(marker); got != "" {
+		t.Errorf("swarm's git commands ran the nested repository's filter: %s", got)
+	}
+	if err := Remove(info, true); err != nil {
+		t.Errorf("forced remove: %v", err)
+	}
+	if got := ranPrograms(marker); got != "" {
+		t.Errorf("the forced remove ran the nested repository's filter: %s", got)
+	}
 }

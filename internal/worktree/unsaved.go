@@ -11,7 +11,7 @@ import (
 
 // checkClean returns a *DirtyError when the worktree at path holds work
 // that removing it would lose: what git status shows (changes, untracked
-// and git-ignored files), and what it does not (offBranch). A git-ignored
+// and git-ignored files), and what it does not (offBranch, nested). A git-ignored
 // file that is an unchanged copy of the base repository's (what
 // CopyIncluded put there) is no work.
 func checkClean(path, base string) error {
@@ -27,8 +27,42 @@ func checkClean(path, base string) error {
 	if err := d.offBranch(path); err != nil {
 		return fmt.Errorf("cannot check %s for commits on no branch: %w", path, err)
 	}
-	if n > 0 || len(ign) > 0 || d.Unsaved > 0 || d.Rebase {
+	if err := d.nested(path); err != nil {
+		return fmt.Errorf("cannot check %s for nested repositories: %w", path, err)
+	}
+	if n > 0 || len(ign) > 0 || d.Unsaved > 0 || d.Rebase || d.Nested > 0 {
 		return d
+	}
+	return nil
+}
+
+// nested fills in the populated nested repositories of the worktree at
+// path: gitlinks in its index whose directory holds anything. swarm's
+// status never looks inside them (ignoreSubmodules), so whatever they hold
+// may be work that removing the worktree would delete.
+func (d *DirtyError) nested(path string) error {
+	out, err := git(path, "ls-files", "-z", "--stage")
+	if err != nil {
+		return err
+	}
+	for _, entry := range strings.Split(out, "\x00") {
+		// "<mode> <object> <stage>\t<path>"; 160000 is a gitlink.
+		meta, name, ok := strings.Cut(entry, "\t")
+		if !ok || !strings.HasPrefix(meta, "160000 ") {
+			continue
+		}
+		p := filepath.Join(path, name)
+		if info, err := os.Lstat(p); err != nil || !info.IsDir() {
+			continue
+		}
+		// One that cannot be read counts: it may hold anything.
+		if entries, err := os.ReadDir(p); err == nil && len(entries) == 0 {
+			continue
+		}
+		if d.Nested == 0 {
+			d.FirstNested = name
+		}
+		d.Nested++
 	}
 	return nil
 }
@@ -82,6 +116,9 @@ func (d *DirtyError) Holds() string {
 	}
 	if d.Rebase {
 		parts = append(parts, "a rebase in progress")
+	}
+	if d.Nested > 0 {
+		parts = append(parts, "a nested git repository")
 	}
 	if len(parts) == 0 && d.Ignored > 0 {
 		parts = append(parts, "git-ignored files")

@@ -170,6 +170,12 @@ type DirtyError struct {
 	Head     string
 	// Rebase is set while a rebase (or git am) is under way in it.
 	Rebase bool
+	// Nested counts the populated nested repositories (gitlinks in the
+	// index: submodules, or a repository an agent made and added) that
+	// removing it would delete; FirstNested names one. Their content is
+	// never looked into (see statusArgs), so any counts.
+	Nested      int
+	FirstNested string
 }
 
 func (e *DirtyError) Error() string {
@@ -182,6 +188,12 @@ func (e *DirtyError) Error() string {
 	}
 	if e.Rebase {
 		parts = append(parts, "a rebase in progress")
+	}
+	if e.Nested > 0 {
+		parts = append(parts, fmt.Sprintf("a nested git repository (%s) that removing it would delete", e.FirstNested))
+		if e.Nested > 1 {
+			parts[len(parts)-1] = fmt.Sprintf("%d nested git repositories (e.g. %s) that removing it would delete", e.Nested, e.FirstNested)
+		}
 	}
 	if len(parts) == 0 && e.Ignored > 0 {
 		return fmt.Sprintf("worktree has %d git-ignored file(s) that removing it would delete (e.g. %s)", e.Ignored, e.FirstIgnored)
