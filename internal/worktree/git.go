@@ -37,6 +37,11 @@ var safeConfig = []string{
 	// repository's configuration can name, and may wait for a passphrase
 	// that a background merge can never be given.
 	"commit.gpgSign=false",
+	// Checking a signature runs the same programs (merge.verifySignatures,
+	// log.showSignature): swarm checks none, and with them empty no
+	// command of swarm's can start one.
+	"gpg.program=", "gpg.openpgp.program=", "gpg.x509.program=", "gpg.ssh.program=",
+	"log.showSignature=false",
 }
 
 // filterFree are the git commands swarm runs that never read or write a

@@ -275,7 +275,18 @@ func conflicts(dir string) []string {
 func moveTarget(o MergeOptions, old, commit string) (string, error) {
 	wt, checkedOut := branchCheckout(o.Repo, o.Into)
 	if checkedOut {
-		if _, err := git(wt, "merge", "-q", "--ff-only", "--no-edit", commit); err != nil {
+		// The user's checkout: with swarm's merge settings, no signature
+		// checked (merge.verifySignatures runs gpg.program), and never
+		// over a git-ignored file of the user's (a .env, a data/
+		// directory), which git would otherwise overwrite or delete.
+		args := append(append([]string{}, mergeConfig...), "merge", "-q", "--ff-only", "--no-edit",
+			"--no-verify-signatures", "--no-overwrite-ignore", commit)
+		if _, err := git(wt, args...); err != nil {
+			if files := blockingFiles(err.Error()); len(files) > 0 {
+				return wt, hint.Errorf(fmt.Sprintf("move them out of the way (git -C %s status --ignored shows them), then run swarm merge again", wt),
+					"%s is checked out in %s, where the merge would overwrite or delete files git does not track or ignores: %s (nothing was changed)",
+					o.Into, wt, strings.Join(files, ", "))
+			}
 			return wt, hint.Errorf(fmt.Sprintf("look at it: git -C %s status; then run swarm merge again", wt),
 				"%s is checked out in %s, which could not be fast-forwarded to the merge (nothing was changed): %v", o.Into, wt, err)
 		}
@@ -285,6 +296,26 @@ func moveTarget(o MergeOptions, old, commit string) (string, error) {
 		return "", fmt.Errorf("%s moved while merging (nothing was changed; run swarm merge again): %w", o.Into, err)
 	}
 	return "", nil
+}
+
+// blockingFiles lists the files git's message says a checkout would
+// overwrite or lose (untracked or git-ignored ones in the way): git
+// lists them one per line, indented with a tab, after an "error: ... would
+// be overwritten" or "... would lose untracked files" line.
+func blockingFiles(msg string) []string {
+	var files []string
+	listing := false
+	for _, line := range strings.Split(msg, "\n") {
+		switch {
+		case strings.HasPrefix(line, "error: "):
+			listing = strings.Contains(line, "would be overwritten") || strings.Contains(line, "would lose untracked files")
+		case listing && strings.HasPrefix(line, "\t"):
+			files = append(files, strings.TrimPrefix(line, "\t"))
+		default:
+			listing = false
+		}
+	}
+	return files
 }
 
 // branchCheckout is the worktree of repo that has branch checked out.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/swarmtools/swarm/internal/hint"
 )
 
 // mergeRepo is a repository (main checked out, with a committer identity
@@ -222,5 +224,111 @@ func TestTempWorktreeCleanupSaysWhatItLeft(t *testing.T) {
 	}
 	if err := cleanup(); err != nil {
 		t.Fatalf("cleanup of a repository that is there = %v", err)
+	}
+}
+
+// TestMergeKeepsIgnoredFiles (issue 27, item 21): the fast-forward in the
+// user's checkout never overwrites a git-ignored file there (.env) nor
+// deletes a git-ignored directory (data/) to make room for the branch's
+// files: the merge stops, names both, and changes nothing.
+func TestMergeKeepsIgnoredFiles(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	run(t, repo, "git", "config", "user.name", "Merger")
+	run(t, repo, "git", "config", "user.email", "merger@example.com")
+	commitFile(t, repo, ".gitignore", "/.env\n/data/\n")
+	info, err := Create(repo, DefaultPath(repo, "w"), "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(info.Path, ".env"), []byte("the agent's\n"), 0o644)
+	os.WriteFile(filepath.Join(info.Path, "data"), []byte("a file\n"), 0o644)
+	run(t, info.Path, "git", "add", "-f", ".env", "data")
+	run(t, info.Path, "git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "env and data")
+	os.WriteFile(filepath.Join(repo, ".env"), []byte("SECRET=mine\n"), 0o600)
+	os.Mkdir(filepath.Join(repo, "data"), 0o755)
+	os.WriteFile(filepath.Join(repo, "data", "big.bin"), []byte("mine\n"), 0o644)
+	oldMain := revParse(t, repo, "main")
+
+	_, err = Merge(MergeOptions{Repo: repo, Branch: "w", Into: "main", Strategy: StrategyMerge})
+	if err == nil {
+		t.Fatal("the merge went through over the checkout's ignored files")
+	}
+	if msg := err.Error(); !strings.Contains(msg, ".env") || !strings.Contains(msg, "data") || !strings.Contains(msg, "nothing was changed") {
+		t.Errorf("message does not name the blocking files: %v", err)
+	}
+	if !strings.Contains(hint.Of(err), "swarm merge again") {
+		t.Errorf("no hint to merge again: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(repo, ".env")); string(data) != "SECRET=mine\n" {
+		t.Errorf(".env overwritten: %q", data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(repo, "data", "big.bin")); string(data) != "mine\n" {
+		t.Errorf("data/ deleted: %q", data)
+	}
+	if got := revParse(t, repo, "main"); got != oldMain {
+		t.Errorf("main moved to %s", got)
+	}
+}
+
+// signHead gives the commit at HEAD of dir a signature header (made up:
+// it is never to be checked), as an agent can write any commit object.
+func signHead(t *testing.T, dir string) {
+	t.Helper()
+	raw := run(t, dir, "git", "cat-file", "commit", "HEAD")
+	header, body, _ := strings.Cut(raw, "\n\n")
+	sig := "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----"
+	obj := filepath.Join(t.TempDir(), "commit")
+	os.WriteFile(obj, []byte(header+"\n"+sig+"\n\n"+body), 0o644)
+	id := strings.TrimSpace(run(t, dir, "git", "hash-object", "-t", "commit", "-w", obj))
+	run(t, dir, "git", "update-ref", "HEAD", id)
+}
+
+// TestMergeFastForwardVerifiesNoSignature (issue 27, item 24): with a
+// repository's merge.verifySignatures and signature programs of its own,
+// a plain fast-forward of the checkout runs the program on a signed tip
+// (a rebase onto an unmoved target keeps the worker's commit, which the
+// agent signed) and refuses an unsigned one (a merge commit); swarm's
+// runs none and moves the target.
+func TestMergeFastForwardVerifiesNoSignature(t *testing.T) {
+	t.Parallel()
+	for _, strategy := range []string{StrategyRebase, StrategyMerge} {
+		t.Run(strategy, func(t *testing.T) {
+			repo := newRepo(t)
+			run(t, repo, "git", "config", "user.name", "Merger")
+			run(t, repo, "git", "config", "user.email", "merger@example.com")
+			info, err := Create(repo, DefaultPath(repo, "w"), "w")
+			if err != nil {
+				t.Fatal(err)
+			}
+			commitFile(t, info.Path, "b.txt", "worker\n")
+			signHead(t, info.Path)
+			dir := t.TempDir()
+			marker := filepath.Join(dir, "ran")
+			for _, name := range []string{"gpg", "gpgsm", "ssh-keygen"} {
+				p := filepath.Join(dir, name)
+				os.WriteFile(p, []byte("#!/bin/sh\necho "+name+" >> "+marker+"\nexit 0\n"), 0o755)
+			}
+			for _, kv := range [][2]string{
+				{"merge.verifySignatures", "true"},
+				{"gpg.program", filepath.Join(dir, "gpg")},
+				{"gpg.openpgp.program", filepath.Join(dir, "gpg")},
+				{"gpg.x509.program", filepath.Join(dir, "gpgsm")},
+				{"gpg.ssh.program", filepath.Join(dir, "ssh-keygen")},
+				{"log.showSignature", "true"},
+			} {
+				run(t, repo, "git", "config", kv[0], kv[1])
+			}
+			res, err := Merge(MergeOptions{Repo: repo, Branch: "w", Into: "main", Strategy: strategy})
+			if data, _ := os.ReadFile(marker); len(data) > 0 {
+				t.Errorf("the merge ran the repository's signature programs: %s", data)
+			}
+			if err != nil {
+				t.Fatalf("Merge: %v", err)
+			}
+			if got := revParse(t, repo, "main"); got != res.NewCommit {
+				t.Errorf("main at %s, want %s", got, res.NewCommit)
+			}
+		})
 	}
 }
