@@ -128,6 +128,8 @@ func TestSandboxMountsOfAWorktree(t *testing.T) {
 		{common, common, true},
 		{common + "/objects", common + "/objects", false},
 		{common + "/refs", common + "/refs", false},
+		{common + "/refs/replace", common + "/refs/replace", true},
+		{common + "/refs/notes", common + "/refs/notes", true},
 		{common + "/logs", common + "/logs", false},
 		{admin, admin, false},
 		{admin + "/commondir", admin + "/commondir", true},
@@ -161,7 +163,7 @@ func TestSandboxMountsOfAMainCheckout(t *testing.T) {
 		{filepath.Join(home, ".claude", "settings.json"), "/home/agent/.claude/settings.json", true},
 		{filepath.Join(home, ".claude", "projects", slug(repo)), "/home/agent/.claude/projects/" + slug(repo), false},
 	}
-	for _, d := range []string{"hooks", "info", "worktrees", "modules"} {
+	for _, d := range []string{"hooks", "info", "worktrees", "modules", "refs/replace", "refs/notes"} {
 		want = append(want, mount{g + "/" + d, g + "/" + d, true})
 	}
 	mounts, _ := kitRun(t, repo, home)
@@ -182,7 +184,7 @@ func TestSandboxMountsOfAMainCheckout(t *testing.T) {
 		{filepath.Join(home, ".claude", "settings.json"), "/home/agent/.claude/settings.json", true},
 		{filepath.Join(home, ".claude", "projects", slug(sep)), "/home/agent/.claude/projects/" + slug(sep), false},
 	}
-	for _, d := range []string{"hooks", "info", "worktrees", "modules"} {
+	for _, d := range []string{"hooks", "info", "worktrees", "modules", "refs/replace", "refs/notes"} {
 		want = append(want, mount{sepGit + "/" + d, sepGit + "/" + d, true})
 	}
 	checkMounts(t, mounts, want)
@@ -224,6 +226,9 @@ func TestSandboxMountsHoldInANamespace(t *testing.T) {
 			{"!rewrite the .git file of the worktree", "echo 'gitdir: /evil' > .git"},
 			{"!move the .git file of the worktree", "mv .git .git.old"},
 			{"!write packed-refs", "echo x >> " + g + "/packed-refs"},
+			{"!plant a replace ref", git + " replace HEAD~0 HEAD"},
+			{"!write refs/replace", "echo x > " + g + "/refs/replace/x"},
+			{"!add a note", git + " notes add -m x HEAD"},
 		}},
 		{repo, [][2]string{
 			{"commit in the main checkout", "echo y > new2 && " + git + " add new2 && " + git + " commit -q -m main-work"},
@@ -232,6 +237,8 @@ func TestSandboxMountsHoldInANamespace(t *testing.T) {
 			{"!rewrite commondir of a worktree", "echo /evil > " + admin + "/commondir"},
 			{"!add metadata of a worktree", "mkdir .git/worktrees/x"},
 			{"!replace .git", "mv .git .git.old"},
+			{"!write refs/replace", "echo x > .git/refs/replace/x"},
+			{"!move refs/replace", "mv .git/refs/replace .git/refs/replace.old"},
 		}},
 	}
 	for _, c := range cases {

@@ -199,7 +199,14 @@ func runGit(dir string, args []string) (string, int, error) {
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	// Never prompt for credentials or an editor from a background command.
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true", emptyEnv+"=", falseEnv+"=false")
+	// Replace refs (refs/replace/<commit>) are off: refs are shared by
+	// every worktree and written by agents, and one planted for a branch's
+	// tip would change what every later worktree checks out, a diff shows
+	// and a merge takes, unseen. This holds with TrustRepoEnv too: it is
+	// no program of the repository's, and what swarm checks out must be
+	// the commit it names.
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true", "GIT_NO_REPLACE_OBJECTS=1",
+		emptyEnv+"=", falseEnv+"=false")
 	if err := start(cmd); err != nil {
 		return "", -1, err
 	}

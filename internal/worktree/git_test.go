@@ -241,3 +241,34 @@ func TestNestedRepositoryRunsNoFilter(t *testing.T) {
 		t.Errorf("the forced remove ran the nested repository's filter: %s", got)
 	}
 }
+
+// TestReplaceRefsAreIgnored (issue 27, item 25): a replace ref planted
+// for the base branch's tip (refs/replace/<tip>, which an agent can write:
+// refs are shared by all worktrees) does not change what a new worktree
+// checks out, what its branch starts at, or what swarm diffs.
+func TestReplaceRefsAreIgnored(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	tip := commitFile(t, repo, "a.txt", "real\n")
+	run(t, repo, "git", "checkout", "-q", "-b", "evil")
+	evil := commitFile(t, repo, "a.txt", "planted\n")
+	run(t, repo, "git", "checkout", "-q", "main")
+	run(t, repo, "git", "branch", "-D", "evil")
+	run(t, repo, "git", "update-ref", "refs/replace/"+tip, evil)
+	if got := strings.TrimSpace(run(t, repo, "git", "show", "main:a.txt")); got != "planted" {
+		t.Fatalf("the replace ref is not in effect for plain git: main:a.txt = %q", got)
+	}
+	info, err := Create(repo, DefaultPath(repo, "w1"), "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(info.Path, "a.txt")); string(data) != "real\n" {
+		t.Errorf("the new worktree checked out the replacement: a.txt = %q", data)
+	}
+	if n, err := Changes(info.Path); n != 0 || err != nil {
+		t.Errorf("Changes = %d, %v", n, err)
+	}
+	if d, err := Diff(repo, info.Path, "w1", "main", false); d != "" || err != nil {
+		t.Errorf("Diff = %q, %v; want none", d, err)
+	}
+}

@@ -87,6 +87,18 @@ worktree_config() {
     fi
 }
 
+# Replace refs (refs/replace/<commit>) make git show another commit in
+# place of the one named, in every worktree (swarm's git turns them off,
+# yours does not); notes are shown by git log. A commit needs neither:
+# they are read-only, made first so that the agent cannot make them.
+git_refs_ro() {
+    local d
+    for d in replace notes; do
+        mkdir -p "$common/refs/$d"
+        ro "$common/refs/$d"
+    done
+}
+
 if top="$(hostgit rev-parse --show-toplevel 2>/dev/null)" &&
     gitdir="$(hostgit rev-parse --absolute-git-dir 2>/dev/null)" &&
     common="$(hostgit rev-parse --git-common-dir 2>/dev/null)"; then
@@ -98,6 +110,7 @@ if top="$(hostgit rev-parse --show-toplevel 2>/dev/null)" &&
         ro "$common"
         mkdir -p "$common/logs" # a commit writes the branch's reflog there
         for d in objects refs logs; do rw "$common/$d"; done
+        git_refs_ro
         rw "$gitdir"
         for f in commondir gitdir; do
             if [[ -e "$gitdir/$f" ]]; then ro "$gitdir/$f"; fi
@@ -116,6 +129,7 @@ if top="$(hostgit rev-parse --show-toplevel 2>/dev/null)" &&
             ro "$common/$d"
         done
         ro "$common/config"
+        git_refs_ro
         worktree_config "$common"
         # A .git file (git init --separate-git-dir) names the git directory.
         if [[ -f "$top/.git" ]]; then ro "$top/.git"; fi
