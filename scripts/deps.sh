@@ -6,8 +6,11 @@
 #   demo    make demo: tmux, git
 #   test    make test: tmux, git, make, gcc (go test -race needs cgo), and
 #           python3, shellcheck, ssh and sshd (OpenSSH: the remote hosts'
-#           tests start their own sshd), without which a few tests are
-#           skipped
+#           tests start their own sshd), and podman, runc, catatonit,
+#           mmdebstrap and iptables (the sandbox kit's test runs it in a
+#           real container, on its locked-down network), without which a
+#           few tests are skipped (the sandbox kit's fails instead as
+#           root, where they can be installed)
 #   agents  make test-agents: node and npm (Claude Code is installed with
 #           npm; its tests are skipped without them)
 #
@@ -27,7 +30,7 @@ usage() {
 programs() {
   case "$1" in
     demo) echo "tmux git" ;;
-    test) echo "tmux git make gcc shellcheck? python3? ssh? sshd?" ;;
+    test) echo "tmux git make gcc shellcheck? python3? ssh? sshd? podman? runc? catatonit? mmdebstrap? iptables?" ;;
     agents) echo "node? npm?" ;;
     *) usage ;;
   esac

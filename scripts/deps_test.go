@@ -52,7 +52,7 @@ func TestDeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testTools := []string{"tmux", "git", "make", "gcc", "shellcheck", "python3", "ssh", "sshd"}
+	testTools := []string{"tmux", "git", "make", "gcc", "shellcheck", "python3", "ssh", "sshd", "podman", "runc", "catatonit", "mmdebstrap", "iptables"}
 	without := func(drop ...string) []string {
 		var out []string
 		for _, p := range testTools {
@@ -104,6 +104,9 @@ func TestDeps(t *testing.T) {
 		{name: "root installs OpenSSH for the remote hosts' tests", groups: []string{"test"}, have: without("ssh", "sshd"), uid: "0", apt: true,
 			record: "apt-get update -qq DEBIAN_FRONTEND=noninteractive\napt-get install -y -qq openssh-client openssh-server DEBIAN_FRONTEND=noninteractive\n",
 			stdout: "deps: installing openssh-client openssh-server with apt-get (make test needs ssh, sshd)\n", nowHave: "openssh-server"},
+		{name: "root installs the sandbox kit's container tools", groups: []string{"test"}, have: without("podman", "runc", "catatonit", "mmdebstrap", "iptables"), uid: "0", apt: true,
+			record: "apt-get update -qq DEBIAN_FRONTEND=noninteractive\napt-get install -y -qq podman runc catatonit mmdebstrap iptables DEBIAN_FRONTEND=noninteractive\n",
+			stdout: "deps: installing podman runc catatonit mmdebstrap iptables with apt-get (make test needs podman, runc, catatonit, mmdebstrap, iptables)\n", nowHave: "mmdebstrap"},
 		{name: "agents: node is in the package nodejs", groups: []string{"agents"}, uid: "0", apt: true,
 			record: "apt-get update -qq DEBIAN_FRONTEND=noninteractive\napt-get install -y -qq nodejs npm DEBIAN_FRONTEND=noninteractive\n",
 			stdout: "deps: installing nodejs npm with apt-get (make test-agents needs node, npm)\n", nowHave: "nodejs"},
