@@ -77,14 +77,13 @@ rw "$work_dir"
 # state; everything else it sees read-only.
 hostgit() { git -c core.fsmonitor= -c core.hooksPath=/dev/null -C "$work_dir" "$@"; }
 
-# config.worktree is read when extensions.worktreeConfig is on: one is made
-# (empty) if missing, so that the agent cannot make it.
+# config.worktree is read when extensions.worktreeConfig is on, which
+# you may turn on later (git sparse-checkout does): one is made (empty) if
+# missing, so that the agent cannot make it.
 worktree_config() {
     local f="$1/config.worktree"
-    if [[ -e "$f" || "$(hostgit config --bool extensions.worktreeConfig 2>/dev/null)" == true ]]; then
-        [[ -e "$f" ]] || : >"$f"
-        ro "$f"
-    fi
+    [[ -e "$f" ]] || : >"$f"
+    ro "$f"
 }
 
 # Replace refs (refs/replace/<commit>) make git show another commit in

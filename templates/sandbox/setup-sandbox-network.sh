@@ -16,6 +16,11 @@
 #   SANDBOX_SUBNET=172.30.0.0/24    its IPv4 subnet (IPv6 stays off)
 #   SANDBOX_ALLOW="host ..."        more host names to allow (HTTPS)
 #   SANDBOX_ALLOW_CIDRS="cidr ..."  more address ranges to allow (HTTPS)
+#   SANDBOX_CHAIN=SWARM-SANDBOX     the iptables chains' name (and NAME-IN)
+#
+# Docker, or Podman as docker (podman-docker): Docker passes forwarded
+# traffic through its DOCKER-USER chain, Podman through none of its own, so
+# with Podman the rules hook into FORWARD itself.
 
 set -euo pipefail
 
@@ -23,8 +28,8 @@ network="${SANDBOX_NETWORK:-sandbox-net}"
 subnet="${SANDBOX_SUBNET:-172.30.0.0/24}"
 # Chains owned by this kit: one for traffic the host forwards from the
 # sandbox to the outside, one for traffic from the sandbox to the host.
-fwd_chain=SWARM-SANDBOX
-in_chain=SWARM-SANDBOX-IN
+fwd_chain="${SANDBOX_CHAIN:-SWARM-SANDBOX}"
+in_chain="$fwd_chain-IN"
 
 # HTTPS hosts the agent needs: Claude's API and its telemetry and error
 # reporting (Claude Code stalls when these time out), and GitHub for git.
@@ -53,7 +58,10 @@ done
 
 # The network. A fixed subnet lets the rules below name it.
 if docker network inspect "$network" >/dev/null 2>&1; then
-    have="$(docker network inspect -f '{{range .IPAM.Config}}{{.Subnet}} {{end}}' "$network")"
+    # The subnets, from Docker's JSON (IPAM.Config[].Subnet) or Podman's
+    # (subnets[].subnet).
+    have="$(docker network inspect "$network" | grep -oiE '"subnet": *"[^"]*"' | sed -E 's/.*"([^"]*)"$/\1/' | tr '\n' ' ')"
+    have="${have% }"
     [[ " $have " == *" $subnet "* ]] ||
         die "network '$network' exists with subnet '$have', not $subnet (set SANDBOX_SUBNET, or remove it with teardown-sandbox-network.sh)"
     echo "network $network ($subnet) already exists"
@@ -103,13 +111,21 @@ for addr in "${addresses[@]}"; do
     iptables -A "$fwd_chain" -d "$addr" -p tcp --dport 443 -j RETURN
 done
 iptables -A "$fwd_chain" -j REJECT --reject-with icmp-port-unreachable
-iptables -N DOCKER-USER 2>/dev/null || true
-ensure_jump DOCKER-USER -s "$subnet" -j "$fwd_chain"
+if iptables -C FORWARD -j DOCKER-USER 2>/dev/null; then
+    ensure_jump DOCKER-USER -s "$subnet" -j "$fwd_chain"
+else
+    # No Docker daemon hooks DOCKER-USER into FORWARD (Podman): hook in
+    # there, ahead of the engine's own rules.
+    ensure_jump FORWARD -s "$subnet" -j "$fwd_chain"
+fi
 
 # Traffic to this host itself (its other services, listening on the
 # network's gateway address) never reaches DOCKER-USER: refuse it here.
 reset_chain "$in_chain"
 iptables -A "$in_chain" -m conntrack --ctstate ESTABLISHED,RELATED -j RETURN
+# DNS: Podman's resolver (aardvark-dns) listens on the network's gateway.
+iptables -A "$in_chain" -p udp --dport 53 -j RETURN
+iptables -A "$in_chain" -p tcp --dport 53 -j RETURN
 iptables -A "$in_chain" -j REJECT --reject-with icmp-port-unreachable
 ensure_jump INPUT -s "$subnet" -j "$in_chain"
 

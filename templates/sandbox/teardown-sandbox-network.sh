@@ -6,13 +6,13 @@
 #   sudo ./teardown-sandbox-network.sh
 #
 # Idempotent: what is already gone is skipped. Takes the same
-# SANDBOX_NETWORK as the setup script.
+# SANDBOX_NETWORK and SANDBOX_CHAIN as the setup script.
 
 set -euo pipefail
 
 network="${SANDBOX_NETWORK:-sandbox-net}"
-fwd_chain=SWARM-SANDBOX
-in_chain=SWARM-SANDBOX-IN
+fwd_chain="${SANDBOX_CHAIN:-SWARM-SANDBOX}"
+in_chain="$fwd_chain-IN"
 
 die() {
     echo "teardown-sandbox-network.sh: error: $*" >&2
@@ -45,6 +45,7 @@ remove_chain() {
 }
 
 remove_jumps DOCKER-USER "$fwd_chain"
+remove_jumps FORWARD "$fwd_chain" # with Podman
 remove_jumps INPUT "$in_chain"
 remove_chain "$fwd_chain"
 remove_chain "$in_chain"
