@@ -62,9 +62,6 @@ func requireContainers(t *testing.T) {
 	if len(missing) > 0 {
 		t.Fatalf("%s not installed: scripts/deps.sh test installs them", strings.Join(missing, ", "))
 	}
-	if _, err := exec.LookPath("iptables"); err != nil {
-		t.Setenv("PATH", os.Getenv("PATH")+":/usr/sbin:/sbin")
-	}
 }
 
 // engine is Podman as docker: a directory holding a docker that runs
@@ -110,9 +107,10 @@ func newEngine(t *testing.T) engine {
 	return e
 }
 
-// env is the environment the kit's scripts run in.
+// env is the environment the kit's scripts run in (iptables is in
+// /usr/sbin, not on every PATH).
 func (e engine) env() []string {
-	return []string{"PATH=" + e.bin + ":" + os.Getenv("PATH"), "CONTAINERS_CONF=" + e.conf}
+	return []string{"PATH=" + e.bin + ":" + os.Getenv("PATH") + ":/usr/sbin:/sbin", "CONTAINERS_CONF=" + e.conf}
 }
 
 // run runs a program (docker is the shim) with the engine, and returns
@@ -122,10 +120,49 @@ func (e engine) run(t *testing.T, extraEnv []string, name string, args ...string
 	if name == "docker" {
 		name = filepath.Join(e.bin, "docker")
 	}
+	if !strings.Contains(name, "/") {
+		for _, dir := range append(filepath.SplitList(os.Getenv("PATH")), "/usr/sbin", "/sbin") {
+			if p := filepath.Join(dir, name); isExecutable(p) {
+				name = p
+				break
+			}
+		}
+	}
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(append(os.Environ(), e.env()...), extraEnv...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+func isExecutable(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0
+}
+
+// freeSubnet is a /24 under 10.199.0.0/16 that no network of this host's
+// interfaces overlaps (starting at one of the test process's own, so
+// that two runs at once take different ones).
+func freeSubnet(t *testing.T) (subnet, gateway string) {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		n := (os.Getpid()+i)%200 + 20
+		_, cand, _ := net.ParseCIDR(fmt.Sprintf("10.199.%d.0/24", n))
+		used := false
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && (ipn.Contains(cand.IP) || cand.Contains(ipn.IP)) {
+				used = true
+			}
+		}
+		if !used {
+			return cand.String(), fmt.Sprintf("10.199.%d.1", n)
+		}
+	}
+	t.Fatal("no free /24 under 10.199.0.0/16 for the sandbox's network")
+	return "", ""
 }
 
 // suite is the Debian release of this machine, which its apt sources
@@ -198,16 +235,15 @@ func baseImage(t *testing.T, e engine) string {
 // sees it).
 func lockedNetwork(t *testing.T, e engine, kitDir string) (env []string, gateway string) {
 	t.Helper()
-	n := os.Getpid()%200 + 20
+	subnet, gateway := freeSubnet(t)
 	env = []string{
 		fmt.Sprintf("SANDBOX_NETWORK=swarm-test-%d", os.Getpid()),
-		fmt.Sprintf("SANDBOX_SUBNET=10.199.%d.0/24", n),
+		"SANDBOX_SUBNET=" + subnet,
 		fmt.Sprintf("SANDBOX_CHAIN=SWT-%d", os.Getpid()),
 		// No host name may resolve here: an address range keeps the
 		// allow-list from being empty.
 		"SANDBOX_ALLOW_CIDRS=192.0.2.0/24",
 	}
-	gateway = fmt.Sprintf("10.199.%d.1", n)
 	t.Cleanup(func() {
 		name := strings.TrimPrefix(env[0], "SANDBOX_NETWORK=")
 		if out, err := e.run(t, nil, "podman", "ps", "-aq", "--filter", "network="+name); err == nil {
