@@ -106,7 +106,8 @@ func safeArgs(dir string, args []string) ([]string, error) {
 // compared. The option, not diff.ignoreSubmodules: a .gitmodules in the
 // worktree (the agent's) overrides that setting, not the option. A
 // populated nested repository keeps its worktree from removal instead
-// (nestedRepos).
+// (DirtyError.nested). Given with TrustRepoEnv too: what a worktree
+// holds is judged the same way either way.
 func ignoreSubmodules(args []string) []string {
 	i := 0
 	for i+1 < len(args) && args[i] == "-c" {
