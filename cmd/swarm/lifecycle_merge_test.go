@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -108,4 +109,72 @@ func TestMergeCommandConflictAndLoop(t *testing.T) {
 	e.MustRun("spawn", "--name", "plain", "--", "sleep", "300")
 	wkExpect(t, "merge without a worktree", e.Run("merge", "plain"), 1, "",
 		"swarm: error: worker 'plain' has no worktree: nothing to merge\nhint: swarm merge takes the branch of a worker spawned with --worktree\n")
+}
+
+// TestMergeConflictHintResolves (issue 27, item 9): a conflicting merge
+// prints a hint whose commands, run as printed, bring the conflict into
+// the worker's worktree; once resolved and committed as the hint says,
+// swarm merge is clean. For a rebase, the hint rebases the branch; with
+// the worktree gone, it makes it again first.
+func TestMergeConflictHintResolves(t *testing.T) {
+	t.Parallel()
+	for _, strategy := range []string{"merge", "rebase"} {
+		t.Run(strategy, func(t *testing.T) {
+			t.Parallel()
+			e, wt := lcMergeEnv(t)
+			e.Git(e.Dir, "checkout", "-q", "stable")
+			e.WriteFile("b.txt", "stable's\n")
+			e.Git(e.Dir, "add", "b.txt")
+			e.Git(e.Dir, "commit", "-qm", "stable b.txt")
+			if strategy == "rebase" {
+				// The worker's worktree is gone: the hint makes it again.
+				e.Git(e.Dir, "worktree", "remove", wt)
+			}
+			r := e.Run("merge", "w", "--strategy", strategy)
+			hintLine := ""
+			for _, l := range strings.Split(r.Stderr, "\n") {
+				if h, ok := strings.CutPrefix(l, "hint: "); ok {
+					hintLine = h
+				}
+			}
+			if r.Code != 1 || hintLine == "" {
+				t.Fatalf("conflicting merge without a hint: %s", r)
+			}
+			// "...there: CMDS (fix each file, ...), then: swarm merge w"
+			_, rest, _ := strings.Cut(hintLine, "there: ")
+			cmds, fix, ok := strings.Cut(rest, " (fix each file")
+			if !ok || !strings.HasSuffix(hintLine, "then: swarm merge w") {
+				t.Fatalf("hint: %q", hintLine)
+			}
+			sh := exec.Command("sh", "-c", cmds)
+			sh.Dir = t.TempDir()
+			out, err := sh.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "CONFLICT") {
+				t.Fatalf("the hint's commands %q did not stop at the conflict: %v\n%s", cmds, err, out)
+			}
+			os.WriteFile(filepath.Join(wt, "b.txt"), []byte("both\n"), 0o644)
+			if strategy == "rebase" {
+				e.Git(wt, "add", "b.txt")
+				c := exec.Command("git", "-C", wt, "-c", "core.editor=true", "rebase", "--continue")
+				c.Env = append(os.Environ(), "GIT_EDITOR=true")
+				if out, err := c.CombinedOutput(); err != nil {
+					t.Fatalf("rebase --continue: %v\n%s", err, out)
+				}
+			} else {
+				// The commit command as the hint prints it.
+				commit := strings.TrimPrefix(fix, ", then ")
+				commit, _, _ = strings.Cut(commit, "), then:")
+				if out, err := exec.Command("sh", "-c", commit).CombinedOutput(); err != nil {
+					t.Fatalf("the hint's commit %q: %v\n%s", commit, err, out)
+				}
+			}
+			r = e.Run("merge", "w", "--strategy", strategy)
+			if r.Code != 0 || !strings.Contains(r.Stdout, "merged w into stable") {
+				t.Fatalf("merge after resolving as the hint says: %s", r)
+			}
+			if got := e.Git(e.Dir, "show", "stable:b.txt"); got != "both\n" {
+				t.Errorf("stable's b.txt after the resolved merge: %q", got)
+			}
+		})
+	}
 }

@@ -39,7 +39,32 @@ func (m *Manager) Merge(name string, o MergeOptions) (worktree.MergeResult, erro
 	if res.Leftover != nil {
 		m.warn(res.Leftover.Error())
 	}
+	var conflict *worktree.ConflictError
+	if errors.As(err, &conflict) {
+		err = hint.Wrap(err, "%s", conflictFix(w, conflict))
+	}
 	return res, err
+}
+
+// conflictFix is the hint of a merge that conflicts: the commands that
+// bring the target into the worker's branch in its worktree (made again
+// from the branch when it is gone), where the conflicts are resolved and
+// committed; the next swarm merge is then clean. A rebase strategy
+// rebases the branch instead.
+func conflictFix(w *state.Worker, c *worktree.ConflictError) string {
+	path := tmux.ShellQuote(w.Worktree.Path)
+	var steps []string
+	if _, err := os.Stat(w.Worktree.Path); errors.Is(err, os.ErrNotExist) {
+		steps = append(steps, fmt.Sprintf("git -C %s worktree add %s %s", tmux.ShellQuote(w.Worktree.BaseRepo), path, c.Branch))
+	}
+	if c.Strategy == worktree.StrategyRebase {
+		steps = append(steps, fmt.Sprintf("git -C %s rebase %s", path, c.Into))
+		return fmt.Sprintf("rebase the branch on %s and resolve the conflicts there: %s (fix each file, git -C %s add it, git -C %s rebase --continue), then: swarm merge %s",
+			c.Into, strings.Join(steps, " && "), path, path, w.Name)
+	}
+	steps = append(steps, fmt.Sprintf("git -C %s merge %s", path, c.Into))
+	return fmt.Sprintf("merge %s into the branch and resolve the conflicts there: %s (fix each file, then git -C %s commit -am 'merge %s'), then: swarm merge %s",
+		c.Into, strings.Join(steps, " && "), path, c.Into, w.Name)
 }
 
 // mergeTarget checks that worker name can be merged now and returns its

@@ -58,10 +58,39 @@ func (m *Manager) prepareWorktree(p *spawnPlan, info worktree.Info, made bool) (
 	}
 	if p.o.WorktreeSetup != "" {
 		if err := runSetup(p.o.WorktreeSetup, info.Path, p.env); err != nil {
+			if made {
+				// The rollback removes this worktree: the hint makes one
+				// of the same commit to run the command in by hand.
+				err = hint.Wrap(err, "%s", setupRetry(p.o.WorktreeSetup, info, p.env))
+			}
 			return nil, err
 		}
 	}
 	return notes, nil
+}
+
+// setupRetry is the hint of a failed set-up command whose worktree the
+// spawn's rollback removes: commands that work as printed, which make a
+// worktree of the same commit in a new temporary directory and run the
+// command there with the worker's --env.
+func setupRetry(command string, info worktree.Info, env map[string]string) string {
+	commit := worktree.Head(info.Path)
+	if commit == "" {
+		commit = info.BaseCommit
+	}
+	if commit == "" {
+		commit = "HEAD"
+	}
+	run := command
+	if len(env) > 0 {
+		var words []string
+		for _, kv := range EnvList(env) {
+			words = append(words, tmux.ShellQuote(kv))
+		}
+		run = "env " + strings.Join(words, " ") + " sh -c " + tmux.ShellQuote(command)
+	}
+	return fmt.Sprintf(`the worktree was removed; run it by hand in one of the same commit to see why: d=$(mktemp -d) && git -C %s worktree add -q --detach "$d/wt" %s && cd "$d/wt" && %s`,
+		tmux.ShellQuote(info.BaseRepo), commit, run)
 }
 
 // runSetup runs the set-up command with sh -c in dir, with the worker's
