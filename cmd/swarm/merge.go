@@ -30,8 +30,10 @@ the branch checked out when it was spawned), or into --into BRANCH. It shows
 the commits and the diffstat that land, then merges in a temporary worktree of
 its own, so no checkout of yours is ever left half merged; the target branch
 moves only once the merge succeeded (fast-forwarded where it is checked out).
-A conflict lists the files and changes nothing. A worker whose ralph loop has
-not ended, or whose worktree holds uncommitted work, is refused.`,
+A conflict lists the files and changes nothing, with the commands that resolve
+it. A worker whose ralph loop has not ended, or whose worktree holds
+uncommitted changes to tracked files, is refused. Untracked files are not
+merged and stop nothing, unless one sits at a path the merge writes (named).`,
 		Example: `  swarm merge fixer --dry-run
   swarm merge fixer
   swarm merge fixer --into release --strategy squash`,
