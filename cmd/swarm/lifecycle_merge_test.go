@@ -231,6 +231,14 @@ func TestMergeUntrackedFiles(t *testing.T) {
 		"hint: commit them on branch w to merge them (git -C '"+wt+"' add -- 'README' && git -C '"+wt+"' commit -m 'add untracked files'), or remove them, then: swarm merge w\n") {
 		t.Errorf("merge --dry-run with an untracked README where the merge deletes it: %s", r)
 	}
+	// Both at once: a dry run names every file in the way.
+	e.WriteFile("b.txt", "mine, untracked\n")
+	r = e.Run("merge", "w", "--dry-run")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "in the worker's worktree "+wt+" at paths the merge would write: README;") ||
+		!strings.Contains(r.Stderr, "\n1 untracked file(s) in the checkout of the target "+e.Dir+" at paths the merge would write: b.txt;") {
+		t.Errorf("merge --dry-run with untracked files in both places: %s", r)
+	}
+	os.Remove(filepath.Join(e.Dir, "b.txt"))
 	os.Remove(filepath.Join(wt, "README"))
 
 	r = e.Run("merge", "w")

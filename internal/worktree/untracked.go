@@ -53,7 +53,8 @@ func nulFields(out string) []string {
 	return names
 }
 
-// checkUntracked returns an *UntrackedError when an untracked file of the
+// checkUntracked returns an *UntrackedError (two, joined, when both
+// places have one) when an untracked file of the
 // worker's worktree (o.Worktree, when it is there) or of the target's
 // checkout (checkout, "" for none) sits at a path that the merge from
 // old to commit writes: that path, a directory above it, or a file below
@@ -64,6 +65,7 @@ func checkUntracked(o MergeOptions, checkout, old, commit string) error {
 		return fmt.Errorf("cannot list the files the merge writes: %w", err)
 	}
 	written := nulFields(out)
+	var found []error
 	for _, dir := range []struct {
 		path   string
 		worker bool
@@ -88,8 +90,9 @@ func checkUntracked(o MergeOptions, checkout, old, commit string) error {
 			}
 		}
 		if len(in) > 0 {
-			return &UntrackedError{Dir: dir.path, Worker: dir.worker, Files: in}
+			found = append(found, &UntrackedError{Dir: dir.path, Worker: dir.worker, Files: in})
 		}
 	}
-	return nil
+	// Both places are named: a dry run shows every file in the way.
+	return errors.Join(found...)
 }
