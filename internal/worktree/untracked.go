@@ -81,10 +81,12 @@ func checkUntracked(o MergeOptions, checkout, old, commit string) error {
 			return err
 		}
 		var in []string
-		for _, u := range untracked {
+		for _, name := range untracked {
+			// A nested repository is listed as its directory ("sub/").
+			u := strings.TrimSuffix(name, "/")
 			for _, w := range written {
 				if u == w || strings.HasPrefix(w, u+"/") || strings.HasPrefix(u, w+"/") {
-					in = append(in, u)
+					in = append(in, name)
 					break
 				}
 			}
