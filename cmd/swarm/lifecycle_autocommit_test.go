@@ -49,18 +49,18 @@ func TestLoopOnCompleteMergesWithUntrackedFiles(t *testing.T) {
 }
 
 // TestLoopAutoCommit: with --auto-commit each iteration's work (changes
-// and untracked files, not git-ignored ones) is committed on the loop's
-// branch as "swarm: LOOP iteration N", logged (COMMIT), kept in the
-// loop's state (restore and resume keep it), and the on-complete merge
-// takes all of it.
+// and untracked files, not git-ignored ones, nor the done file) is
+// committed on the loop's branch as "swarm: LOOP iteration N", logged
+// (COMMIT), kept in the loop's state (restore and resume keep it), and
+// the on-complete merge takes all of it.
 func TestLoopAutoCommit(t *testing.T) {
 	t.Parallel()
 	e, prompt := lcAutoRepo(t)
 	counter := filepath.Join(t.TempDir(), "n")
 	e.MustRun("ralph", "spawn", "--name", "ac", "--prompt-file", prompt, "--max-iterations", "3",
-		"--auto-commit", "--on-complete", "squash",
+		"--auto-commit", "--on-complete", "squash", "--done-file", "DONE",
 		"--", e.Agent, "--counter", counter, "--iter", "1=touch one.txt;touch secret.env;exit 0",
-		"--script", "touch two.txt;print <promise>COMPLETE</promise>;quiet")
+		"--script", "touch two.txt;touch DONE;quiet")
 	if st := e.RalphState("ac"); st["auto_commit"] != true {
 		t.Errorf("the loop's state lacks auto_commit: %v", st["auto_commit"])
 	}
@@ -80,7 +80,7 @@ func TestLoopAutoCommit(t *testing.T) {
 		t.Errorf("iteration 1's commit holds %q (secret.env is git-ignored)", got)
 	}
 	if got := e.Git(e.Dir, "ls-tree", "-r", "--name-only", "main"); got != ".gitignore\nPROMPT.md\nREADME\none.txt\ntwo.txt\n" {
-		t.Errorf("main's files after the merge: %q", got)
+		t.Errorf("main's files after the merge: %q (not the done file)", got)
 	}
 }
 

@@ -3,6 +3,8 @@ package ralph
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/duration"
@@ -45,7 +47,7 @@ func (e *Engine) conclude(t *turn, o Outcome, w *state.Worker) Decision {
 		e.stopAgent(t.tc, t.window, t.agentProc)
 	}
 	if st.AutoCommit {
-		e.autoCommit(t.iter, w)
+		e.autoCommit(t.iter, st, w)
 	}
 	e.record(func(s *state.Ralph) error {
 		s.ConsecutiveFailures, s.TotalFailures = d.ConsecutiveFailures, d.TotalFailures
@@ -60,11 +62,22 @@ func (e *Engine) conclude(t *turn, o Outcome, w *state.Worker) Decision {
 // committed on the worker's branch, once the agent is stopped (or, with
 // --same-session, quiet), before a completion's merge. A commit that
 // cannot be made is a warning: the work stays in the worktree.
-func (e *Engine) autoCommit(iter int, w *state.Worker) {
+func (e *Engine) autoCommit(iter int, st *state.Ralph, w *state.Worker) {
 	if w.Worktree == nil {
 		return
 	}
-	commit, err := worktree.CommitAll(w.Worktree.Path, w.Worktree.Branch, fmt.Sprintf("swarm: %s iteration %d", e.Name, iter))
+	// The done file (and the WAIT file beside it) stay out: committed,
+	// and merged into the base, a done file would end the next loop made
+	// from there before it began.
+	var leave []string
+	if st.DoneFile != "" {
+		for _, p := range []string{doneFilePath(st), waitFilePath(st)} {
+			if rel, err := filepath.Rel(w.Worktree.Path, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+				leave = append(leave, rel)
+			}
+		}
+	}
+	commit, err := worktree.CommitAll(w.Worktree.Path, w.Worktree.Branch, fmt.Sprintf("swarm: %s iteration %d", e.Name, iter), leave...)
 	switch {
 	case err != nil:
 		e.log(EventWarn, "iteration %d: --auto-commit: %s", iter, err)

@@ -33,7 +33,10 @@ func commitIdentity(dir string) ([]string, error) {
 // to commit). It commits nothing when HEAD is not on branch, or a merge,
 // rebase, cherry-pick or revert is under way: its half-done state is the
 // agent's to finish, and a commit would seal conflict markers in.
-func CommitAll(path, branch, message string) (string, error) {
+//
+// leave are paths (relative to path) never committed: the loop's done
+// file, which merged into the base would end the next loop there at once.
+func CommitAll(path, branch, message string, leave ...string) (string, error) {
 	if cur := CurrentBranch(path); cur != branch {
 		return "", fmt.Errorf("not committed: the worktree %s is not on branch %s", path, branch)
 	}
@@ -44,7 +47,11 @@ func CommitAll(path, branch, message string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := git(path, "-c", "advice.addEmbeddedRepo=false", "add", "-A"); err != nil {
+	add := []string{"-c", "advice.addEmbeddedRepo=false", "add", "-A", "--", "."}
+	for _, l := range leave {
+		add = append(add, ":(exclude,literal)"+l)
+	}
+	if _, err := git(path, add...); err != nil {
 		return "", fmt.Errorf("cannot stage the worktree's changes: %w", err)
 	}
 	if _, err := git(path, "diff", "--cached", "--quiet", "--no-ext-diff", "--ignore-submodules=dirty"); err == nil {
