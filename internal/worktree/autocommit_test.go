@@ -10,7 +10,7 @@ import (
 
 // TestCommitAll (issue 27, item 8, --auto-commit): changes and untracked
 // files are committed on the branch with the message, git-ignored files
-// are not, no hook runs; nothing to commit makes no commit; a worktree
+// and the files left out (a done file) are not, no hook runs; nothing to commit makes no commit; a worktree
 // off its branch or in the middle of a merge is left as it is.
 func TestCommitAll(t *testing.T) {
 	repo, wt := mergeRepo(t)
@@ -24,7 +24,8 @@ func TestCommitAll(t *testing.T) {
 	os.MkdirAll(filepath.Join(wt, "new"), 0o755)
 	os.WriteFile(filepath.Join(wt, "new", "c.txt"), []byte("new\n"), 0o644)
 	os.WriteFile(filepath.Join(wt, "secret.env"), []byte("KEY=1\n"), 0o644)
-	commit, err := CommitAll(wt, "w", "swarm: loop iteration 3")
+	os.WriteFile(filepath.Join(wt, "DONE"), nil, 0o644)
+	commit, err := CommitAll(wt, "w", "swarm: loop iteration 3", "DONE")
 	if err != nil || commit == "" || commit != revParse(t, wt, "w") {
 		t.Fatalf("CommitAll: %q, %v (w is at %s)", commit, err, revParse(t, wt, "w"))
 	}
@@ -34,13 +35,13 @@ func TestCommitAll(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, "hook-ran")); err == nil {
 		t.Error("the repository's pre-commit hook ran")
 	}
-	if got := run(t, wt, "git", "status", "--porcelain", "--ignored"); got != "!! secret.env\n" {
+	if got := run(t, wt, "git", "status", "--porcelain", "--ignored"); got != "?? DONE\n!! secret.env\n" {
 		t.Errorf("left after the commit: %q", got)
 	}
 
 	os.Remove(hook)
 
-	if commit, err := CommitAll(wt, "w", "nothing"); commit != "" || err != nil {
+	if commit, err := CommitAll(wt, "w", "nothing", "DONE"); commit != "" || err != nil {
 		t.Errorf("CommitAll with nothing to commit: %q, %v", commit, err)
 	}
 
