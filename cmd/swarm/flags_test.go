@@ -190,6 +190,9 @@ var ipUsageCases = []struct {
 	{[]string{"spawn", "--name", "x", "--ralph", "--prompt-file", "P.md", "--max-iterations", "1", "--notify", "desktop", "--", "y"}, 2, "swarm: error: --notify takes its value with '=': --notify=desktop (desktop was read as the command) (see: swarm spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--on-complete", "push", "--", "y"}, 2, "swarm: error: invalid choice for --on-complete: 'push' (use merge, rebase or squash) (see: swarm ralph spawn --help)\n"},
 	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--no-worktree", "--on-complete", "merge", "--", "y"}, 2, "swarm: error: --on-complete needs a worktree to merge (--worktree; ralph spawn makes one unless --no-worktree) (see: swarm ralph spawn --help)\n"},
+	// issue 27: --auto-commit commits in a worktree
+	{[]string{"ralph", "spawn", "--name", "x", "--prompt-file", "P.md", "--no-worktree", "--auto-commit", "--", "y"}, 2, "swarm: error: --auto-commit needs a worktree to commit in (--worktree; ralph spawn makes one unless --no-worktree) (see: swarm ralph spawn --help)\n"},
+	{[]string{"spawn", "--name", "x", "--ralph", "--prompt-file", "P.md", "--max-iterations", "1", "--auto-commit", "--", "y"}, 2, "swarm: error: --auto-commit needs a worktree to commit in (--worktree; ralph spawn makes one unless --no-worktree) (see: swarm spawn --help)\n"},
 	{[]string{"merge", "a", "--strategy", "octopus"}, 2, "swarm: error: invalid choice for --strategy: 'octopus' (use merge, rebase or squash) (see: swarm merge --help)\n"},
 	{[]string{"merge"}, 2, "swarm: error: swarm merge expects one worker name (see: swarm merge --help)\n"},
 	{[]string{"diff", "a", "b"}, 2, "swarm: error: swarm diff expects one worker name (see: swarm diff --help)\n"},

@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -38,11 +39,13 @@ func lcMergeEnv(t *testing.T) (*testenv.Env, string) {
 func TestMergeCommand(t *testing.T) {
 	t.Parallel()
 	e, wt := lcMergeEnv(t)
-	os.WriteFile(filepath.Join(wt, "c.txt"), []byte("uncommitted\n"), 0o644)
+	// A change to a tracked file (an untracked one does not count: see
+	// TestMergeUntrackedFiles).
+	os.WriteFile(filepath.Join(wt, "README"), []byte("uncommitted\n"), 0o644)
 	wkExpect(t, "merge with uncommitted work", e.Run("merge", "w"), 1, "",
 		"swarm: error: worker 'w' has 1 uncommitted change(s) in its worktree "+wt+"\n"+
 			"hint: see it: git -C '"+wt+"' status; commit it on branch w, then merge\n")
-	os.Remove(filepath.Join(wt, "c.txt"))
+	e.Git(wt, "checkout", "-q", "README")
 
 	diff := e.MustRun("diff", "w")
 	if !strings.Contains(diff.Stdout, "+++ b/b.txt\n") || !strings.Contains(diff.Stdout, "+worker\n") {
@@ -108,4 +111,144 @@ func TestMergeCommandConflictAndLoop(t *testing.T) {
 	e.MustRun("spawn", "--name", "plain", "--", "sleep", "300")
 	wkExpect(t, "merge without a worktree", e.Run("merge", "plain"), 1, "",
 		"swarm: error: worker 'plain' has no worktree: nothing to merge\nhint: swarm merge takes the branch of a worker spawned with --worktree\n")
+}
+
+// TestMergeConflictHintResolves (issue 27, item 9): a conflicting merge
+// prints a hint whose commands, run as printed, bring the conflict into
+// the worker's worktree; once resolved and committed as the hint says,
+// swarm merge is clean. For a rebase, the hint rebases the branch; with
+// the worktree gone, it makes it again first.
+func TestMergeConflictHintResolves(t *testing.T) {
+	t.Parallel()
+	for _, strategy := range []string{"merge", "rebase"} {
+		t.Run(strategy, func(t *testing.T) {
+			t.Parallel()
+			e, wt := lcMergeEnv(t)
+			e.Git(e.Dir, "checkout", "-q", "stable")
+			e.WriteFile("b.txt", "stable's\n")
+			e.Git(e.Dir, "add", "b.txt")
+			e.Git(e.Dir, "commit", "-qm", "stable b.txt")
+			if strategy == "rebase" {
+				// The worker's worktree is gone: the hint makes it again.
+				e.Git(e.Dir, "worktree", "remove", wt)
+			}
+			r := e.Run("merge", "w", "--strategy", strategy)
+			hintLine := ""
+			for _, l := range strings.Split(r.Stderr, "\n") {
+				if h, ok := strings.CutPrefix(l, "hint: "); ok {
+					hintLine = h
+				}
+			}
+			if r.Code != 1 || hintLine == "" {
+				t.Fatalf("conflicting merge without a hint: %s", r)
+			}
+			// "...there: CMDS (fix each file, ...), then: swarm merge w"
+			_, rest, _ := strings.Cut(hintLine, "there: ")
+			cmds, fix, ok := strings.Cut(rest, " (fix each file")
+			if !ok || !strings.HasSuffix(hintLine, "then: swarm merge w") {
+				t.Fatalf("hint: %q", hintLine)
+			}
+			sh := exec.Command("sh", "-c", cmds)
+			sh.Dir = t.TempDir()
+			out, err := sh.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "CONFLICT") {
+				t.Fatalf("the hint's commands %q did not stop at the conflict: %v\n%s", cmds, err, out)
+			}
+			os.WriteFile(filepath.Join(wt, "b.txt"), []byte("both\n"), 0o644)
+			if strategy == "rebase" {
+				e.Git(wt, "add", "b.txt")
+				c := exec.Command("git", "-C", wt, "-c", "core.editor=true", "rebase", "--continue")
+				c.Env = append(os.Environ(), "GIT_EDITOR=true")
+				if out, err := c.CombinedOutput(); err != nil {
+					t.Fatalf("rebase --continue: %v\n%s", err, out)
+				}
+			} else {
+				// The commit command as the hint prints it.
+				commit := strings.TrimPrefix(fix, ", then ")
+				commit, _, _ = strings.Cut(commit, "), then:")
+				if out, err := exec.Command("sh", "-c", commit).CombinedOutput(); err != nil {
+					t.Fatalf("the hint's commit %q: %v\n%s", commit, err, out)
+				}
+			}
+			r = e.Run("merge", "w", "--strategy", strategy)
+			if r.Code != 0 || !strings.Contains(r.Stdout, "merged w into stable") {
+				t.Fatalf("merge after resolving as the hint says: %s", r)
+			}
+			if got := e.Git(e.Dir, "show", "stable:b.txt"); got != "both\n" {
+				t.Errorf("stable's b.txt after the resolved merge: %q", got)
+			}
+		})
+	}
+}
+
+// TestMergeUntrackedFiles (issue 27, item 8): untracked files in the
+// worker's worktree are not merged and do not stop swarm merge; swarm
+// diff lists them. One at a path the merge writes stops it, named, with
+// nothing changed: in the checkout of the target (the fast-forward would
+// overwrite it) and in the worker's worktree (its uncommitted version
+// would be left out). --dry-run names it too.
+func TestMergeUntrackedFiles(t *testing.T) {
+	t.Parallel()
+	e, wt := lcMergeEnv(t)
+	// The branch also deletes README, which the worker then makes again
+	// without committing it.
+	e.Git(wt, "rm", "-q", "README")
+	e.Git(wt, "commit", "-qm", "drop README")
+	os.WriteFile(filepath.Join(wt, "notes.txt"), []byte("scratch\n"), 0o644)
+	os.MkdirAll(filepath.Join(wt, "tmp"), 0o755)
+	os.WriteFile(filepath.Join(wt, "tmp", "out.log"), []byte("log\n"), 0o644)
+
+	for _, args := range [][]string{{"diff", "w"}, {"diff", "w", "--stat"}} {
+		r := e.MustRun(args...)
+		if !strings.HasSuffix(r.Stdout, "untracked files (not in the diff; swarm merge leaves them out):\n?? notes.txt\n?? tmp/out.log\n") {
+			t.Errorf("swarm %s does not list the untracked files:\n%s", strings.Join(args, " "), r.Stdout)
+		}
+	}
+
+	e.Git(e.Dir, "checkout", "-q", "stable")
+	e.WriteFile("b.txt", "mine, untracked\n")
+	before := e.Git(e.Dir, "for-each-ref")
+	for _, dry := range []bool{true, false} {
+		args := []string{"merge", "w"}
+		if dry {
+			args = append(args, "--dry-run")
+		}
+		r := e.Run(args...)
+		if r.Code != 1 || !strings.Contains(r.Stdout, " w (branch w, 2 commit(s)) into stable by merge:") ||
+			!strings.Contains(r.Stderr, "swarm: error: 1 untracked file(s) in the checkout of the target "+e.Dir+" at paths the merge would write: b.txt; nothing was changed\n"+
+				"hint: look at them (git -C '"+e.Dir+"' status), move them elsewhere or delete them, then: swarm merge w\n") {
+			t.Errorf("swarm %s with an untracked b.txt in the target's checkout: %s", strings.Join(args, " "), r)
+		}
+	}
+	if e.Git(e.Dir, "for-each-ref") != before || wkRead(t, filepath.Join(e.Dir, "b.txt")) != "mine, untracked\n" {
+		t.Error("a merge stopped by an untracked file changed a ref or the file")
+	}
+	os.Remove(filepath.Join(e.Dir, "b.txt"))
+
+	os.WriteFile(filepath.Join(wt, "README"), []byte("the worker's own\n"), 0o644)
+	r := e.Run("merge", "w", "--dry-run")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "swarm: error: 1 untracked file(s) in the worker's worktree "+wt+" at paths the merge would write: README; nothing was changed\n"+
+		"hint: commit them on branch w to merge them (git -C '"+wt+"' add -- 'README' && git -C '"+wt+"' commit -m 'add untracked files'), or remove them, then: swarm merge w\n") {
+		t.Errorf("merge --dry-run with an untracked README where the merge deletes it: %s", r)
+	}
+	// Both at once: a dry run names every file in the way.
+	e.WriteFile("b.txt", "mine, untracked\n")
+	r = e.Run("merge", "w", "--dry-run")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "in the worker's worktree "+wt+" at paths the merge would write: README;") ||
+		!strings.Contains(r.Stderr, "\n1 untracked file(s) in the checkout of the target "+e.Dir+" at paths the merge would write: b.txt;") {
+		t.Errorf("merge --dry-run with untracked files in both places: %s", r)
+	}
+	os.Remove(filepath.Join(e.Dir, "b.txt"))
+	os.Remove(filepath.Join(wt, "README"))
+
+	r = e.Run("merge", "w")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "merged w into stable") {
+		t.Fatalf("merge with untracked files elsewhere: %s", r)
+	}
+	if got := e.Git(e.Dir, "ls-tree", "-r", "--name-only", "stable"); got != "b.txt\n" {
+		t.Errorf("stable's files after the merge: %q (the untracked files are not merged)", got)
+	}
+	if !wkExists(filepath.Join(wt, "notes.txt")) {
+		t.Error("the merge touched the worker's untracked file")
+	}
 }

@@ -4,7 +4,9 @@ package main
 // .worktreeinclude, --worktree-setup, --new-branch).
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -68,20 +70,38 @@ func TestWorktreeSetUpFailureRollsBack(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
 	e.InitRepo()
+	e.WriteFile(".gitignore", ".env\n")
+	e.Git(e.Dir, "add", ".gitignore")
+	e.Git(e.Dir, "commit", "-qm", "ignore")
+	e.WriteFile(".worktreeinclude", ".env\n")
+	e.WriteFile(".env", "TOKEN=1\n")
 	var setup strings.Builder
 	for i := 1; i <= 30; i++ {
 		setup.WriteString("echo line" + string(rune('a'+i%26)) + "; ")
 	}
-	setup.WriteString("echo last >&2; touch junk; exit 3")
-	r := e.Run("spawn", "--name", "w", "--tmux", "--worktree", "--worktree-setup", setup.String(), "--", "sleep", "300")
+	setup.WriteString("echo \"last $SETUP_VAR $(git rev-parse HEAD) $(cat .env)\" >&2; touch junk; exit 3")
+	head := strings.TrimSpace(e.Git(e.Dir, "rev-parse", "HEAD"))
+	r := e.Run("spawn", "--name", "w", "--tmux", "--worktree", "--env", "SETUP_VAR=it's v", "--worktree-setup", setup.String(), "--", "sleep", "300")
 	if r.Code != 1 || r.Stdout != "" {
 		t.Fatalf("failing set-up: %s", r)
 	}
 	lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
 	if !strings.HasPrefix(lines[0], "swarm: error: worktree setup command failed (exit 3): echo line") ||
-		lines[1] != "its last lines:" || len(lines) != 2+15+1 || lines[16] != "  last" ||
-		!strings.HasPrefix(lines[17], "hint: run it by hand to see why: cd ") {
-		t.Errorf("failing set-up's message:\n%s", r.Stderr)
+		lines[1] != "its last lines:" || len(lines) != 2+15+1 || lines[16] != "  last it's v "+head+" TOKEN=1" ||
+		!strings.HasPrefix(lines[17], "hint: the worktree was removed; run it by hand in one of the same commit to see why: ") {
+		t.Fatalf("failing set-up's message:\n%s", r.Stderr)
+	}
+	// The hint works as printed (issue 27, item 9): it pointed at the
+	// worktree the rollback had removed. It makes one of the same commit,
+	// with the files .worktreeinclude names, and runs the command there
+	// with the worker's --env.
+	_, retry, _ := strings.Cut(lines[17], "to see why: ")
+	sh := exec.Command("sh", "-c", retry)
+	sh.Dir = t.TempDir()
+	out, err := sh.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 || !strings.HasSuffix(string(out), "last it's v "+head+" TOKEN=1\n") {
+		t.Errorf("the hint's command %q: %v\n%s", retry, err, out)
 	}
 	if len(e.Workers()) != 0 || wkExists(wkWorktreePath(e, "w")) || slices.Contains(wkBranches(e, e.Dir), "w") || e.WindowID("w") != "" {
 		t.Errorf("a failed set-up left things behind: records %v, worktree %v, branches %v, window %q",

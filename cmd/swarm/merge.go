@@ -30,8 +30,10 @@ the branch checked out when it was spawned), or into --into BRANCH. It shows
 the commits and the diffstat that land, then merges in a temporary worktree of
 its own, so no checkout of yours is ever left half merged; the target branch
 moves only once the merge succeeded (fast-forwarded where it is checked out).
-A conflict lists the files and changes nothing. A worker whose ralph loop has
-not ended, or whose worktree holds uncommitted work, is refused.`,
+A conflict lists the files and changes nothing, with the commands that resolve
+it. A worker whose ralph loop has not ended, or whose worktree holds
+uncommitted changes to tracked files, is refused. Untracked files are not
+merged and stop nothing, unless one sits at a path the merge writes (named).`,
 		Example: `  swarm merge fixer --dry-run
   swarm merge fixer
   swarm merge fixer --into release --strategy squash`,
@@ -124,7 +126,7 @@ func newCmdDiff(f *factory, runF func(*diffOptions) error) *cobra.Command {
 		Short: "Show a worktree worker's changes against its base",
 		Long: `Show what a worktree worker changed since its branch left its base: its commits
 and, while its worktree is there, what it has not committed yet (tracked files;
-untracked ones are listed by git -C WORKTREE status). Text an agent wrote is
+untracked ones are listed after it: swarm merge leaves them out). Text an agent wrote is
 printed without control characters; --raw prints git's output as it is (to pipe
 into git apply).`,
 		Example: `  swarm diff fixer
@@ -153,11 +155,27 @@ func runDiff(opts *diffOptions) error {
 	if err != nil {
 		return workerError(err, exitFail)
 	}
+	untracked, err := m.Untracked(opts.Name)
+	if err != nil {
+		return workerError(err, exitFail)
+	}
 	if !opts.Raw {
 		out = plainLines(out)
 	}
-	_, err = io.WriteString(opts.IO.Out, out)
-	return err
+	if _, err = io.WriteString(opts.IO.Out, out); err != nil || len(untracked) == 0 {
+		return err
+	}
+	// Listed after the diff; with --raw on stderr, so that what goes to
+	// git apply stays git's output alone.
+	w := opts.IO.Out
+	if opts.Raw {
+		w = opts.IO.Err
+	}
+	fmt.Fprintf(w, "untracked files (not in the diff; swarm merge leaves them out):\n")
+	for _, f := range untracked {
+		fmt.Fprintf(w, "?? %s\n", termtext.Line(f))
+	}
+	return nil
 }
 
 // plainLines makes every line of s printable (termtext.Line), keeping

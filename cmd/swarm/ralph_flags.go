@@ -51,6 +51,7 @@ func registerLoopFlags(fs *pflag.FlagSet, o *ralph.SpawnOptions, maxIterations i
 	notifyVar(fs, l, "notify", "notify when the loop ends, pauses or waits out a usage limit: desktop (notify-send; the default), webhook:URL or ntfy:URL (repeatable; give a value with '='); swarm top rings its bell")
 	enumVar(fs, &l.OnComplete, "on-complete", "", []string{worktree.StrategyMerge, worktree.StrategyRebase, worktree.StrategySquash},
 		"when the loop ends complete, merge its branch into its base with this strategy (merge, rebase or squash; see swarm merge)")
+	fs.BoolVar(&l.AutoCommit, "auto-commit", false, "at the end of each iteration, commit what the agent left in the worktree (swarm: NAME iteration N), so nothing is lost and merges take it all")
 	intVar(fs, (*int)(&l.MaxContext), "max-context", 0, 0, maxContextPercent, "at this context usage %, ask the agent to commit and exit; at +15% restart it (0: off)")
 	fs.StringVar(&l.Agent, "agent", "", "the agent's profile ("+strings.Join(agent.Names(), ", ")+"); default: chosen from the command")
 	durationVar(fs, &l.IdleGrace.Duration, "idle-grace", ralph.DefaultIdleGrace, 0, "end an iteration when the agent finished its turn and sat idle this long (agents with a profile)")

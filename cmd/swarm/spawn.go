@@ -128,13 +128,16 @@ func (o *spawnOptions) check(lf *loopFlags) error {
 
 // checkLifecycleFlags checks the loop flags of issue 19 against the
 // command line: a --notify value given after a space, --on-complete
-// without a worktree to merge.
+// without a worktree to merge, --auto-commit without one to commit in.
 func checkLifecycleFlags(cmd *cobra.Command, args []string, w *worker.SpawnOptions, l *ralph.Options) error {
 	if err := notifySpaced(cmd.Flags().Changed("notify"), args); err != nil {
 		return err
 	}
 	if l.OnComplete != "" && !w.Worktree {
 		return usagef("--on-complete needs a worktree to merge (--worktree; ralph spawn makes one unless --no-worktree)")
+	}
+	if l.AutoCommit && !w.Worktree {
+		return usagef("--auto-commit needs a worktree to commit in (--worktree; ralph spawn makes one unless --no-worktree)")
 	}
 	return nil
 }

@@ -3,12 +3,15 @@ package ralph
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/exitcode"
 	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/worktree"
 )
 
 // conclude ends an iteration: it records the end, verifies a completion
@@ -43,12 +46,45 @@ func (e *Engine) conclude(t *turn, o Outcome, w *state.Worker) Decision {
 		// (An agent at a pre-flight dialog is left there: finish.)
 		e.stopAgent(t.tc, t.window, t.agentProc)
 	}
+	if st.AutoCommit {
+		e.autoCommit(t.iter, st, w)
+	}
 	e.record(func(s *state.Ralph) error {
 		s.ConsecutiveFailures, s.TotalFailures = d.ConsecutiveFailures, d.TotalFailures
 		return nil
 	})
 	e.report(t, o, d, dur)
 	return d
+}
+
+// autoCommit is --auto-commit: what the iteration's agent left in the
+// worktree (changes and untracked files; not git-ignored ones) is
+// committed on the worker's branch, once the agent is stopped (or, with
+// --same-session, quiet), before a completion's merge. A commit that
+// cannot be made is a warning: the work stays in the worktree.
+func (e *Engine) autoCommit(iter int, st *state.Ralph, w *state.Worker) {
+	if w.Worktree == nil {
+		return
+	}
+	// The done file (and the WAIT file beside it) stay out: committed,
+	// and merged into the base, a done file would end the next loop made
+	// from there before it began.
+	var leave []string
+	if st.DoneFile != "" {
+		for _, p := range []string{doneFilePath(st), waitFilePath(st)} {
+			if rel, err := filepath.Rel(w.Worktree.Path, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+				leave = append(leave, rel)
+			}
+		}
+	}
+	commit, err := worktree.CommitAll(w.Worktree.Path, w.Worktree.Branch, fmt.Sprintf("swarm: %s iteration %d", e.Name, iter), leave...)
+	switch {
+	case err != nil:
+		e.log(EventWarn, "iteration %d: --auto-commit: %s", iter, err)
+		e.say("iteration %d: --auto-commit: %s", iter, err)
+	case commit != "":
+		e.log(EventCommit, "iteration %d committed %.12s on %s", iter, commit, w.Worktree.Branch)
+	}
 }
 
 // spent is what the iteration's agent spent, once its status line has

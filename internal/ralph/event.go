@@ -27,6 +27,7 @@ const (
 	EventSet     = state.EventSet     // ralph set changed the loop
 	EventDone    = state.EventDone    // the loop ended
 	EventMerge   = state.EventMerge   // --on-complete merged the loop's branch, or said why not
+	EventCommit  = state.EventCommit  // --auto-commit committed an iteration's work
 )
 
 // logEvent appends an event to the loop's iterations.log.

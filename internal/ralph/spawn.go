@@ -64,6 +64,17 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 	if o.Loop.Notify || slices.Contains(cfg.Notify, notify.Desktop) {
 		warnNoNotifier(m)
 	}
+	if o.Loop.AutoCommit {
+		// Refused now, with nothing made, rather than at every
+		// iteration's end.
+		dir := o.Worker.Cwd
+		if dir == "" {
+			dir = "."
+		}
+		if err := worktree.CheckIdentity(dir); err != nil {
+			return nil, fmt.Errorf("--auto-commit: %w", err)
+		}
+	}
 	rs := m.Store.Ralph(name)
 	// One spawn of a name at a time, from clearing the name to the new
 	// monitor being up: two --replace at once would each remove what the

@@ -135,6 +135,9 @@ type LoopConfig struct {
 	// OnComplete is the merge strategy a loop that ends complete merges
 	// its worker's branch into its base with ("": none).
 	OnComplete string `json:"on_complete,omitempty"`
+	// AutoCommit: at each iteration's end the loop commits what its agent
+	// left in the worktree (--auto-commit), so merges take all of it.
+	AutoCommit bool `json:"auto_commit,omitempty"`
 	// MaxLogSize caps each iteration's output log (0: logcap.DefaultMax).
 	MaxLogSize int64 `json:"max_log_size"`
 	// MaxCost and MaxTokens are the loop's budgets (0: none): what its
@@ -326,7 +329,7 @@ var ralphKeyOrder = []string{
 	"restart_delay", "on_exit", "work_dir",
 	"agent", "idle_grace", "limit_message", "limit_wait", "limit_patterns", "ready_patterns",
 	"agent_state", "agent_detail", "last_error", "waiting_until", "limit_waits",
-	"last_rejection", "last_check_output", "cap_incomplete", "notify", "notify_to", "on_complete", "max_log_size",
+	"last_rejection", "last_check_output", "cap_incomplete", "notify", "notify_to", "on_complete", "auto_commit", "max_log_size",
 	"agent_pid", "agent_start_ticks", "agent_boot_id",
 	"max_cost", "max_tokens", "cost_usd", "input_tokens", "output_tokens", "cache_read_tokens",
 	"cache_creation_tokens", "iteration_usage", "state_source",

@@ -476,6 +476,7 @@ const (
 	EventSet     Event = "SET"     // ralph set changed the loop's settings
 	EventDone    Event = "DONE"    // the loop ended: "loop complete after I iterations reason=R"
 	EventMerge   Event = "MERGE"   // --on-complete merged (or did not merge) the loop's branch
+	EventCommit  Event = "COMMIT"  // --auto-commit committed what an iteration left in the worktree
 )
 
 // Log appends one event line to iterations.log:

@@ -35,11 +35,57 @@ func (m *Manager) Merge(name string, o MergeOptions) (worktree.MergeResult, erro
 	}
 	res, err := worktree.Merge(worktree.MergeOptions{
 		Repo: w.Worktree.BaseRepo, Branch: w.Worktree.Branch, Into: into, Strategy: o.Strategy, DryRun: o.DryRun,
+		Worktree: w.Worktree.Path,
 	})
 	if res.Leftover != nil {
 		m.warn(res.Leftover.Error())
 	}
+	var conflict *worktree.ConflictError
+	if errors.As(err, &conflict) {
+		err = hint.Wrap(err, "%s", conflictFix(w, conflict))
+	}
+	var untracked *worktree.UntrackedError
+	if errors.As(err, &untracked) {
+		err = hint.Wrap(err, "%s", untrackedFix(w, untracked))
+	}
 	return res, err
+}
+
+// untrackedFix is the hint of a merge stopped by untracked files: in the
+// worker's worktree, commit them on its branch (then they are merged);
+// in the target's checkout, move them out of the way.
+func untrackedFix(w *state.Worker, u *worktree.UntrackedError) string {
+	dir := tmux.ShellQuote(u.Dir)
+	files := make([]string, len(u.Files))
+	for i, f := range u.Files {
+		files[i] = tmux.ShellQuote(f)
+	}
+	if u.Worker {
+		return fmt.Sprintf("commit them on branch %s to merge them (git -C %s add -- %s && git -C %s commit -m 'add untracked files'), or remove them, then: swarm merge %s",
+			w.Worktree.Branch, dir, strings.Join(files, " "), dir, w.Name)
+	}
+	return fmt.Sprintf("look at them (git -C %s status), move them elsewhere or delete them, then: swarm merge %s", dir, w.Name)
+}
+
+// conflictFix is the hint of a merge that conflicts: the commands that
+// bring the target into the worker's branch in its worktree (made again
+// from the branch when it is gone), where the conflicts are resolved and
+// committed; the next swarm merge is then clean. A rebase strategy
+// rebases the branch instead.
+func conflictFix(w *state.Worker, c *worktree.ConflictError) string {
+	path := tmux.ShellQuote(w.Worktree.Path)
+	var steps []string
+	if _, err := os.Stat(w.Worktree.Path); errors.Is(err, os.ErrNotExist) {
+		steps = append(steps, fmt.Sprintf("git -C %s worktree add %s %s", tmux.ShellQuote(w.Worktree.BaseRepo), path, c.Branch))
+	}
+	if c.Strategy == worktree.StrategyRebase {
+		steps = append(steps, fmt.Sprintf("git -C %s rebase %s", path, c.Into))
+		return fmt.Sprintf("rebase the branch on %s and resolve the conflicts there: %s (fix each file, git -C %s add it, git -C %s rebase --continue), then: swarm merge %s",
+			c.Into, strings.Join(steps, " && "), path, path, w.Name)
+	}
+	steps = append(steps, fmt.Sprintf("git -C %s merge %s", path, c.Into))
+	return fmt.Sprintf("merge %s into the branch and resolve the conflicts there: %s (fix each file, then git -C %s commit -am 'merge %s'), then: swarm merge %s",
+		c.Into, strings.Join(steps, " && "), path, c.Into, w.Name)
 }
 
 // mergeTarget checks that worker name can be merged now and returns its
@@ -144,4 +190,20 @@ func (m *Manager) Diff(name string, stat bool) (string, error) {
 		}
 	}
 	return worktree.Diff(w.Worktree.BaseRepo, w.Worktree.Path, w.Worktree.Branch, base, stat)
+}
+
+// Untracked lists the untracked files of worker name's worktree (not
+// git-ignored ones): what swarm diff does not show and swarm merge leaves
+// out. None when the worker has no worktree, or it is gone or on another
+// branch (the diff is then of the branch alone).
+func (m *Manager) Untracked(name string) ([]string, error) {
+	w, err := m.Get(name)
+	if err != nil || w.Worktree == nil {
+		return nil, err
+	}
+	path := w.Worktree.Path
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) || worktree.CurrentBranch(path) != w.Worktree.Branch {
+		return nil, nil
+	}
+	return worktree.Untracked(path)
 }

@@ -43,12 +43,13 @@ const (
 // set-up command run. It returns notes for the user; an error fails the
 // spawn.
 func (m *Manager) prepareWorktree(p *spawnPlan, info worktree.Info, made bool) ([]string, error) {
-	var notes []string
+	var notes, copied []string
 	if made {
 		inc, err := worktree.CopyIncluded(info.BaseRepo, info.Path)
 		if err != nil {
 			return nil, fmt.Errorf("failed to copy the files %s names: %w", worktree.IncludeFile, err)
 		}
+		copied = inc.Copied
 		if len(inc.Copied) > 0 {
 			notes = append(notes, fmt.Sprintf("copied %d file(s) named by %s into the worktree", len(inc.Copied), worktree.IncludeFile))
 		}
@@ -58,10 +59,49 @@ func (m *Manager) prepareWorktree(p *spawnPlan, info worktree.Info, made bool) (
 	}
 	if p.o.WorktreeSetup != "" {
 		if err := runSetup(p.o.WorktreeSetup, info.Path, p.env); err != nil {
+			if made {
+				// The rollback removes this worktree: the hint makes one
+				// of the same commit to run the command in by hand.
+				err = hint.Wrap(err, "%s", setupRetry(p.o.WorktreeSetup, info, copied, p.env))
+			}
 			return nil, err
 		}
 	}
 	return notes, nil
+}
+
+// setupRetry is the hint of a failed set-up command whose worktree the
+// spawn's rollback removes: commands that work as printed, which make a
+// worktree of the same commit in a new temporary directory and run the
+// command there with the worker's --env, after copying in the files
+// .worktreeinclude named (copied, with tar: links as links, modes kept).
+func setupRetry(command string, info worktree.Info, copied []string, env map[string]string) string {
+	commit := worktree.Head(info.Path)
+	if commit == "" {
+		commit = info.BaseCommit
+	}
+	if commit == "" {
+		commit = "HEAD"
+	}
+	run := command
+	if len(env) > 0 {
+		var words []string
+		for _, kv := range EnvList(env) {
+			words = append(words, tmux.ShellQuote(kv))
+		}
+		run = "env " + strings.Join(words, " ") + " sh -c " + tmux.ShellQuote(command)
+	}
+	repo := tmux.ShellQuote(info.BaseRepo)
+	copyIn := ""
+	if len(copied) > 0 {
+		names := make([]string, len(copied))
+		for i, c := range copied {
+			names[i] = tmux.ShellQuote("./" + c) // never taken for an option
+		}
+		copyIn = fmt.Sprintf(` && (cd %s && tar cf - %s) | tar xpf - -C "$d/wt"`, repo, strings.Join(names, " "))
+	}
+	return fmt.Sprintf(`the worktree was removed; run it by hand in one of the same commit to see why: d=$(mktemp -d) && git -C %s worktree add -q --detach "$d/wt" %s%s && cd "$d/wt" && %s`,
+		repo, commit, copyIn, run)
 }
 
 // runSetup runs the set-up command with sh -c in dir, with the worker's

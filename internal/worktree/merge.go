@@ -26,6 +26,9 @@ type MergeOptions struct {
 	Branch   string // the worker's branch
 	Into     string // the target branch
 	Strategy string
+	// Worktree is the worker's worktree ("" for none): an untracked file
+	// of its at a path the merge writes stops the merge.
+	Worktree string
 	// DryRun merges in the temporary worktree as a merge would, to tell
 	// whether it conflicts, and moves no branch.
 	DryRun bool
@@ -154,6 +157,10 @@ func Merge(o MergeOptions) (res MergeResult, err error) {
 	}
 	if res.NewCommit == plan.IntoCommit {
 		return res, fmt.Errorf("%w: %s has every change of %s", ErrNothingToMerge, o.Into, o.Branch)
+	}
+	checkout, _ := branchCheckout(o.Repo, o.Into)
+	if err := checkUntracked(o, checkout, plan.IntoCommit, res.NewCommit); err != nil {
+		return res, err
 	}
 	if o.DryRun {
 		return res, nil
@@ -337,11 +344,18 @@ func branchCheckout(repo, branch string) (string, bool) {
 }
 
 // Committed returns a *DirtyError when the worktree at path holds work
-// its branch does not: uncommitted changes or untracked files, commits
-// on no branch, a rebase under way. Git-ignored files do not count (a
-// merge takes the branch, which never has them).
+// its branch does not: uncommitted changes to tracked files, commits on
+// no branch, a rebase under way. Untracked and git-ignored files do not
+// count: a merge takes the branch's commits, never them (an untracked
+// file where the merge writes stops it: checkUntracked).
 func Committed(path string) error {
-	n, _, err := status(path)
+	out, err := git(path, "status", "--porcelain", "--untracked-files=no")
+	n := 0
+	for _, line := range strings.Split(out, "\n") {
+		if strings.TrimSpace(line) != "" {
+			n++
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("cannot check %s for uncommitted changes: %w", path, err)
 	}
