@@ -35,7 +35,7 @@ import (
 type session struct {
 	st *state.Ralph // the loop as the session began
 
-	tc        Tmux
+	tc        Tmux        // an ownWindow: only the session's own window is acted on
 	window    string      // tmux window id (@N); "" when there is none
 	agentProc proc.Target // the agent's process, identified at launch
 	out       string      // the agent's raw output (pipe-pane)
@@ -43,6 +43,9 @@ type session struct {
 	reader    *logcap.Reader
 	ended     bool   // out holds the wrapper's end marker (all output is in)
 	tail      string // the last bytes read, for a marker split across reads
+	// token is the window's tag (the record's worker.WindowTokenKey),
+	// server the tmux server first seen to hold it (ownWindow).
+	token, server string
 
 	// What the agent's profile makes of its screen (internal/agent).
 	profile    *agent.Profile
@@ -153,11 +156,20 @@ func (e *Engine) run(ctx context.Context, st *state.Ralph, w *state.Worker) (*tu
 // newSession returns the session of an iteration's agent: its window and
 // files are those of iteration iter.
 func (e *Engine) newSession(st *state.Ralph, w *state.Worker, iter int) *session {
-	return &session{
-		st: st, tc: e.TmuxFor(worker.Server(w)),
+	s := &session{
+		st:  st,
 		out: outputPath(e.RS, iter), exit: exitPath(e.RS, iter),
 		profile: profileOf(st, w), limits: e.compiled(st).limits, readyExtra: e.compiled(st).ready,
 	}
+	s.tc = ownWindow{Tmux: e.TmuxFor(worker.Server(w)), s: s}
+	return s
+}
+
+// windowToken is the token the worker's window was made with ("" in a
+// record of an older swarm).
+func windowToken(w *state.Worker) string {
+	token, _ := w.Metadata[worker.WindowTokenKey].(string)
+	return token
 }
 
 // newTurn returns the turn of iteration iter in session s.
@@ -340,7 +352,7 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 		o := e.final(t, Outcome{End: EndWindowLost})
 		return t, &o, nil
 	}
-	t.window = win.WindowID
+	t.setWindow(win.WindowID, windowToken(w))
 	if st.PromptSent || (st.PromptEntered && e.received(t)) {
 		e.log(EventWarn, "monitor restarted; adopting iteration %d", t.iter)
 		e.say("adopting running iteration %d", t.iter)
@@ -393,14 +405,14 @@ func (e *Engine) launch(t *turn, w *state.Worker) error {
 	if err != nil {
 		return err
 	}
-	t.window = win.WindowID
+	t.setWindow(win.WindowID, windowToken(w))
 	if !ok {
 		// The token goes into the record before the window is made, so
 		// a monitor that dies in between leaves a window the next one
 		// finds by it.
 		token := uuid.NewString()
 		e.noteWindow(w, "", token)
-		t.window, err = t.tc.NewWindow(tmux.WindowSpec{
+		id, err := t.tc.NewWindow(tmux.WindowSpec{
 			Session: w.Tmux.Session, Name: w.Tmux.Window, Dir: t.st.WorkDir,
 			Command:     []string{"sh", "-c", "while :; do sleep 3600; done"},
 			FocusEvents: worker.Socket(w) != "",
@@ -410,6 +422,7 @@ func (e *Engine) launch(t *turn, w *state.Worker) error {
 		if err != nil {
 			return fmt.Errorf("failed to create tmux window: %w", err)
 		}
+		t.setWindow(id, token)
 		e.noteWindow(w, t.window, token)
 	}
 	env := append(worker.WithCallerPath(w.Env), "SWARM_WORKER="+e.Name, fmt.Sprintf("SWARM_RALPH_ITERATION=%d", t.iter))
