@@ -348,12 +348,10 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	e.adoptReporting(t)
 	win, ok, err := worker.FindWindow(t.tc, w)
 	if err != nil || !ok {
-		t.det = e.primedDetector(t)
-		o := e.final(t, Outcome{End: EndWindowLost})
-		return t, &o, nil
+		return t, e.lostWhileAway(t), nil
 	}
 	t.setWindow(win.WindowID, windowToken(w))
-	if st.PromptSent || (st.PromptEntered && e.received(t)) {
+	if st.PromptSent || (st.PromptEntered && (promptTaken(e.RS, t) || e.received(t))) {
 		e.log(EventWarn, "monitor restarted; adopting iteration %d", t.iter)
 		e.say("adopting running iteration %d", t.iter)
 		t.det = e.primedDetector(t)
@@ -369,6 +367,50 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	e.log(EventWarn, "monitor restarted before the prompt was delivered; restarting the agent of iteration %d", t.iter)
 	e.say("restarting the agent of iteration %d (the previous monitor died before delivering the prompt)", t.iter)
 	return t, e.launchAndDeliver(ctx, t, w), nil
+}
+
+// lostWhileAway ends an adopted iteration whose window went while no
+// monitor watched (a reboot, a killed tmux server: swarm restore), as its
+// agent left it: judged on its output. An agent that had exited, its exit
+// status recorded by its wrapper, ends as that exit, as the watch would
+// have seen it (ralph resume of a loop whose window is still there);
+// else the iteration ends window-lost. Its prompt counts as received when
+// the agent showed it had it (the dead monitor recorded it: PromptSent)
+// or reported taking it (UserPromptSubmit): such an iteration is not
+// "never received the prompt", and not a failure.
+func (e *Engine) lostWhileAway(t *turn) *Outcome {
+	st := t.st
+	t.det = e.primedDetector(t)
+	t.confirmed = st.PromptSent || (st.PromptEntered && promptTaken(e.RS, t))
+	o := Outcome{End: EndWindowLost}
+	if code, ok := t.readExit(); ok {
+		o = Outcome{End: EndExited, ExitCode: code, ExitKnown: true}
+	}
+	o = e.final(t, o)
+	return &o
+}
+
+// promptTaken reports whether the turn's agent reported taking a prompt
+// (UserPromptSubmit) in the iteration's events file: the file is made
+// afresh for each iteration, and the only prompt its agent is given is
+// the loop's.
+func promptTaken(rs *state.RalphStore, t *turn) bool {
+	if !t.profile.Telemetry.Prompts {
+		return false
+	}
+	path := eventsPath(rs, t.iter)
+	for off := int64(0); ; {
+		lines, next, err := state.ReadEvents(path, off)
+		if err != nil || len(lines) == 0 || next <= off {
+			return false
+		}
+		for _, l := range lines {
+			if ev, err := agent.ParseEvent(l); err == nil && ev.Name == agent.EventUserPromptSubmit {
+				return true
+			}
+		}
+		off = next
+	}
 }
 
 // agentTarget is the identity of the iteration's agent as the state
