@@ -35,7 +35,7 @@ import (
 type session struct {
 	st *state.Ralph // the loop as the session began
 
-	tc        Tmux
+	tc        Tmux        // an ownWindow: only the session's own window is acted on
 	window    string      // tmux window id (@N); "" when there is none
 	agentProc proc.Target // the agent's process, identified at launch
 	out       string      // the agent's raw output (pipe-pane)
@@ -43,6 +43,9 @@ type session struct {
 	reader    *logcap.Reader
 	ended     bool   // out holds the wrapper's end marker (all output is in)
 	tail      string // the last bytes read, for a marker split across reads
+	// token is the window's tag (the record's worker.WindowTokenKey),
+	// server the tmux server first seen to hold it (ownWindow).
+	token, server string
 
 	// What the agent's profile makes of its screen (internal/agent).
 	profile    *agent.Profile
@@ -153,11 +156,20 @@ func (e *Engine) run(ctx context.Context, st *state.Ralph, w *state.Worker) (*tu
 // newSession returns the session of an iteration's agent: its window and
 // files are those of iteration iter.
 func (e *Engine) newSession(st *state.Ralph, w *state.Worker, iter int) *session {
-	return &session{
-		st: st, tc: e.TmuxFor(worker.Server(w)),
+	s := &session{
+		st:  st,
 		out: outputPath(e.RS, iter), exit: exitPath(e.RS, iter),
 		profile: profileOf(st, w), limits: e.compiled(st).limits, readyExtra: e.compiled(st).ready,
 	}
+	s.tc = ownWindow{Tmux: e.TmuxFor(worker.Server(w)), s: s}
+	return s
+}
+
+// windowToken is the token the worker's window was made with ("" in a
+// record of an older swarm).
+func windowToken(w *state.Worker) string {
+	token, _ := w.Metadata[worker.WindowTokenKey].(string)
+	return token
 }
 
 // newTurn returns the turn of iteration iter in session s.
@@ -336,12 +348,10 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	e.adoptReporting(t)
 	win, ok, err := worker.FindWindow(t.tc, w)
 	if err != nil || !ok {
-		t.det = e.primedDetector(t)
-		o := e.final(t, Outcome{End: EndWindowLost})
-		return t, &o, nil
+		return t, e.lostWhileAway(t), nil
 	}
-	t.window = win.WindowID
-	if st.PromptSent || (st.PromptEntered && e.received(t)) {
+	t.setWindow(win.WindowID, windowToken(w))
+	if st.PromptSent || (st.PromptEntered && (promptTaken(e.RS, t) || e.received(t))) {
 		e.log(EventWarn, "monitor restarted; adopting iteration %d", t.iter)
 		e.say("adopting running iteration %d", t.iter)
 		t.det = e.primedDetector(t)
@@ -357,6 +367,50 @@ func (e *Engine) adopt(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	e.log(EventWarn, "monitor restarted before the prompt was delivered; restarting the agent of iteration %d", t.iter)
 	e.say("restarting the agent of iteration %d (the previous monitor died before delivering the prompt)", t.iter)
 	return t, e.launchAndDeliver(ctx, t, w), nil
+}
+
+// lostWhileAway ends an adopted iteration whose window went while no
+// monitor watched (a reboot, a killed tmux server: swarm restore), as its
+// agent left it: judged on its output. An agent that had exited, its exit
+// status recorded by its wrapper, ends as that exit, as the watch would
+// have seen it (ralph resume of a loop whose window is still there);
+// else the iteration ends window-lost. Its prompt counts as received when
+// the agent showed it had it (the dead monitor recorded it: PromptSent)
+// or reported taking it (UserPromptSubmit): such an iteration is not
+// "never received the prompt", and not a failure.
+func (e *Engine) lostWhileAway(t *turn) *Outcome {
+	st := t.st
+	t.det = e.primedDetector(t)
+	t.confirmed = st.PromptSent || (st.PromptEntered && promptTaken(e.RS, t))
+	o := Outcome{End: EndWindowLost}
+	if code, ok := t.readExit(); ok {
+		o = Outcome{End: EndExited, ExitCode: code, ExitKnown: true}
+	}
+	o = e.final(t, o)
+	return &o
+}
+
+// promptTaken reports whether the turn's agent reported taking a prompt
+// (UserPromptSubmit) in the iteration's events file: the file is made
+// afresh for each iteration, and the only prompt its agent is given is
+// the loop's.
+func promptTaken(rs *state.RalphStore, t *turn) bool {
+	if !t.profile.Telemetry.Prompts {
+		return false
+	}
+	path := eventsPath(rs, t.iter)
+	for off := int64(0); ; {
+		lines, next, err := state.ReadEvents(path, off)
+		if err != nil || len(lines) == 0 || next <= off {
+			return false
+		}
+		for _, l := range lines {
+			if ev, err := agent.ParseEvent(l); err == nil && ev.Name == agent.EventUserPromptSubmit {
+				return true
+			}
+		}
+		off = next
+	}
 }
 
 // agentTarget is the identity of the iteration's agent as the state
@@ -393,14 +447,14 @@ func (e *Engine) launch(t *turn, w *state.Worker) error {
 	if err != nil {
 		return err
 	}
-	t.window = win.WindowID
+	t.setWindow(win.WindowID, windowToken(w))
 	if !ok {
 		// The token goes into the record before the window is made, so
 		// a monitor that dies in between leaves a window the next one
 		// finds by it.
 		token := uuid.NewString()
 		e.noteWindow(w, "", token)
-		t.window, err = t.tc.NewWindow(tmux.WindowSpec{
+		id, err := t.tc.NewWindow(tmux.WindowSpec{
 			Session: w.Tmux.Session, Name: w.Tmux.Window, Dir: t.st.WorkDir,
 			Command:     []string{"sh", "-c", "while :; do sleep 3600; done"},
 			FocusEvents: worker.Socket(w) != "",
@@ -410,6 +464,7 @@ func (e *Engine) launch(t *turn, w *state.Worker) error {
 		if err != nil {
 			return fmt.Errorf("failed to create tmux window: %w", err)
 		}
+		t.setWindow(id, token)
 		e.noteWindow(w, t.window, token)
 	}
 	env := append(worker.WithCallerPath(w.Env), "SWARM_WORKER="+e.Name, fmt.Sprintf("SWARM_RALPH_ITERATION=%d", t.iter))

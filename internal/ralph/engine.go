@@ -29,6 +29,9 @@ type Tmux interface {
 	KillWindow(target string) error
 	Respawn(target string, spec tmux.RespawnSpec) error
 	Poll(target string) (tmux.PaneStatus, string, error)
+	// ServerID is the identity of the server answering now
+	// (tmux.PaneStatus.Server).
+	ServerID() (string, error)
 	PipeTo(target, path string, via []string) error
 	Paste(target, text string) error
 	worker.Keyboard

@@ -43,12 +43,13 @@ func (e *Engine) watch(ctx context.Context, t *turn) Outcome {
 		held := e.heldAtDialog(t, cur)
 		ps, screen, err := t.tc.Poll(t.window)
 		if err != nil {
-			if tmux.IsNoServer(err) || tmux.IsServerGone(err) {
-				// The whole tmux server went (tmux kill-server, a crash):
-				// the agent was killed with it, a failed iteration.
-				return e.final(t, Outcome{End: EndServerLost})
-			}
-			if t.pollErrors++; tmux.IsNotFound(err) || t.pollErrors > maxPollErrors {
+			if t.pollErrors++; tmux.IsNotFound(err) || errors.Is(err, errNotOurs) || t.pollErrors > maxPollErrors {
+				if t.serverReplaced(err) {
+					// The whole tmux server went (tmux kill-server, a
+					// crash), whether or not another has started since:
+					// the agent was killed with it, a failed iteration.
+					return e.final(t, Outcome{End: EndServerLost})
+				}
 				return e.final(t, Outcome{End: EndWindowLost})
 			}
 			e.Clock.Sleep(ctx, e.Poll)

@@ -49,9 +49,26 @@ type PaneStatus struct {
 	// Piped: the pane's output is being piped (pipe-pane). tmux stops
 	// piping when the program it pipes to dies.
 	Piped bool
+	// Server is the identity of the tmux server that answered (its pid
+	// and start time: serverFormat). Window ids start again from @0 with
+	// every server, so an id polled after the server was replaced (killed,
+	// crashed, a reboot) may name another server's window: the server
+	// and the window's Tag tell it apart.
+	Server string
+	// Tag is the window's tmux.WindowSpec.Tag ("" for other windows).
+	Tag string
 }
 
-const statusFormat = livenessFormat + "\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}\t#{pane_pipe}"
+// serverFormat identifies a tmux server: its pid and start time (a pid
+// alone may come back for a later server).
+const serverFormat = "#{pid}.#{start_time}"
+
+// The tag comes last: it is the window's option, which anyone may set to
+// anything, a tab included.
+const statusFormat = livenessFormat + "\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}\t#{pane_pipe}\t" + serverFormat + "\t#{" + tagOption + "}"
+
+// statusFields is the number of fields statusFormat makes.
+const statusFields = livenessFields + 7
 
 // Poll returns the pane's liveness and its visible screen in one tmux
 // process (display-message and capture-pane chained).
@@ -73,8 +90,8 @@ func (c *Client) Poll(target string) (PaneStatus, string, error) {
 
 // parseStatus reads a line of statusFormat.
 func parseStatus(line string) (PaneStatus, error) {
-	f := strings.Split(line, "\t")
-	if len(f) != livenessFields+5 {
+	f := strings.SplitN(line, "\t", statusFields)
+	if len(f) != statusFields {
 		return PaneStatus{}, fmt.Errorf("unexpected tmux output %q", line)
 	}
 	var s PaneStatus
@@ -84,7 +101,18 @@ func parseStatus(line string) (PaneStatus, error) {
 	s.Height, _ = strconv.Atoi(f[livenessFields+2])
 	s.Width, _ = strconv.Atoi(f[livenessFields+3])
 	s.Piped = f[livenessFields+4] == "1"
+	s.Server, s.Tag = f[livenessFields+5], f[livenessFields+6]
 	return s, nil
+}
+
+// ServerID returns the identity of the tmux server that answers now
+// (PaneStatus.Server); a missing server is an error (IsNoServer).
+func (c *Client) ServerID() (string, error) {
+	out, err := c.Run(nil, "display-message", "-p", serverFormat)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
 }
 
 // leaveModes takes the pane out of copy mode (or any other mode: a

@@ -620,3 +620,45 @@ func TestListPanesWithoutUTF8Locale(t *testing.T) {
 		t.Fatalf("panes %+v, error %v", panes, err)
 	}
 }
+
+// A poll names the server that answered and the window's tag, through a
+// tmux process and through the control client alike: after kill-server
+// the next server gives its first window the old one's id, and only the
+// server and the tag tell the two apart.
+func TestPollNamesTheServerAndTheTag(t *testing.T) {
+	c := server(t)
+	p := &Poller{Client: c}
+	defer p.Close()
+	id, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sleep", "300"}, Tag: "tok-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.ServerID()
+	if err != nil || !strings.Contains(first, ".") {
+		t.Fatalf("ServerID: %q %v", first, err)
+	}
+	for _, poll := range []func(string) (PaneStatus, string, error){c.Poll, p.Poll} {
+		if st, _, err := poll(id); err != nil || st.Server != first || st.Tag != "tok-1" {
+			t.Fatalf("poll: %+v %v (server %q)", st, err, first)
+		}
+	}
+	p.Close()
+	if err := c.KillServer(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ServerID(); !IsNoServer(err) {
+		t.Fatalf("ServerID without a server: %v", err)
+	}
+	again, err := c.NewWindow(WindowSpec{Session: "s", Name: "other", Command: []string{"sleep", "300"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != id {
+		t.Skipf("the new server gave its window %s, not %s", again, id)
+	}
+	st, _, err := c.Poll(id)
+	second, _ := c.ServerID()
+	if err != nil || st.Tag != "" || st.Server == first || st.Server != second {
+		t.Fatalf("poll of the new server's window %s: %+v %v (servers %q, %q)", id, st, err, first, second)
+	}
+}

@@ -45,6 +45,10 @@ type Server struct {
 	// Calls counts calls by method name.
 	Calls map[string]int
 	gone  bool // killed (KillServer) and not started again
+	// life counts the servers started (PaneStatus.Server): a new one
+	// after KillServer numbers its windows from the start again, as tmux
+	// does.
+	life int
 }
 
 // New returns an empty fake server.
@@ -130,7 +134,20 @@ func (s *Server) KillServer() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.windows = map[string]*Pane{}
+	s.order = nil
 	s.gone = true
+}
+
+// ServerID is the identity of the server that answers now
+// (tmux.PaneStatus.Server).
+func (s *Server) ServerID() (string, error) {
+	s.count("ServerID")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return "", ErrNoServer
+	}
+	return fmt.Sprint(s.life), nil
 }
 
 // ListPanes lists every window's pane.
@@ -192,7 +209,11 @@ func (s *Server) NewWindow(spec tmux.WindowSpec) (string, error) {
 		spec.Command = command
 	}
 	s.mu.Lock()
-	s.gone = false
+	if s.gone {
+		// A new server: window ids start again.
+		s.gone, s.next = false, 0
+		s.life++
+	}
 	s.next++
 	p := &Pane{srv: s, Session: spec.Session, Name: spec.Name, ID: fmt.Sprintf("@%d", s.next), Tag: spec.Tag}
 	s.windows[p.ID] = p
@@ -266,9 +287,12 @@ func (s *Server) Poll(target string) (tmux.PaneStatus, string, error) {
 	if err != nil {
 		return tmux.PaneStatus{}, "", err
 	}
+	s.mu.Lock()
+	life := s.life
+	s.mu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := tmux.PaneStatus{Liveness: p.liveness(), Height: 24, Width: 80, Piped: p.pipe != ""}
+	st := tmux.PaneStatus{Liveness: p.liveness(), Height: 24, Width: 80, Piped: p.pipe != "", Server: fmt.Sprint(life), Tag: p.Tag}
 	return st, p.screen, nil
 }
 
