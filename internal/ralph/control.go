@@ -539,10 +539,22 @@ func (i *Info) MonitorState() string {
 	return "-"
 }
 
+// NotStarted reports whether a loop was made with --no-run and never run
+// (swarm ralph run starts it): it is set running with no iteration, and
+// no monitor ever recorded itself in it. A monitor writes its pid before
+// anything else and clears it only once the loop has stopped or paused,
+// so a loop whose monitor died before its first iteration (a reboot right
+// after the spawn) is lost, not this. The state is what swarm.py writes
+// for --no-run: nothing new is recorded. The caller checks that no
+// monitor is alive.
+func NotStarted(st *state.Ralph) bool {
+	return st.Status == state.RalphRunning && st.CurrentIteration == 0 && !st.IterationActive && st.MonitorPID == 0
+}
+
 // describe computes a loop's figures at now.
 func describe(rs *state.RalphStore, st *state.Ralph, workerStatus string, now time.Time) *Info {
 	info := &Info{State: st, MonitorAlive: MonitorAlive(rs), WorkerStatus: workerStatus, At: now}
-	info.NotStarted = st.Status == state.RalphRunning && st.CurrentIteration == 0 && !st.IterationActive && !info.MonitorAlive
+	info.NotStarted = NotStarted(st) && !info.MonitorAlive
 	if !st.Started.IsZero() {
 		end := now
 		if !st.Active() && !st.LastIterationEnd.IsZero() {

@@ -57,17 +57,34 @@ func LoopLost(m *worker.Manager, name string) bool {
 	return loopLost(rs, st)
 }
 
+// loopLost: a loop made with --no-run and never run has no monitor
+// because none was ever started, and is left as it is: restored, it would
+// start running.
 func loopLost(rs *state.RalphStore, st *state.Ralph) bool {
 	running := st.Runs() || (st.Status == state.RalphPaused && string(st.PauseReason) == sigtermPause)
-	return running && !ralph.MonitorAlive(rs)
+	return running && !ralph.NotStarted(st) && !ralph.MonitorAlive(rs)
 }
 
 // Mark sets Lost on the live workers whose loop was lost (a tmux worker's
-// own is set by worker.Manager.Refresh).
+// own is set by worker.Manager.Refresh), and NotStarted on those whose
+// loop was made with --no-run and never run.
 func Mark(m *worker.Manager, live []worker.Live) {
 	for i := range live {
-		if live[i].IsRalph() && LoopLost(m, live[i].Name) {
+		if !live[i].IsRalph() {
+			continue
+		}
+		rs := m.Store.Ralph(live[i].Name)
+		if !rs.Exists() {
+			continue
+		}
+		st, err := rs.Load()
+		if err != nil {
+			continue
+		}
+		if loopLost(rs, st) {
 			live[i].Lost = true
+		} else if ralph.NotStarted(st) && !ralph.MonitorAlive(rs) {
+			live[i].NotStarted = true
 		}
 	}
 }
@@ -134,6 +151,9 @@ func loop(m *worker.Manager, name string) Result {
 		return r
 	}
 	if !loopLost(rs, st) {
+		if ralph.NotStarted(st) && !ralph.MonitorAlive(rs) {
+			r.Notes = append(r.Notes, fmt.Sprintf("loop %s has not started (spawned with --no-run): start it with: swarm ralph run %s", name, name))
+		}
 		return r
 	}
 	if _, err := os.Stat(st.WorkDir); err != nil {

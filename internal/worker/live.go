@@ -36,6 +36,9 @@ type Live struct {
 	// gone, and whose command did not end by itself (a tmux server
 	// killed, a reboot): swarm restore brings it back.
 	Lost bool
+	// NotStarted: a ralph worker whose loop was made with --no-run and
+	// never run (set by internal/restore's Mark, as Lost is for loops).
+	NotStarted bool
 }
 
 // Running reports the refreshed status.
