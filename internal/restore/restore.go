@@ -92,11 +92,24 @@ func Mark(m *worker.Manager, live []worker.Live) {
 // Run restores the lost workers and loops: those named, or with all every
 // one. A name that is not lost gets a Result without Done or Err.
 func Run(m *worker.Manager, names []string, all bool) ([]Result, error) {
-	release, err := m.Store.LockRestore()
-	if err != nil {
-		return nil, err
+	return run(m, names, all, false)
+}
+
+// DryRun says what Run would do, doing nothing (no lock taken, nothing
+// started or written): Done says what would be done ("would restore
+// ..."), Err why something would not be restored.
+func DryRun(m *worker.Manager, names []string, all bool) ([]Result, error) {
+	return run(m, names, all, true)
+}
+
+func run(m *worker.Manager, names []string, all, dry bool) ([]Result, error) {
+	if !dry {
+		release, err := m.Store.LockRestore()
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
-	defer release()
 	live, err := m.List()
 	if err != nil {
 		return nil, err
@@ -113,18 +126,30 @@ func Run(m *worker.Manager, names []string, all bool) ([]Result, error) {
 		if !named && (!all || !l.Lost) {
 			continue
 		}
-		out = append(out, one(m, &l))
+		out = append(out, one(m, &l, dry))
 	}
 	return out, nil
 }
 
 // one restores one worker or loop, after looking again at whether it is
-// lost.
-func one(m *worker.Manager, l *worker.Live) Result {
+// lost; with dry it says what it would do.
+func one(m *worker.Manager, l *worker.Live, dry bool) Result {
 	if l.IsRalph() {
-		return loop(m, l.Name)
+		return loop(m, l.Name, dry)
 	}
 	r := Result{Name: l.Name, Kind: KindWorker}
+	if dry {
+		if !l.Lost {
+			return r
+		}
+		if r.Err = worker.CheckRestorable(&l.Worker); r.Err == nil {
+			r.Done = "would restore " + l.Name
+			if w := l.Worker; w.Tmux != nil {
+				r.Done = fmt.Sprintf("would restore %s (tmux: %s:%s)", w.Name, w.Tmux.Session, w.Tmux.Window)
+			}
+		}
+		return r
+	}
 	res, err := m.Restore(l.Name)
 	switch {
 	case errors.Is(err, worker.ErrNotLost):
@@ -142,7 +167,7 @@ func one(m *worker.Manager, l *worker.Live) Result {
 // loop resumes a lost loop: a new monitor continues it at its iteration
 // (an iteration whose agent went with its window ends as it left it, and
 // the next starts with a fresh agent).
-func loop(m *worker.Manager, name string) Result {
+func loop(m *worker.Manager, name string, dry bool) Result {
 	r := Result{Name: name, Kind: KindLoop}
 	rs := m.Store.Ralph(name)
 	st, err := rs.Load()
@@ -158,6 +183,13 @@ func loop(m *worker.Manager, name string) Result {
 	}
 	if _, err := os.Stat(st.WorkDir); err != nil {
 		r.Err = fmt.Errorf("its directory %s is gone (swarm ralph spawn --replace starts the loop again)", st.WorkDir)
+		return r
+	}
+	if dry {
+		r.Done = fmt.Sprintf("would resume loop %s at iteration %d", name, st.CurrentIteration)
+		if st.SameSession {
+			r.Notes = append(r.Notes, fmt.Sprintf("loop %s used --same-session: it would go on with a fresh agent (no agent session id is recorded to resume)", name))
+		}
 		return r
 	}
 	if err := ralph.ResumeLoop(m, name); err != nil {
