@@ -32,10 +32,12 @@ func (m *Manager) Kill(name string, o KillOptions) error {
 // killAllRun is what a kill of KillAll's shares with the others: stopped
 // is called once the worker is stopped and its record written, before the
 // wait for its loop's monitor (KillAll frees its slot there); windows
-// gathers the window kills. Zero for Kill.
+// gathers the window kills, refresh the looks at the windows. Zero for
+// Kill.
 type killAllRun struct {
 	stopped func()
 	windows *windowKiller
+	refresh *refresher
 }
 
 // kill is Kill, as one of KillAll's kills when run says so.
@@ -49,7 +51,7 @@ func (m *Manager) kill(name string, o KillOptions, run killAllRun) error {
 			return err
 		}
 	}
-	was, err := m.stop(w, run.windows)
+	was, err := m.stop(w, run)
 	if err != nil {
 		return err
 	}
@@ -78,20 +80,28 @@ func (m *Manager) kill(name string, o KillOptions, run killAllRun) error {
 // stop ends the worker's processes and window, whatever state they are
 // in, and returns the worker as it was before. A worker whose recorded
 // tmux server cannot be reached is an error: it may be running where no
-// client can be sent. windows, when set, gathers the window's kill with
-// those of other kills under way (KillAll).
-func (m *Manager) stop(w *state.Worker, windows *windowKiller) (Live, error) {
+// client can be sent. run, when set, gathers its looks at the window and
+// the window's kill with those of the other kills under way (KillAll).
+func (m *Manager) stop(w *state.Worker, run killAllRun) (Live, error) {
 	if w.Tmux != nil {
 		if err := Server(w).Check(); err != nil {
 			return Live{}, hint.Wrap(&unreachableError{fmt.Errorf("cannot stop '%s': %w", w.Name, err)},
 				"its record is damaged; stop the agent by hand, then swarm clean %s", w.Name)
 		}
 	}
-	live, err := m.Refresh([]state.Worker{*w})
-	if err != nil {
-		return Live{}, err
+	var l Live
+	if run.refresh != nil {
+		var err error
+		if l, err = run.refresh.refresh(w); err != nil {
+			return Live{}, err
+		}
+	} else {
+		live, err := m.Refresh([]state.Worker{*w})
+		if err != nil {
+			return Live{}, err
+		}
+		l = live[0]
 	}
-	l := live[0]
 	switch {
 	case w.Tmux != nil:
 		if l.WindowID == "" {
@@ -100,12 +110,20 @@ func (m *Manager) stop(w *state.Worker, windows *windowKiller) (Live, error) {
 		tc := m.tmux(w)
 		// Only a live pane's own process: a dead pane's pid is a reaped
 		// process's, which may be anyone's by now.
-		if t, ok := PaneTarget(tc, l.WindowID); ok {
+		var t proc.Target
+		ok, done := false, false
+		if run.refresh != nil {
+			t, ok, done = run.refresh.paneTarget(w, l)
+		}
+		if !done {
+			t, ok = PaneTarget(tc, l.WindowID)
+		}
+		if ok {
 			proc.TerminateTarget(t, m.KillGrace)
 		}
 		kill := tc.KillWindow
-		if windows != nil {
-			kill = func(id string) error { return windows.kill(Server(w), tc, id) }
+		if run.windows != nil {
+			kill = func(id string) error { return run.windows.kill(Server(w), tc, id) }
 		}
 		if err := kill(l.WindowID); err != nil {
 			return l, fmt.Errorf("cannot remove tmux window of '%s': %w", w.Name, err)
@@ -175,8 +193,9 @@ func WorktreeOf(w *state.Worker) worktree.Info {
 // overlap without bound. One after another, 60 loops took a minute.
 // Each kill is Kill, with its guarantees (the loop marked killed before
 // its agent is stopped, its monitor gone when it returns); the state
-// files are locked per kill, as by concurrent swarm processes, and the
-// windows' kills under way go together in one tmux call under one hold
+// files are locked per kill, as by concurrent swarm processes; the looks
+// at the windows of the kills under way go together in one tmux listing
+// (refresher), and their windows' kills in one tmux call under one hold
 // of the windows lock (windowKiller). After an error no further kill
 // starts and the ones under way finish; the names of those killed come
 // back in the order of the listing, with the first error in that order.
@@ -199,7 +218,7 @@ func (m *Manager) KillAll(o KillOptions) ([]string, error) {
 	var failed atomic.Bool
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, killAllAtOnce)
-	windows := newWindowKiller()
+	windows, refresh := newWindowKiller(), newRefresher(m)
 	for i, name := range names {
 		slots <- struct{}{}
 		if failed.Load() {
@@ -213,7 +232,7 @@ func (m *Manager) KillAll(o KillOptions) ([]string, error) {
 			// Freed at the latest once a failure is known: no kill
 			// starts after it.
 			defer release()
-			err := m.kill(name, o, killAllRun{stopped: release, windows: windows})
+			err := m.kill(name, o, killAllRun{stopped: release, windows: windows, refresh: refresh})
 			var bad *unreachableError
 			switch {
 			case err == nil, errors.Is(err, ErrNotFound):
@@ -429,7 +448,7 @@ func (m *Manager) Respawn(name string, o RespawnOptions) (*SpawnResult, error) {
 	if w.IsRalph() {
 		return nil, fmt.Errorf("worker '%s' runs a ralph loop (use: swarm ralph resume %s, or swarm ralph spawn --replace)", name, name)
 	}
-	if _, err := m.stop(w, nil); err != nil {
+	if _, err := m.stop(w, killAllRun{}); err != nil {
 		return nil, err
 	}
 	opts := respawnOptions(w)

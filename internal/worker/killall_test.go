@@ -226,3 +226,84 @@ func TestWindowKillerGathersTheKillsUnderWay(t *testing.T) {
 		}
 	}
 }
+
+// blockingTmux is a fake server whose first listing (of all windows or
+// one's) waits for leave.
+type blockingTmux struct {
+	Tmux
+	mu       sync.Mutex
+	listings int
+	leave    chan struct{}
+}
+
+func (b *blockingTmux) listing() {
+	b.mu.Lock()
+	b.listings++
+	first := b.listings == 1
+	b.mu.Unlock()
+	if first {
+		<-b.leave
+	}
+}
+
+func (b *blockingTmux) ListPanes() ([]tmux.Pane, error) {
+	b.listing()
+	return b.Tmux.ListPanes()
+}
+
+func (b *blockingTmux) WindowPanes(target string) ([]tmux.Pane, error) {
+	b.listing()
+	return b.Tmux.WindowPanes(target)
+}
+
+// The refreshes asked for while one runs are answered together by the
+// next listing (which starts after they were asked), each with its own
+// worker's window.
+func TestRefresherGathersTheLooksUnderWay(t *testing.T) {
+	m, srv, dir := newFake(t)
+	names := spawnMany(t, m, dir, 5)
+	bt := &blockingTmux{Tmux: srv, leave: make(chan struct{})}
+	m.TmuxFor = func(tmux.Server) Tmux { return bt }
+	r := newRefresher(m)
+	got := make([]Live, len(names))
+	var wg sync.WaitGroup
+	look := func(i int) {
+		w, err := m.Get(names[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], _ = r.refresh(w)
+		}()
+	}
+	look(0)
+	if !clock.Wait(context.Background(), clock.Real, time.Millisecond, 5*time.Second, func() bool {
+		bt.mu.Lock()
+		defer bt.mu.Unlock()
+		return bt.listings == 1
+	}) {
+		t.Fatal("the first look made no listing")
+	}
+	for i := 1; i < len(names); i++ {
+		look(i)
+	}
+	if !clock.Wait(context.Background(), clock.Real, time.Millisecond, 5*time.Second, func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.queued != nil && len(r.queued.workers) == len(names)-1
+	}) {
+		t.Fatal("the looks asked for meanwhile were not gathered")
+	}
+	close(bt.leave)
+	wg.Wait()
+	if bt.listings != 2 {
+		t.Errorf("%d listings, want 2", bt.listings)
+	}
+	for i, l := range got {
+		if l.Name != names[i] || l.WindowID == "" || l.WindowID != srv.Window(names[i]).ID || l.Panes != 1 {
+			t.Errorf("look %d: %s window %q (%d panes)", i, l.Name, l.WindowID, l.Panes)
+		}
+	}
+}

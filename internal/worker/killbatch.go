@@ -3,6 +3,8 @@ package worker
 import (
 	"sync"
 
+	"github.com/swarmtools/swarm/internal/proc"
+	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
 )
 
@@ -70,4 +72,80 @@ func (k *windowKiller) kill(server tmux.Server, tc Tmux, id string) error {
 	k.running[server] = false
 	k.mu.Unlock()
 	return mine.errs[i]
+}
+
+// refresher gathers the refreshes of KillAll's concurrent kills as
+// windowKiller gathers their window kills: each was a tmux list-panes -a
+// of the whole server (and a kill looked twice more at its pane), one
+// process each. A refresh asked for while one runs is answered by the
+// next call, which starts after it was asked: what it says is as fresh as
+// a call of its own.
+type refresher struct {
+	m       *Manager
+	mu      sync.Mutex
+	queued  *refreshBatch
+	running bool
+}
+
+// refreshBatch is the workers of one Refresh call and its answer.
+type refreshBatch struct {
+	workers []state.Worker
+	live    []Live
+	err     error
+	done    chan struct{}
+}
+
+func newRefresher(m *Manager) *refresher { return &refresher{m: m} }
+
+// refresh is m.Refresh of w alone, in a call shared with the kills under
+// way.
+func (r *refresher) refresh(w *state.Worker) (Live, error) {
+	r.mu.Lock()
+	b := r.queued
+	if b == nil {
+		b = &refreshBatch{done: make(chan struct{})}
+		r.queued = b
+	}
+	i := len(b.workers)
+	b.workers = append(b.workers, *w)
+	if !r.running {
+		r.running = true
+		for b := r.queued; b != nil; b = r.queued {
+			r.queued = nil
+			r.mu.Unlock()
+			b.live, b.err = r.m.Refresh(b.workers)
+			close(b.done)
+			r.mu.Lock()
+		}
+		r.running = false
+	}
+	r.mu.Unlock()
+	<-b.done
+	if b.err != nil {
+		return Live{}, b.err
+	}
+	return b.live[i], nil
+}
+
+// paneTarget is PaneTarget through r: the pane's pid from a refresh, its
+// process identified, and the pane looked at again in a later refresh,
+// still alive with that pid. Only for a window of one pane, as the
+// listing gives the first pane's (PaneTarget asks for the window's
+// current pane): ok is false with done false for others.
+func (r *refresher) paneTarget(w *state.Worker, l Live) (t proc.Target, ok, done bool) {
+	if l.Panes != 1 {
+		return proc.Target{}, false, false
+	}
+	if l.PaneDead || l.PanePID <= 1 {
+		return proc.Target{}, false, true
+	}
+	t, ok = proc.Identify(l.PanePID)
+	if !ok {
+		return proc.Target{}, false, true
+	}
+	again, err := r.refresh(w)
+	if err != nil || again.WindowID != l.WindowID || again.PaneDead || again.PanePID != l.PanePID {
+		return proc.Target{}, false, true
+	}
+	return t, true, true
 }
