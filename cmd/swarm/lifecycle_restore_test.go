@@ -71,8 +71,10 @@ func TestRestoreInstallUnit(t *testing.T) {
 	r := e.MustRun("restore", "--install-unit")
 	name := state.DefaultSession(e.Home) + "-restore.service"
 	unit := filepath.Join(home, "cfg", "systemd", "user", name)
+	envFile := filepath.Join(e.Home, "restore.env")
 	if r.Stdout != "wrote "+unit+"\nenable it with: systemctl --user daemon-reload && systemctl --user enable "+name+
-		"\n(it runs when your user's systemd starts; for that to be at boot, without a login: loginctl enable-linger)\n" {
+		"\n(it runs when your user's systemd starts; for that to be at boot, without a login: loginctl enable-linger)\n"+
+		"made "+envFile+": put what the restored agents need at boot there (ANTHROPIC_API_KEY=..., TMUX_TMPDIR=...)\n" {
 		t.Errorf("install-unit: %s", r)
 	}
 	data, err := os.ReadFile(unit)
@@ -83,6 +85,7 @@ func TestRestoreInstallUnit(t *testing.T) {
 		"Type=oneshot\n", "KillMode=process\n",
 		`Environment="SWARM_HOME=` + e.Home + `"` + "\n",
 		`Environment="PATH=` + path + `"` + "\n",
+		"EnvironmentFile=-" + envFile + "\n",
 		`ExecStart="` + e.Swarm + `" restore --all` + "\n",
 		"WantedBy=default.target\n",
 	} {
@@ -99,7 +102,9 @@ func TestRestoreInstallUnit(t *testing.T) {
 	e.Extra = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/cfg", "PATH=" + empty}
 	r = e.MustRun("restore", "--install-unit")
 	want := "no systemd here (systemctl not found); add this line with crontab -e:\n" +
-		"@reboot SWARM_HOME='" + e.Home + "' PATH='" + empty + "' '" + e.Swarm + "' restore --all >> '" + e.Home + "/restore.log' 2>&1\n"
+		"@reboot SWARM_HOME='" + e.Home + "' PATH='" + empty + "'; export SWARM_HOME PATH; set -a; [ ! -r '" + envFile + "' ] || . '" + envFile + "'; set +a; '" +
+		e.Swarm + "' restore --all >> '" + e.Home + "/restore.log' 2>&1\n" +
+		"the restore at boot reads " + envFile + "\n"
 	if r.Stdout != want {
 		t.Errorf("install-unit without systemd:\n got %q\nwant %q", r.Stdout, want)
 	}

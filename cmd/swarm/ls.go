@@ -90,7 +90,7 @@ func (opts *lsOptions) listed() ([]worker.Live, error) {
 
 // recordOf is a worker as ls --format json prints it.
 func recordOf(l worker.Live) lsRecord {
-	r := lsRecord{Worker: l.Worker, Lost: l.Lost}
+	r := lsRecord{Worker: l.Worker, Lost: l.Lost, NotStarted: l.NotStarted}
 	if code, ok := exitOf(l); ok {
 		r.ExitCode = &code
 	}
@@ -124,11 +124,14 @@ func runLs(opts *lsOptions) error {
 // keys with the live status, and the exit code of a worker whose command
 // exited (a tmux worker's pane kept, a process worker's recorded by its
 // supervisor), and lost for one a reboot or a killed tmux server took
-// (swarm restore brings it back), which swarm.py readers ignore.
+// (swarm restore brings it back), and not_started for a loop's worker
+// made with --no-run and never run (swarm ralph run starts it), which
+// swarm.py readers ignore.
 type lsRecord struct {
 	state.Worker
-	ExitCode *int `json:"exit_code,omitempty"`
-	Lost     bool `json:"lost,omitempty"`
+	ExitCode   *int `json:"exit_code,omitempty"`
+	Lost       bool `json:"lost,omitempty"`
+	NotStarted bool `json:"not_started,omitempty"`
 }
 
 // exitOf is a stopped worker's exit code, when it is known.
@@ -138,7 +141,8 @@ func exitOf(l worker.Live) (int, bool) {
 
 // printWorkerTable prints swarm.py's ls columns; a stopped worker's exit
 // code, when known, follows its status ("stopped(3)"), and a lost one is
-// noted so ("stopped(lost)": swarm restore brings it back).
+// noted so ("stopped(lost)": swarm restore brings it back), as is a
+// loop's worker that has not started ("stopped(not-started)": --no-run).
 func printWorkerTable(w io.Writer, shown []worker.Live) error {
 	if len(shown) == 0 {
 		return nil
@@ -178,6 +182,9 @@ func workerCells(l worker.Live) []string {
 	}
 	if l.Lost {
 		status = l.Status + "(lost)"
+	}
+	if l.NotStarted {
+		status = l.Status + "(not-started)"
 	}
 	cells := []string{l.Name, status, where, age(l.Started), wt, tags}
 	for i, c := range cells {

@@ -19,6 +19,7 @@ type restoreOptions struct {
 	Names       []string
 	All         bool
 	InstallUnit bool
+	DryRun      bool
 }
 
 func newCmdRestore(f *factory, runF func(*restoreOptions) error) *cobra.Command {
@@ -36,10 +37,17 @@ restored.
 
 --install-unit writes a systemd user unit that runs swarm restore --all when
 your user's systemd starts (it enables nothing: the command to do so is
-printed), or, without systemd, prints a crontab @reboot line to add.`,
+printed), or, without systemd, prints a crontab @reboot line to add. Both
+read the environment file restore.env in the state root, made (0600, all
+comments) if there is none: put there what the restored agents need that a
+boot does not give them (ANTHROPIC_API_KEY=..., TMUX_TMPDIR=...).
+
+--dry-run says what would be restored, and what --install-unit would write,
+and does nothing.`,
 		Example: `  swarm ls                  # lost workers show "stopped(lost)"
   swarm restore --all
   swarm restore builder api
+  swarm restore --all --dry-run
   swarm restore --install-unit`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Names = args
@@ -47,6 +55,9 @@ printed), or, without systemd, prints a crontab @reboot line to add.`,
 			case opts.All && len(args) > 0:
 				return usagef("give worker names or --all, not both")
 			case !opts.All && len(args) == 0 && !opts.InstallUnit:
+				if opts.DryRun {
+					return usagef("give worker names, --all or --install-unit with --dry-run")
+				}
 				return usagef("give worker names, --all or --install-unit")
 			}
 			if runF != nil {
@@ -56,7 +67,8 @@ printed), or, without systemd, prints a crontab @reboot line to add.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "every lost worker and loop")
-	cmd.Flags().BoolVar(&opts.InstallUnit, "install-unit", false, "write a systemd user unit (or print a crontab line) that runs swarm restore --all at boot")
+	cmd.Flags().BoolVar(&opts.InstallUnit, "install-unit", false, "write a systemd user unit (or print a crontab line) that runs swarm restore --all at boot, and its environment file")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "say what would be restored (and what --install-unit would write), and do nothing")
 	return cmd
 }
 
@@ -73,16 +85,25 @@ func runRestore(opts *restoreOptions) error {
 	if err != nil {
 		return err
 	}
-	results, err := restore.Run(m, opts.Names, opts.All)
+	run := restore.Run
+	if opts.DryRun {
+		run = restore.DryRun
+	}
+	results, err := run(m, opts.Names, opts.All)
 	if err != nil {
 		return workerError(err, exitFail)
 	}
-	return printRestored(opts.IO, results)
+	return printRestored(opts.IO, results, opts.DryRun)
 }
 
 // printRestored says what was restored (stdout), what could not be and
-// why (stderr), and fails when something could not.
-func printRestored(io *IO, results []restore.Result) error {
+// why (stderr), and fails when something could not; with dry, what would
+// be and what would not be.
+func printRestored(io *IO, results []restore.Result, dry bool) error {
+	not := "not restored"
+	if dry {
+		not = "would not be restored"
+	}
 	failed, done := 0, 0
 	for _, r := range results {
 		for _, n := range r.Notes {
@@ -91,7 +112,7 @@ func printRestored(io *IO, results []restore.Result) error {
 		switch {
 		case r.Err != nil:
 			failed++
-			msg := fmt.Sprintf("%s '%s' not restored: %v", r.Kind, r.Name, r.Err)
+			msg := fmt.Sprintf("%s '%s' %s: %v", r.Kind, r.Name, not, r.Err)
 			if h := hint.Of(r.Err); h != "" {
 				msg += " (" + h + ")"
 			}
@@ -107,7 +128,7 @@ func printRestored(io *IO, results []restore.Result) error {
 		fmt.Fprintln(io.Out, "nothing to restore")
 	}
 	if failed > 0 {
-		return fail(exitFail, "%d of %d not restored", failed, failed+done)
+		return fail(exitFail, "%d of %d %s", failed, failed+done, not)
 	}
 	return nil
 }
@@ -126,17 +147,40 @@ func installUnit(opts *restoreOptions) error {
 	if err != nil {
 		return &exitError{code: exitFail, err: err}
 	}
-	in, err := restore.InstallUnit(restore.UnitOptions{Root: root, Self: self, Path: os.Getenv("PATH"), ConfigDir: cfg})
+	install := restore.InstallUnit
+	if opts.DryRun {
+		install = restore.PlanUnit
+	}
+	in, err := install(restore.UnitOptions{Root: root, Self: self, Path: os.Getenv("PATH"), ConfigDir: cfg})
 	if err != nil {
 		return &exitError{code: exitFail, err: err}
 	}
-	if !in.Systemd {
-		fmt.Fprintf(opts.IO.Out, "no systemd here (systemctl not found); add this line with crontab -e:\n%s\n", in.Line)
+	out := opts.IO.Out
+	if opts.DryRun {
+		if in.Systemd {
+			fmt.Fprintf(out, "would write %s:\n%s", in.Path, in.Text)
+		} else {
+			fmt.Fprintf(out, "no systemd here (systemctl not found); would print this line to add with crontab -e:\n%s\n", in.Line)
+		}
+		if in.EnvMade {
+			fmt.Fprintf(out, "would make %s (0600, comments only): the environment the restore at boot reads\n", in.EnvFile)
+		} else {
+			fmt.Fprintf(out, "would keep %s: the environment the restore at boot reads\n", in.EnvFile)
+		}
 		return nil
 	}
-	fmt.Fprintf(opts.IO.Out, `wrote %s
+	if !in.Systemd {
+		fmt.Fprintf(out, "no systemd here (systemctl not found); add this line with crontab -e:\n%s\n", in.Line)
+	} else {
+		fmt.Fprintf(out, `wrote %s
 enable it with: systemctl --user daemon-reload && systemctl --user enable %s
 (it runs when your user's systemd starts; for that to be at boot, without a login: loginctl enable-linger)
 `, in.Path, in.Name)
+	}
+	if in.EnvMade {
+		fmt.Fprintf(out, "made %s: put what the restored agents need at boot there (ANTHROPIC_API_KEY=..., TMUX_TMPDIR=...)\n", in.EnvFile)
+	} else {
+		fmt.Fprintf(out, "the restore at boot reads %s\n", in.EnvFile)
+	}
 	return nil
 }

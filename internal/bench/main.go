@@ -9,7 +9,8 @@
 // processes started per poll, CPU against a loop that runs one tmux
 // display-message every 2 s, resident memory; 50 idle monitors' total CPU
 // and memory; the time a loop spends between iterations (no agent
-// running); and swarm ls --all-hosts over 4 hosts (real sshd on loopback
+// running); swarm kill --all of 60 running loops against one; and swarm
+// ls --all-hosts over 4 hosts (real sshd on loopback
 // addresses, skipped without OpenSSH) against one host's own ssh HOST
 // swarm ls.
 //
@@ -52,7 +53,8 @@ var (
 	watch     = flag.Duration("watch", time.Minute, "how long to watch the monitors (long enough for their collections: in 20 s a busy monitor had not collected once, and its RSS was a third lower than a minute later)")
 	hosts     = flag.Int("hosts", 4, "hosts for the ls --all-hosts figure (0: skip it)")
 	perHost   = flag.Int("host-workers", 100, "workers on each host for the ls --all-hosts figure")
-	only      = flag.String("only", "", "run one part only: startup, ls, monitors, idle-monitors, idle or hosts")
+	killLoops = flag.Int("kill-loops", 60, "running loops for the kill --all figure (0: skip it)")
+	only      = flag.String("only", "", "run one part only: startup, ls, monitors, idle-monitors, idle, kill or hosts")
 )
 
 type env struct {
@@ -94,6 +96,7 @@ func main() {
 		}},
 		{"idle-monitors", e.idleMonitors},
 		{"idle", e.idlePerIteration},
+		{"kill", e.killAll},
 		{"hosts", func() {
 			if *hosts > 0 {
 				e.hostsFanout(*hosts, *perHost)

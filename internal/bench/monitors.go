@@ -85,16 +85,33 @@ func (e *env) startMonitors(prefix string, n int, profile, script string) *monit
 			os.Exit(1)
 		}
 	}
-	windows := e.windowIDs()
 	for _, name := range ms.names {
 		st, err := state.NewStore(e.home, warn).Ralph(name).Load()
 		check(err)
 		ms.pids = append(ms.pids, st.MonitorPID)
-		ms.windows = append(ms.windows, windows[name])
 		// Measure the steady state: every loop past its first
 		// iteration's start (on a machine still busy with the 500
 		// workers' teardown, a spawn can return before it).
 		e.waitFor(filepath.Join(e.home, "ralph", name, "iterations.log"), "[START] iteration 1/")
+	}
+	// The monitor makes its agent's window after the START line: on a
+	// loaded machine the first loop's server may not be up yet.
+	var windows map[string]string
+	if !clock.Wait(context.Background(), clock.Real, benchPoll, time.Minute, func() bool {
+		windows = e.windowIDs()
+		for _, name := range ms.names {
+			if windows[name] == "" {
+				return false
+			}
+		}
+		return true
+	}) {
+		fmt.Fprintln(os.Stderr, "the loops' windows did not all appear within a minute")
+		ms.stop(e)
+		os.Exit(1)
+	}
+	for _, name := range ms.names {
+		ms.windows = append(ms.windows, windows[name])
 	}
 	return ms
 }
@@ -108,11 +125,14 @@ func (ms *monitorSet) stop(e *env) {
 	}
 }
 
-// windowIDs maps window names to ids on the bench's server.
+// windowIDs maps window names to ids on the bench's server (none while
+// there is no server).
 func (e *env) windowIDs() map[string]string {
-	out, err := exec.Command("tmux", "-L", e.socket, "list-windows", "-a", "-F", "#{window_name}\t#{window_id}").Output()
-	check(err)
 	ids := map[string]string{}
+	out, err := exec.Command("tmux", "-L", e.socket, "list-windows", "-a", "-F", "#{window_name}\t#{window_id}").Output()
+	if err != nil {
+		return ids // no server yet: none
+	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if name, id, ok := strings.Cut(line, "\t"); ok {
 			ids[name] = id

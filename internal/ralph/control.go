@@ -89,8 +89,9 @@ func warnf(m *worker.Manager, format string, args ...any) {
 // alive one is started, and it adopts an agent that is still running. A
 // loop stopped before its work was done (failed, pre-flight, killed,
 // blocked, decide) resumes too, with its failure count reset; one whose
-// work is done (complete, done pattern, done file) or whose cap or time
-// budget is used up is refused with the way on (notResumable). It reports
+// work is done (complete, done pattern, done file) or whose cap, time,
+// cost or token budget is used up is refused with the way on
+// (notResumable). It reports
 // a warning when the loop was running with a live monitor.
 func ResumeLoop(m *worker.Manager, name string) error {
 	rs, st, err := loadLoop(m, name)
@@ -176,7 +177,25 @@ func notResumable(name string, st *state.Ralph, now time.Time) error {
 		return hint.Errorf(fmt.Sprintf("give it more time: swarm ralph set %s --max-time DURATION, then: swarm ralph resume %s", name, name),
 			"ralph loop for '%s' has used its time budget (%s)", name, duration.Words(st.MaxTime.Duration))
 	}
+	// The budgets as capReached counts them: resumed, the loop would stop
+	// again before its next iteration with nothing run, after saying it
+	// resumed. Raised (ralph set), it resumes: the hint offers another
+	// budget's worth past what was spent (no "$": a shell would expand it).
+	if reason, over := budgetUsedUp(st); over {
+		if reason == ReasonMaxCost {
+			return hint.Errorf(fmt.Sprintf("raise it: swarm ralph set %s --max-cost %s, then: swarm ralph resume %s", name, strings.TrimPrefix(FormatCost(st.Cost()+st.MaxCost), "$"), name),
+				"ralph loop for '%s' has used its cost budget (%s, spent %s)", name, FormatCost(st.MaxCost), FormatCost(st.Cost()))
+		}
+		return hint.Errorf(fmt.Sprintf("raise it: swarm ralph set %s --max-tokens %d, then: swarm ralph resume %s", name, st.Tokens()+st.MaxTokens, name),
+			"ralph loop for '%s' has used its token budget (%d, spent %d)", name, st.MaxTokens, st.Tokens())
+	}
 	return nil
+}
+
+// budgetUsedUp names the cost or token budget the loop has used up, as
+// the engine judges it before an iteration (capReached).
+func budgetUsedUp(st *state.Ralph) (state.ExitReason, bool) {
+	return capReached(Outcome{}, Snapshot{Usage: st.Usage, MaxCost: st.MaxCost, MaxTokens: st.MaxTokens})
 }
 
 // UnpauseForRun sets a paused loop without a live monitor running again,
@@ -520,10 +539,22 @@ func (i *Info) MonitorState() string {
 	return "-"
 }
 
+// NotStarted reports whether a loop was made with --no-run and never run
+// (swarm ralph run starts it): it is set running with no iteration, and
+// no monitor ever recorded itself in it. A monitor writes its pid before
+// anything else and clears it only once the loop has stopped or paused,
+// so a loop whose monitor died before its first iteration (a reboot right
+// after the spawn) is lost, not this. The state is what swarm.py writes
+// for --no-run: nothing new is recorded. The caller checks that no
+// monitor is alive.
+func NotStarted(st *state.Ralph) bool {
+	return st.Status == state.RalphRunning && st.CurrentIteration == 0 && !st.IterationActive && st.MonitorPID == 0
+}
+
 // describe computes a loop's figures at now.
 func describe(rs *state.RalphStore, st *state.Ralph, workerStatus string, now time.Time) *Info {
 	info := &Info{State: st, MonitorAlive: MonitorAlive(rs), WorkerStatus: workerStatus, At: now}
-	info.NotStarted = st.Status == state.RalphRunning && st.CurrentIteration == 0 && !st.IterationActive && !info.MonitorAlive
+	info.NotStarted = NotStarted(st) && !info.MonitorAlive
 	if !st.Started.IsZero() {
 		end := now
 		if !st.Active() && !st.LastIterationEnd.IsZero() {

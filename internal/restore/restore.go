@@ -57,17 +57,34 @@ func LoopLost(m *worker.Manager, name string) bool {
 	return loopLost(rs, st)
 }
 
+// loopLost: a loop made with --no-run and never run has no monitor
+// because none was ever started, and is left as it is: restored, it would
+// start running.
 func loopLost(rs *state.RalphStore, st *state.Ralph) bool {
 	running := st.Runs() || (st.Status == state.RalphPaused && string(st.PauseReason) == sigtermPause)
-	return running && !ralph.MonitorAlive(rs)
+	return running && !ralph.NotStarted(st) && !ralph.MonitorAlive(rs)
 }
 
 // Mark sets Lost on the live workers whose loop was lost (a tmux worker's
-// own is set by worker.Manager.Refresh).
+// own is set by worker.Manager.Refresh), and NotStarted on those whose
+// loop was made with --no-run and never run.
 func Mark(m *worker.Manager, live []worker.Live) {
 	for i := range live {
-		if live[i].IsRalph() && LoopLost(m, live[i].Name) {
+		if !live[i].IsRalph() {
+			continue
+		}
+		rs := m.Store.Ralph(live[i].Name)
+		if !rs.Exists() {
+			continue
+		}
+		st, err := rs.Load()
+		if err != nil {
+			continue
+		}
+		if loopLost(rs, st) {
 			live[i].Lost = true
+		} else if ralph.NotStarted(st) && !ralph.MonitorAlive(rs) {
+			live[i].NotStarted = true
 		}
 	}
 }
@@ -75,11 +92,24 @@ func Mark(m *worker.Manager, live []worker.Live) {
 // Run restores the lost workers and loops: those named, or with all every
 // one. A name that is not lost gets a Result without Done or Err.
 func Run(m *worker.Manager, names []string, all bool) ([]Result, error) {
-	release, err := m.Store.LockRestore()
-	if err != nil {
-		return nil, err
+	return run(m, names, all, false)
+}
+
+// DryRun says what Run would do, doing nothing (no lock taken, nothing
+// started or written): Done says what would be done ("would restore
+// ..."), Err why something would not be restored.
+func DryRun(m *worker.Manager, names []string, all bool) ([]Result, error) {
+	return run(m, names, all, true)
+}
+
+func run(m *worker.Manager, names []string, all, dry bool) ([]Result, error) {
+	if !dry {
+		release, err := m.Store.LockRestore()
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
-	defer release()
 	live, err := m.List()
 	if err != nil {
 		return nil, err
@@ -96,18 +126,30 @@ func Run(m *worker.Manager, names []string, all bool) ([]Result, error) {
 		if !named && (!all || !l.Lost) {
 			continue
 		}
-		out = append(out, one(m, &l))
+		out = append(out, one(m, &l, dry))
 	}
 	return out, nil
 }
 
 // one restores one worker or loop, after looking again at whether it is
-// lost.
-func one(m *worker.Manager, l *worker.Live) Result {
+// lost; with dry it says what it would do.
+func one(m *worker.Manager, l *worker.Live, dry bool) Result {
 	if l.IsRalph() {
-		return loop(m, l.Name)
+		return loop(m, l.Name, dry)
 	}
 	r := Result{Name: l.Name, Kind: KindWorker}
+	if dry {
+		if !l.Lost {
+			return r
+		}
+		if r.Err = worker.CheckRestorable(&l.Worker); r.Err == nil {
+			r.Done = "would restore " + l.Name
+			if w := l.Worker; w.Tmux != nil {
+				r.Done = fmt.Sprintf("would restore %s (tmux: %s:%s)", w.Name, w.Tmux.Session, w.Tmux.Window)
+			}
+		}
+		return r
+	}
 	res, err := m.Restore(l.Name)
 	switch {
 	case errors.Is(err, worker.ErrNotLost):
@@ -125,7 +167,7 @@ func one(m *worker.Manager, l *worker.Live) Result {
 // loop resumes a lost loop: a new monitor continues it at its iteration
 // (an iteration whose agent went with its window ends as it left it, and
 // the next starts with a fresh agent).
-func loop(m *worker.Manager, name string) Result {
+func loop(m *worker.Manager, name string, dry bool) Result {
 	r := Result{Name: name, Kind: KindLoop}
 	rs := m.Store.Ralph(name)
 	st, err := rs.Load()
@@ -134,10 +176,20 @@ func loop(m *worker.Manager, name string) Result {
 		return r
 	}
 	if !loopLost(rs, st) {
+		if ralph.NotStarted(st) && !ralph.MonitorAlive(rs) {
+			r.Notes = append(r.Notes, fmt.Sprintf("loop %s has not started (spawned with --no-run): start it with: swarm ralph run %s", name, name))
+		}
 		return r
 	}
 	if _, err := os.Stat(st.WorkDir); err != nil {
 		r.Err = fmt.Errorf("its directory %s is gone (swarm ralph spawn --replace starts the loop again)", st.WorkDir)
+		return r
+	}
+	if dry {
+		r.Done = fmt.Sprintf("would resume loop %s at iteration %d", name, st.CurrentIteration)
+		if st.SameSession {
+			r.Notes = append(r.Notes, fmt.Sprintf("loop %s used --same-session: it would go on with a fresh agent (no agent session id is recorded to resume)", name))
+		}
 		return r
 	}
 	if err := ralph.ResumeLoop(m, name); err != nil {

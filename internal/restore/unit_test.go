@@ -1,6 +1,9 @@
 package restore
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,6 +17,7 @@ func TestUnitQuoting(t *testing.T) {
 	for _, want := range []string{
 		`Environment="SWARM_HOME=/h/a b%%c\"d"` + "\n",
 		`Environment="PATH=/bin:/u%%s"` + "\n",
+		`EnvironmentFile=-/h/a b%%c"d/restore.env` + "\n",
 		`ExecStart="/opt/$$x/swarm" restore --all` + "\n",
 	} {
 		if !strings.Contains(text, want) {
@@ -21,7 +25,36 @@ func TestUnitQuoting(t *testing.T) {
 		}
 	}
 	line := cronLine(o)
-	if want := `@reboot SWARM_HOME='/h/a b\%c"d' PATH='/bin:/u\%s' '/opt/$x/swarm' restore --all >> '/h/a b\%c"d/restore.log' 2>&1`; line != want {
+	if want := `@reboot SWARM_HOME='/h/a b\%c"d' PATH='/bin:/u\%s'; export SWARM_HOME PATH; set -a; [ ! -r '/h/a b\%c"d/restore.env' ] || . '/h/a b\%c"d/restore.env'; set +a; '/opt/$x/swarm' restore --all >> '/h/a b\%c"d/restore.log' 2>&1`; line != want {
 		t.Errorf("cron line\n got %s\nwant %s", line, want)
+	}
+}
+
+// TestUnitVerifies: systemd reads the unit as meant (a quoted path, say,
+// is "not absolute" to EnvironmentFile=), where systemd-analyze is found.
+func TestUnitVerifies(t *testing.T) {
+	t.Parallel()
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("no systemd-analyze")
+	}
+	dir := t.TempDir()
+	root := filepath.Join(dir, "state a%b")
+	self := filepath.Join(dir, "bin $x", "swarm")
+	if err := os.MkdirAll(filepath.Dir(self), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unit := filepath.Join(dir, "swarm-test-restore.service")
+	if err := os.WriteFile(unit, []byte(unitText(UnitOptions{Root: root, Self: self, Path: "/usr/bin:/bin"})), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := exec.Command(analyze, "verify", "--man=no", unit).CombinedOutput()
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, unit) {
+			t.Errorf("systemd-analyze verify: %s", line)
+		}
 	}
 }

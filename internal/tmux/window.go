@@ -304,6 +304,35 @@ func (c *Client) KillWindow(target string) error {
 	return err
 }
 
+// KillWindows removes windows as KillWindow does, in one tmux call (a
+// kill-window for each, chained) under one hold of Exclusive: kill --all
+// ends many windows at once, and one call each, one after another under
+// the lock, took longer than everything else it did. A chain stops at its
+// first failure (a window gone meanwhile, the server exiting with its
+// last window), so after one each window left is removed on its own,
+// with KillWindow's judgement of what counts as gone. The errors are the
+// targets', in their order.
+func (c *Client) KillWindows(targets []string) []error {
+	errs := make([]error, len(targets))
+	if len(targets) == 0 {
+		return errs
+	}
+	cmds := make([][]string, 0, len(targets))
+	for _, t := range targets {
+		cmds = append(cmds, []string{"kill-window", "-t", t})
+	}
+	release := c.hold()
+	_, err := c.RunChain(nil, cmds...)
+	release()
+	if err == nil {
+		return errs
+	}
+	for i, t := range targets {
+		errs[i] = c.KillWindow(t)
+	}
+	return errs
+}
+
 // KillServer stops the server on this socket and removes the socket file,
 // which tmux 3.3 leaves behind (tests and cleanup). A server it could not
 // stop (tmux could not be run) keeps its socket: without it nothing could

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/hint"
@@ -24,6 +26,22 @@ type KillOptions struct {
 // after the grace period, then the tmux window is removed. The record stays,
 // marked stopped. A ralph loop is stopped for good (through Hooks).
 func (m *Manager) Kill(name string, o KillOptions) error {
+	return m.kill(name, o, killAllRun{})
+}
+
+// killAllRun is what a kill of KillAll's shares with the others: stopped
+// is called once the worker is stopped and its record written, before the
+// wait for its loop's monitor (KillAll frees its slot there); windows
+// gathers the window kills, refresh the looks at the windows. Zero for
+// Kill.
+type killAllRun struct {
+	stopped func()
+	windows *windowKiller
+	refresh *refresher
+}
+
+// kill is Kill, as one of KillAll's kills when run says so.
+func (m *Manager) kill(name string, o KillOptions, run killAllRun) error {
 	w, err := m.settled(name)
 	if err != nil {
 		return err
@@ -33,7 +51,7 @@ func (m *Manager) Kill(name string, o KillOptions) error {
 			return err
 		}
 	}
-	was, err := m.stop(w)
+	was, err := m.stop(w, run)
 	if err != nil {
 		return err
 	}
@@ -47,6 +65,9 @@ func (m *Manager) Kill(name string, o KillOptions) error {
 	if err != nil {
 		return err
 	}
+	if run.stopped != nil {
+		run.stopped()
+	}
 	if m.Hooks != nil {
 		m.Hooks.AfterKill(w)
 	}
@@ -59,19 +80,28 @@ func (m *Manager) Kill(name string, o KillOptions) error {
 // stop ends the worker's processes and window, whatever state they are
 // in, and returns the worker as it was before. A worker whose recorded
 // tmux server cannot be reached is an error: it may be running where no
-// client can be sent.
-func (m *Manager) stop(w *state.Worker) (Live, error) {
+// client can be sent. run, when set, gathers its looks at the window and
+// the window's kill with those of the other kills under way (KillAll).
+func (m *Manager) stop(w *state.Worker, run killAllRun) (Live, error) {
 	if w.Tmux != nil {
 		if err := Server(w).Check(); err != nil {
 			return Live{}, hint.Wrap(&unreachableError{fmt.Errorf("cannot stop '%s': %w", w.Name, err)},
 				"its record is damaged; stop the agent by hand, then swarm clean %s", w.Name)
 		}
 	}
-	live, err := m.Refresh([]state.Worker{*w})
-	if err != nil {
-		return Live{}, err
+	var l Live
+	if run.refresh != nil {
+		var err error
+		if l, err = run.refresh.refresh(w); err != nil {
+			return Live{}, err
+		}
+	} else {
+		live, err := m.Refresh([]state.Worker{*w})
+		if err != nil {
+			return Live{}, err
+		}
+		l = live[0]
 	}
-	l := live[0]
 	switch {
 	case w.Tmux != nil:
 		if l.WindowID == "" {
@@ -80,10 +110,22 @@ func (m *Manager) stop(w *state.Worker) (Live, error) {
 		tc := m.tmux(w)
 		// Only a live pane's own process: a dead pane's pid is a reaped
 		// process's, which may be anyone's by now.
-		if t, ok := PaneTarget(tc, l.WindowID); ok {
+		var t proc.Target
+		ok, done := false, false
+		if run.refresh != nil {
+			t, ok, done = run.refresh.paneTarget(w, l)
+		}
+		if !done {
+			t, ok = PaneTarget(tc, l.WindowID)
+		}
+		if ok {
 			proc.TerminateTarget(t, m.KillGrace)
 		}
-		if err := tc.KillWindow(l.WindowID); err != nil {
+		kill := tc.KillWindow
+		if run.windows != nil {
+			kill = func(id string) error { return run.windows.kill(Server(w), tc, id) }
+		}
+		if err := kill(l.WindowID); err != nil {
 			return l, fmt.Errorf("cannot remove tmux window of '%s': %w", w.Name, err)
 		}
 	case w.PID != nil:
@@ -144,32 +186,105 @@ func WorktreeOf(w *state.Worker) worktree.Info {
 
 // KillAll kills every worker that is running now. Each kill updates only
 // its own record under the lock, so workers spawned meanwhile are kept.
+//
+// The kills run concurrently, at most killAllAtOnce at a time up to the
+// point where a loop's kill waits for its monitor to see it at its next
+// poll (up to 2 s) and exit: those waits, which cost a look every 25 ms,
+// overlap without bound. One after another, 60 loops took a minute.
+// Each kill is Kill, with its guarantees (the loop marked killed before
+// its agent is stopped, its monitor gone when it returns); the state
+// files are locked per kill, as by concurrent swarm processes; the looks
+// at the windows of the kills under way go together in one tmux listing
+// (refresher), and their windows' kills in one tmux call under one hold
+// of the windows lock (windowKiller). After an error no further kill
+// starts and the ones under way finish; the names of those killed come
+// back in the order of the listing, with the first error in that order.
 func (m *Manager) KillAll(o KillOptions) ([]string, error) {
 	live, err := m.List()
 	if err != nil {
 		return nil, err
 	}
-	var killed []string
+	var names []string
 	for _, l := range live {
-		if !l.Running() && !m.loopActive(l.Name) {
-			continue
+		if l.Running() || m.loopActive(l.Name) {
+			names = append(names, l.Name)
 		}
-		if err := m.Kill(l.Name, o); err != nil {
-			if errors.Is(err, ErrNotFound) {
-				continue
-			}
-			// A damaged record is set aside, as ls sets it aside: the
-			// others are killed all the same.
-			var bad *unreachableError
-			if errors.As(err, &bad) {
-				m.warn(fmt.Sprintf("%v; %s", err, hint.Of(err)))
-				continue
-			}
-			return killed, err
-		}
-		killed = append(killed, l.Name)
 	}
-	return killed, nil
+	// The kills' warnings (this manager's, its store's, its hooks') come
+	// from several goroutines: one at a time to the caller's.
+	defer m.serializeWarnings()()
+	errs := make([]error, len(names))
+	ran := make([]bool, len(names))
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, killAllAtOnce)
+	windows, refresh := newWindowKiller(), newRefresher(m)
+	for i, name := range names {
+		slots <- struct{}{}
+		if failed.Load() {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var free sync.Once
+			release := func() { free.Do(func() { <-slots }) }
+			// Freed at the latest once a failure is known: no kill
+			// starts after it.
+			defer release()
+			err := m.kill(name, o, killAllRun{stopped: release, windows: windows, refresh: refresh})
+			var bad *unreachableError
+			switch {
+			case err == nil, errors.Is(err, ErrNotFound):
+			case errors.As(err, &bad):
+				// A damaged record is set aside, as ls sets it aside:
+				// the others are killed all the same.
+				m.warn(fmt.Sprintf("%v; %s", err, hint.Of(err)))
+			default:
+				failed.Store(true)
+			}
+			errs[i], ran[i] = err, true
+		}()
+	}
+	wg.Wait()
+	var killed []string
+	var first error
+	for i, name := range names {
+		var bad *unreachableError
+		switch err := errs[i]; {
+		case !ran[i], errors.Is(err, ErrNotFound), errors.As(err, &bad):
+		case err == nil:
+			killed = append(killed, name)
+		case first == nil:
+			first = err
+		}
+	}
+	return killed, first
+}
+
+// killAllAtOnce bounds KillAll's kills under way until their wait for a
+// monitor: a few tmux calls each, state updates that take their locks in
+// turn, and the wait for the agent's processes to exit.
+const killAllAtOnce = 16
+
+// serializeWarnings makes the manager's and its store's warnings go to
+// their receivers one at a time, until the returned function puts them
+// back: for goroutines that share the manager.
+func (m *Manager) serializeWarnings() (restore func()) {
+	var mu sync.Mutex
+	one := func(to func(string)) func(string) {
+		if to == nil {
+			return nil
+		}
+		return func(msg string) {
+			mu.Lock()
+			defer mu.Unlock()
+			to(msg)
+		}
+	}
+	warn, storeWarn := m.Warn, m.Store.Warn
+	m.Warn, m.Store.Warn = one(warn), one(storeWarn)
+	return func() { m.Warn, m.Store.Warn = warn, storeWarn }
 }
 
 // unreachableError is a worker whose record names a tmux server no
@@ -333,7 +448,7 @@ func (m *Manager) Respawn(name string, o RespawnOptions) (*SpawnResult, error) {
 	if w.IsRalph() {
 		return nil, fmt.Errorf("worker '%s' runs a ralph loop (use: swarm ralph resume %s, or swarm ralph spawn --replace)", name, name)
 	}
-	if _, err := m.stop(w); err != nil {
+	if _, err := m.stop(w, killAllRun{}); err != nil {
 		return nil, err
 	}
 	opts := respawnOptions(w)

@@ -16,8 +16,10 @@ type Live struct {
 	state.Worker
 	// WindowID is the tmux window (@N) when the window exists.
 	WindowID string
-	// PanePID is the pid of the window's first pane process.
+	// PanePID is the pid of the window's first pane process; Panes is
+	// how many panes the window has.
 	PanePID int
+	Panes   int
 	// PaneDead: the window is kept (remain-on-exit) but its command has
 	// exited.
 	PaneDead bool
@@ -36,6 +38,9 @@ type Live struct {
 	// gone, and whose command did not end by itself (a tmux server
 	// killed, a reboot): swarm restore brings it back.
 	Lost bool
+	// NotStarted: a ralph worker whose loop was made with --no-run and
+	// never run (set by internal/restore's Mark, as Lost is for loops).
+	NotStarted bool
 }
 
 // Running reports the refreshed status.
@@ -77,7 +82,7 @@ func (m *Manager) refresh(workers []state.Worker, early *listing) ([]Live, error
 			// Only the worker's own server's windows: window ids are
 			// per server, and another server may have one of the same.
 			if win, ok := index[Server(&w)].find(&l.Worker); ok {
-				l.WindowID, l.PanePID, l.PaneDead = win.WindowID, win.PID, win.AllDead
+				l.WindowID, l.PanePID, l.PaneDead, l.Panes = win.WindowID, win.PID, win.AllDead, win.Panes
 				if win.AllDead && win.ExitKnown() {
 					l.ExitCode, l.HasExit = win.ExitCode(), true
 				}

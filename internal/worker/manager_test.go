@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,8 +32,10 @@ func newFake(t *testing.T) (*Manager, *tmuxtest.Server, string) {
 	return m, srv, dir
 }
 
-// recordingHooks records the hook calls in order.
+// recordingHooks records the hook calls in order (KillAll's kills call
+// them from goroutines of their own).
 type recordingHooks struct {
+	mu     sync.Mutex
 	calls  []string
 	active map[string]bool
 	// held maps a worker to the status of the loop that holds it against
@@ -43,17 +46,22 @@ type recordingHooks struct {
 }
 
 func (h *recordingHooks) BeforeKill(w *state.Worker) error {
-	h.calls = append(h.calls, "before-kill "+w.Name)
+	h.record("before-kill " + w.Name)
 	return nil
 }
-func (h *recordingHooks) AfterKill(w *state.Worker) { h.calls = append(h.calls, "after-kill "+w.Name) }
-func (h *recordingHooks) AfterClean(name string)    { h.calls = append(h.calls, "after-clean "+name) }
+func (h *recordingHooks) record(call string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls = append(h.calls, call)
+}
+func (h *recordingHooks) AfterKill(w *state.Worker) { h.record("after-kill " + w.Name) }
+func (h *recordingHooks) AfterClean(name string)    { h.record("after-clean " + name) }
 func (h *recordingHooks) LoopActive(name string) bool {
 	return h.active[name]
 }
 func (h *recordingHooks) LoopHolds(name string) string { return h.held[name] }
 func (h *recordingHooks) RemoveUnlessLoopHolds(name string, remove func() error) error {
-	h.calls = append(h.calls, "remove "+name)
+	h.record("remove " + name)
 	if h.held[name] != "" {
 		return &LoopHoldsError{Status: h.held[name]}
 	}

@@ -39,6 +39,10 @@ func (m *Manager) Restore(name string) (*SpawnResult, error) {
 	return m.Spawn(respawnOptions(w))
 }
 
+// CheckRestorable says why Restore would not restore w (its worktree or
+// directory is gone), nil if it would: swarm restore --dry-run.
+func CheckRestorable(w *state.Worker) error { return checkRestorable(w) }
+
 // checkRestorable refuses a worker whose worktree or directory is gone.
 func checkRestorable(w *state.Worker) error {
 	if w.Worktree != nil {
