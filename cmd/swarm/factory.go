@@ -80,6 +80,7 @@ func newManager(root string, warn func(string)) *worker.Manager {
 	m.LogSink = logSink
 	m.Supervisor = supervisor
 	m.ExecVia = execVia
+	m.EnvUnset = []string{monitorMarker, heartbeatMarker}
 	m.MonitorCommand = monitorCommand
 	return m
 }
