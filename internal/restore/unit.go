@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
 )
@@ -43,6 +44,9 @@ func UnitName(root string) string {
 // where systemctl is found; it enables nothing. Without systemd it
 // returns the crontab @reboot line that does the same.
 func InstallUnit(o UnitOptions) (Installed, error) {
+	if err := checkUnitText(o); err != nil {
+		return Installed{}, err
+	}
 	if _, err := exec.LookPath("systemctl"); err != nil {
 		return Installed{Line: cronLine(o)}, nil
 	}
@@ -56,6 +60,23 @@ func InstallUnit(o UnitOptions) (Installed, error) {
 		return Installed{}, fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	return Installed{Systemd: true, Path: path, Name: name}, nil
+}
+
+// checkUnitText refuses a state root, binary or PATH holding a control
+// character: a newline would end the unit's line (the comment, the
+// Description) and start a setting of its own (ExecStartPre=...), or end
+// the crontab line and start another entry; cron has no way to write one
+// in a command.
+func checkUnitText(o UnitOptions) error {
+	for _, f := range []struct{ what, s string }{{"state root", o.Root}, {"swarm binary's path", o.Self}, {"PATH", o.Path}} {
+		for _, r := range f.s {
+			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+				return hint.Errorf("use a SWARM_HOME, binary and PATH without control characters (a newline, a tab)",
+					"cannot write a boot unit: the %s %q holds a control character", f.what, f.s)
+			}
+		}
+	}
+	return nil
 }
 
 // unitText is the unit file. Type oneshot with KillMode=process: the tmux
