@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/exitcode"
 	"github.com/swarmtools/swarm/internal/hint"
+	"github.com/swarmtools/swarm/internal/termtext"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -119,7 +120,11 @@ func cobraUsage(err error) *usageError {
 // report prints err the way swarm does and returns the exit code:
 // "swarm: error: <what>", and "hint: <fix>" when the error carries one;
 // a bareError's message alone. cmd is the command that failed (for the
-// "see: ... --help" of usage errors).
+// "see: ... --help" of usage errors). Errors quote names, paths, a
+// repository's file names and what other programs said: each is printed
+// as one line of printable text (termtext.Line), here, once for every
+// command, so an escape sequence in a path reaches no terminal and a
+// newline in one forges no "hint:" line.
 func report(w io.Writer, cmd *cobra.Command, err error) int {
 	var ue *usageError
 	if !errors.As(err, &ue) {
@@ -130,7 +135,7 @@ func report(w io.Writer, cmd *cobra.Command, err error) int {
 		if cmd != nil {
 			path = cmd.CommandPath()
 		}
-		fmt.Fprintf(w, "swarm: error: %v (see: %s --help)\n%s", ue.err, path, ue.detail)
+		fmt.Fprintf(w, "swarm: error: %s (see: %s --help)\n%s", termtext.Line(ue.err.Error()), path, ue.detail)
 		return exitUsage
 	}
 	code := exitFail
@@ -143,12 +148,12 @@ func report(w io.Writer, cmd *cobra.Command, err error) int {
 	}
 	var bare bareError
 	if errors.As(err, &bare) && bare.Bare() {
-		fmt.Fprintln(w, bare.Error())
+		fmt.Fprintln(w, termtext.Line(bare.Error()))
 		return code
 	}
-	fmt.Fprintf(w, "swarm: error: %s\n", err)
+	fmt.Fprintf(w, "swarm: error: %s\n", termtext.Line(err.Error()))
 	if h := hint.Of(err); h != "" {
-		fmt.Fprintf(w, "hint: %s\n", h)
+		fmt.Fprintf(w, "hint: %s\n", termtext.Line(h))
 	}
 	return code
 }
