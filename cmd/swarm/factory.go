@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/swarmtools/swarm/internal/state"
-	"github.com/swarmtools/swarm/internal/termtext"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -22,9 +21,9 @@ type IO struct {
 // DefaultIO is the process's own stdio.
 func DefaultIO() *IO { return &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr} }
 
-// Warn prints "swarm: warning: msg" on stderr, msg as one line of
-// printable text (see report).
-func (s *IO) Warn(msg string) { fmt.Fprintf(s.Err, "swarm: warning: %s\n", termtext.Line(msg)) }
+// Warn prints "swarm: warning: msg" on stderr, msg as printable text
+// (plainText, as report prints errors).
+func (s *IO) Warn(msg string) { fmt.Fprintf(s.Err, "swarm: warning: %s\n", plainText(msg)) }
 
 // factory is what every command is built from (the GitHub CLI's
 // cmdutil.Factory): the streams, and the state root and worker manager,
