@@ -176,9 +176,8 @@ func startLoop(io *IO, manager func() (*worker.Manager, error), so ralph.SpawnOp
 			// every local user can read (ps), holds the --notify URLs (a
 			// webhook's token, an ntfy topic) and --env values: go on as
 			// "swarm ralph run NAME", the same process in the same
-			// terminal, whose command line holds none of them. Should
-			// that fail, the loop runs here all the same.
-			_ = foregroundExec([]string{"ralph", "run", w.Name})
+			// terminal, whose command line holds none of them.
+			_ = foregroundExec([]string{"ralph", "run", w.Name}) // returns only if the exec failed: the loop runs here all the same
 		}
 		return runEngine(io, m, w.Name)
 	}
