@@ -394,4 +394,10 @@ func TestWorkerOnAnotherUsersSocketIsNotReached(t *testing.T) {
 	if r := e.Run("send", "a", "hi"); r.Code == 0 {
 		t.Errorf("send to a worker on another user's socket: %s", r)
 	}
+	if r := e.Run("kill", "--all"); r.Code != 0 || !strings.Contains(r.Stderr, "worker 'a' cannot be reached") {
+		t.Errorf("kill --all: %s", r)
+	}
+	if r := e.Run("clean", "--all"); r.Code != 0 || len(e.Workers()) != 0 {
+		t.Errorf("clean --all: %s\nrecords left: %v", r, e.Workers())
+	}
 }
