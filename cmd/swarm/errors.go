@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/exitcode"
 	"github.com/swarmtools/swarm/internal/hint"
+	"github.com/swarmtools/swarm/internal/termtext"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -119,7 +120,9 @@ func cobraUsage(err error) *usageError {
 // report prints err the way swarm does and returns the exit code:
 // "swarm: error: <what>", and "hint: <fix>" when the error carries one;
 // a bareError's message alone. cmd is the command that failed (for the
-// "see: ... --help" of usage errors).
+// "see: ... --help" of usage errors). Errors quote names, paths, a
+// repository's file names and what other programs said: each is printed
+// as printable text (plainText), here, once for every command.
 func report(w io.Writer, cmd *cobra.Command, err error) int {
 	var ue *usageError
 	if !errors.As(err, &ue) {
@@ -130,7 +133,7 @@ func report(w io.Writer, cmd *cobra.Command, err error) int {
 		if cmd != nil {
 			path = cmd.CommandPath()
 		}
-		fmt.Fprintf(w, "swarm: error: %v (see: %s --help)\n%s", ue.err, path, ue.detail)
+		fmt.Fprintf(w, "swarm: error: %s (see: %s --help)\n%s", plainText(ue.err.Error()), path, ue.detail)
 		return exitUsage
 	}
 	code := exitFail
@@ -143,12 +146,34 @@ func report(w io.Writer, cmd *cobra.Command, err error) int {
 	}
 	var bare bareError
 	if errors.As(err, &bare) && bare.Bare() {
-		fmt.Fprintln(w, bare.Error())
+		fmt.Fprintln(w, plainText(bare.Error()))
 		return code
 	}
-	fmt.Fprintf(w, "swarm: error: %s\n", err)
+	fmt.Fprintf(w, "swarm: error: %s\n", plainText(err.Error()))
 	if h := hint.Of(err); h != "" {
-		fmt.Fprintf(w, "hint: %s\n", h)
+		fmt.Fprintf(w, "hint: %s\n", plainText(h))
 	}
 	return code
+}
+
+// plainText is a message as printed: each line printable text
+// (termtext.Line: escape sequences parsed and dropped, control characters
+// dropped), so an escape sequence in a path reaches no terminal. A
+// message's own lines stay (a set-up's last lines, errors.Join's parts),
+// but a line after the first that would read as one of swarm's own
+// ("hint: ...", "swarm: error: ...", from a newline in a path or a file
+// name) is indented: it cannot pass for the fix swarm gives.
+func plainText(s string) string {
+	if !strings.Contains(s, "\n") {
+		return termtext.Line(s)
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		l = termtext.Line(l)
+		if i > 0 && (strings.HasPrefix(l, "hint:") || strings.HasPrefix(l, "swarm:")) {
+			l = "  " + l
+		}
+		lines[i] = l
+	}
+	return strings.Join(lines, "\n")
 }

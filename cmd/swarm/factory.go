@@ -21,8 +21,9 @@ type IO struct {
 // DefaultIO is the process's own stdio.
 func DefaultIO() *IO { return &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr} }
 
-// Warn prints "swarm: warning: msg" on stderr.
-func (s *IO) Warn(msg string) { fmt.Fprintf(s.Err, "swarm: warning: %s\n", msg) }
+// Warn prints "swarm: warning: msg" on stderr, msg as printable text
+// (plainText, as report prints errors).
+func (s *IO) Warn(msg string) { fmt.Fprintf(s.Err, "swarm: warning: %s\n", plainText(msg)) }
 
 // factory is what every command is built from (the GitHub CLI's
 // cmdutil.Factory): the streams, and the state root and worker manager,
@@ -80,6 +81,7 @@ func newManager(root string, warn func(string)) *worker.Manager {
 	m.LogSink = logSink
 	m.Supervisor = supervisor
 	m.ExecVia = execVia
+	m.EnvUnset = []string{monitorMarker, heartbeatMarker}
 	m.MonitorCommand = monitorCommand
 	return m
 }

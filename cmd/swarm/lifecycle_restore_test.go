@@ -7,6 +7,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -107,5 +108,60 @@ func TestRestoreInstallUnit(t *testing.T) {
 		"the restore at boot reads " + envFile + "\n"
 	if r.Stdout != want {
 		t.Errorf("install-unit without systemd:\n got %q\nwant %q", r.Stdout, want)
+	}
+}
+
+// Issue 27 item 22-23: restore and respawn start a worker again only in a
+// directory that is still the user's: after a reboot another user can
+// make a directory of the same name (under /tmp, say), or one others can
+// write could have been swapped. Refused, nothing is started, and the
+// worker stays lost; once the directory is the user's again, restore
+// brings it back.
+func TestRestoreAndRespawnRefuseADirectoryAnotherUserMayHaveMade(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	dir := filepath.Join(e.Dir, "proj")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.RunIn(dir, "spawn", "--name", "w", "--tmux", "--", "sleep", "300"); r.Code != 0 {
+		t.Fatalf("spawn: %s", r)
+	}
+	if out, err := e.Tmux("kill-server"); err != nil {
+		t.Fatalf("kill-server: %v %s", err, out)
+	}
+	refused := func(what string) {
+		t.Helper()
+		for _, args := range [][]string{{"restore", "w"}, {"respawn", "w"}} {
+			r := e.Run(args...)
+			if r.Code != 1 || !strings.Contains(r.Stderr, what) {
+				t.Errorf("%s: %s\nwant %q", args[0], r, what)
+			}
+		}
+		if !regexp.MustCompile(`(?m)^w\s+stopped\(lost\)`).MatchString(e.MustRun("ls").Stdout) {
+			t.Errorf("the worker is no longer lost:\n%s", e.MustRun("ls").Stdout)
+		}
+		if id := e.WindowID("w"); id != "" {
+			t.Errorf("a window was made: %s", id)
+		}
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	refused("directory " + dir + " is writable by others (mode 0777)")
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(dir, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		refused("directory " + dir + " is owned by another user (uid 65534)")
+		if err := os.Chown(dir, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := e.Run("restore", "w"); r.Code != 0 || !strings.HasPrefix(r.Stdout, "restored w") {
+		t.Errorf("restore in the user's own directory: %s", r)
 	}
 }

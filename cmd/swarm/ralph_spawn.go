@@ -131,6 +131,12 @@ func runRalphSpawn(opts *ralphSpawnOptions) error {
 	return startLoop(opts.IO, opts.Manager, opts.Spawn, opts.Heartbeat)
 }
 
+// foregroundExec, when set, replaces this process with this binary
+// running the arguments given, and returns only when it could not. The
+// real binary sets it (main); commands run inside a test process never
+// replace it.
+var foregroundExec func(args []string) error
+
 // startLoop starts a loop for spawn --ralph and ralph spawn: in the
 // background (printing how to watch it), in this process (--foreground),
 // or not at all (--no-run). hb, when set, is the worker's heartbeat,
@@ -165,6 +171,14 @@ func startLoop(io *IO, manager func() (*worker.Manager, error), so ralph.SpawnOp
 		fmt.Fprintf(io.Out, "not started (--no-run); start it with: swarm ralph run %s\n", w.Name)
 		return nil
 	case so.Foreground:
+		if foregroundExec != nil {
+			// The loop runs here for hours, and this command line, which
+			// every local user can read (ps), holds the --notify URLs (a
+			// webhook's token, an ntfy topic) and --env values: go on as
+			// "swarm ralph run NAME", the same process in the same
+			// terminal, whose command line holds none of them.
+			_ = foregroundExec([]string{"ralph", "run", w.Name}) // returns only if the exec failed: the loop runs here all the same
+		}
 		return runEngine(io, m, w.Name)
 	}
 	fmt.Fprintf(io.Out, `Monitor:

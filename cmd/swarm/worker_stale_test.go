@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -358,4 +359,45 @@ func stMonitorPID(t *testing.T, e *testenv.Env, name string) int {
 		t.Fatalf("no monitor pid in %v", e.RalphState(name))
 	}
 	return int(pid)
+}
+
+// Issue 27 item 22: a worker whose recorded socket is now another user's
+// (its own server gone, another user's listening there) is never
+// connected to: ls lists it as stopped with a warning, send refuses it,
+// and the other workers are listed as before.
+func TestWorkerOnAnotherUsersSocketIsNotReached(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the socket to another user")
+	}
+	t.Parallel()
+	e := testenv.New(t)
+	e.MustRun("spawn", "--name", "a", "--tmux", "--", "sleep", "300")
+	e.MustRun("spawn", "--name", "p", "--", "sleep", "300")
+	var sock string
+	for _, w := range e.Workers() {
+		if w["name"] == "a" {
+			sock, _ = w["metadata"].(map[string]any)["tmux_socket_path"].(string)
+		}
+	}
+	if sock == "" {
+		t.Fatalf("no socket path recorded: %v", e.Workers())
+	}
+	if err := os.Lchown(sock, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Lchown(sock, 0, 0) })
+	r := e.Run("ls")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "worker 'a' cannot be reached: tmux socket "+sock+" is owned by another user (uid 65534)") ||
+		!regexp.MustCompile(`(?m)^a\s+stopped`).MatchString(r.Stdout) || !regexp.MustCompile(`(?m)^p\s+running`).MatchString(r.Stdout) {
+		t.Errorf("ls: %s", r)
+	}
+	if r := e.Run("send", "a", "hi"); r.Code == 0 {
+		t.Errorf("send to a worker on another user's socket: %s", r)
+	}
+	if r := e.Run("kill", "--all"); r.Code != 0 || !strings.Contains(r.Stderr, "worker 'a' cannot be reached") {
+		t.Errorf("kill --all: %s", r)
+	}
+	if r := e.Run("clean", "--all"); r.Code != 0 || len(e.Workers()) != 0 {
+		t.Errorf("clean --all: %s\nrecords left: %v", r, e.Workers())
+	}
 }

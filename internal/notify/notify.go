@@ -256,13 +256,42 @@ func desktop(ctx context.Context, ev Event) (bool, error) {
 	if err != nil {
 		return true, fmt.Errorf("%s is not installed", DesktopCommand)
 	}
-	cmd := exec.CommandContext(ctx, bin, ev.Title(), ev.Body())
+	// "--": a body (an agent's reason) starting with '-' is no option.
+	cmd := exec.CommandContext(ctx, bin, "--", termtext.Line(ev.Title()), desktopBody(ev.Body()))
 	cmd.WaitDelay = time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return false, fmt.Errorf("%w: %s", err, termtext.Line(strings.TrimSpace(string(out))))
 	}
 	return false, nil
 }
+
+// desktopBody is body for notify-send, which reads its body as markup
+// (Pango's: <a href>, <img src>, <b>, entities): each line printable
+// text, and &, < and > escaped, so an agent's text shows as written and
+// names no link or image.
+func desktopBody(body string) string {
+	lines := strings.Split(body, "\n")
+	for i, l := range lines {
+		lines[i] = termtext.Line(l)
+	}
+	return markupEscaper.Replace(strings.Join(lines, "\n"))
+}
+
+var markupEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// statusText is an HTTP answer's status line as printed: the server
+// writes its reason phrase, so it is made one line of printable text,
+// and cut short.
+func statusText(status string) string {
+	s := termtext.Line(status)
+	if r := []rune(s); len(r) > maxStatusText {
+		s = string(r[:maxStatusText]) + "..."
+	}
+	return s
+}
+
+// maxStatusText bounds the status text a log line quotes.
+const maxStatusText = 80
 
 // post sends one POST and judges the answer.
 func (d *Dispatcher) post(ctx context.Context, u, ctype string, body []byte, headers map[string]string) (bool, error) {
@@ -285,16 +314,17 @@ func (d *Dispatcher) post(ctx context.Context, u, ctype string, body []byte, hea
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL may hold a secret: not in the log
 		}
-		return false, err
+		// It may quote what the server sent (a malformed answer).
+		return false, errors.New(termtext.Line(err.Error()))
 	}
 	_ = resp.Body.Close() // only the status is read: a failed close costs a connection, not the delivery
 	switch {
 	case resp.StatusCode < 300:
 		return false, nil
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		return false, fmt.Errorf("HTTP %s", resp.Status)
+		return false, fmt.Errorf("HTTP %s", statusText(resp.Status))
 	}
-	return true, fmt.Errorf("HTTP %s", resp.Status)
+	return true, fmt.Errorf("HTTP %s", statusText(resp.Status))
 }
 
 // headerText makes s fit an HTTP header: one printable line, and words

@@ -101,6 +101,11 @@ func ResumeLoop(m *worker.Manager, name string) error {
 	if err := notResumable(name, st, time.Now()); err != nil {
 		return err
 	}
+	// Its agent starts in st.WorkDir again: not in one another user
+	// may have made since (after a reboot, say).
+	if err := worker.CheckWorkDir(st.WorkDir, fmt.Sprintf("swarm ralph spawn --name %s --replace ... from a directory of your own", name)); err != nil {
+		return err
+	}
 	// A lock held by no live monitor (a dead monitor's descriptor in a
 	// child it was forking) must not pass for a running monitor: the loop
 	// would be left with none.

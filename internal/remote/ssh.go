@@ -95,11 +95,34 @@ func (c *Client) persist() time.Duration {
 // sharing. It is named by a hash of what decides where ssh connects (the
 // target, the host's options, the config file), so hosts with the same
 // target share one connection and one socket.
+//
+// A directory whose path ssh would not take as it is gives no sharing
+// (plainPath): ssh expands % tokens (%h: the host) and ${VAR} in a
+// ControlPath and splits an -o value at spaces, so a state root holding
+// "%h" would move the socket and a space would break every call.
 func (c *Client) ControlPath(h Host) string {
-	if c.ControlDir == "" {
+	if c.ControlDir == "" || !plainPath(c.ControlDir) {
 		return ""
 	}
 	return filepath.Join(c.ControlDir, connKey(c, h))
+}
+
+// plainPath reports an absolute path that ssh reads in a ControlPath
+// exactly as written: letters, digits and / . _ - + , : @ = only (no %,
+// $, ~, quote, backslash, space or control character).
+func plainPath(p string) bool {
+	if !filepath.IsAbs(p) {
+		return false
+	}
+	for _, r := range p {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune("/._-+,:@=", r):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // connKey names h's connection: hosts with equal keys share one.
@@ -110,11 +133,13 @@ func connKey(c *Client, h Host) string {
 
 // ControlDirFor returns where control sockets go for a state root:
 // ROOT/ssh, unless a socket's path there would be too long for a Unix
-// socket; then fallback (a private directory of the user's, such as
-// /tmp/swarm-ssh-UID).
+// socket, or the path holds what ssh would expand or split (plainPath);
+// then fallback (a private directory of the user's, such as
+// /tmp/swarm-ssh-UID). A fallback that is not plain either gives no
+// shared connections (ControlPath).
 func ControlDirFor(root, fallback string) string {
 	dir := filepath.Join(root, "ssh")
-	if len(dir)+1+controlName <= maxSocketPath {
+	if len(dir)+1+controlName <= maxSocketPath && plainPath(dir) {
 		return dir
 	}
 	return fallback

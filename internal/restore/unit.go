@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/tmux"
 )
@@ -71,6 +72,9 @@ const envTemplate = `# The environment of swarm restore --all at boot (the unit 
 // file already there is looked at (it must be the user's own, not
 // writable by others), never changed.
 func PlanUnit(o UnitOptions) (Installed, error) {
+	if err := checkUnitText(o); err != nil {
+		return Installed{}, err
+	}
 	env := filepath.Join(o.Root, EnvFileName)
 	in := Installed{EnvFile: env}
 	f, err := state.OpenFile(env, os.O_RDONLY, 0)
@@ -135,6 +139,23 @@ func InstallUnit(o UnitOptions) (Installed, error) {
 		return Installed{}, fmt.Errorf("cannot write %s: %w", in.Path, err)
 	}
 	return in, nil
+}
+
+// checkUnitText refuses a state root, binary or PATH holding a control
+// character: a newline would end the unit's line (the comment, the
+// Description) and start a setting of its own (ExecStartPre=...), or end
+// the crontab line and start another entry; cron has no way to write one
+// in a command.
+func checkUnitText(o UnitOptions) error {
+	for _, f := range []struct{ what, s string }{{"state root", o.Root}, {"swarm binary's path", o.Self}, {"PATH", o.Path}} {
+		for _, r := range f.s {
+			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+				return hint.Errorf("use a SWARM_HOME, binary and PATH without control characters (a newline, a tab)",
+					"cannot write a boot unit: the %s %q holds a control character", f.what, f.s)
+			}
+		}
+	}
+	return nil
 }
 
 // unitText is the unit file. Type oneshot with KillMode=process: the tmux

@@ -58,3 +58,33 @@ func TestUnitVerifies(t *testing.T) {
 		}
 	}
 }
+
+// Issue 27 item 26: a newline (or any control character) in the state
+// root, the binary's path or PATH would end the unit's comment or
+// Description line and start a setting of its own (ExecStartPre=), or
+// end the crontab line and start another entry: refused, nothing
+// written, with systemd and without.
+func TestInstallUnitRefusesControlCharacters(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "systemctl"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := t.TempDir()
+	for _, path := range []string{bin, t.TempDir()} {
+		t.Setenv("PATH", path)
+		for _, o := range []UnitOptions{
+			{Root: "/h/x\nExecStartPre=/bin/touch /tmp/pwned", Self: "/bin/swarm", Path: "/bin"},
+			{Root: "/h/x", Self: "/bin/swarm\n@reboot touch /tmp/pwned", Path: "/bin"},
+			{Root: "/h/x", Self: "/bin/swarm", Path: "/bin\r\x1b[2J"},
+		} {
+			o.ConfigDir = cfg
+			inst, err := InstallUnit(o)
+			if err == nil || !strings.Contains(err.Error(), "holds a control character") || inst.Line != "" || inst.Path != "" {
+				t.Errorf("InstallUnit(%q) = %+v, %v; want refused", o, inst, err)
+			}
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Join(cfg, "systemd", "user")); len(ents) != 0 {
+		t.Errorf("a unit was written: %v", ents)
+	}
+}

@@ -218,7 +218,7 @@ func (c *Client) Attach(session, windowID string) error {
 		[]string{"select-window", "-t", windowID},
 		[]string{show, "-t", "=" + session},
 	)
-	env := os.Environ()
+	env := clientEnv(os.Environ())
 	if !inside {
 		// Attaching to another server from inside tmux needs TMUX unset.
 		env = withoutEnv(env, "TMUX")

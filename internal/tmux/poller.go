@@ -213,7 +213,7 @@ func (p *Poller) attach(target string) (*control, error) {
 	cmd := exec.Command(p.Bin, args...)
 	// The server is named by -L or -S: $TMUX would only make tmux
 	// refuse to attach from inside tmux.
-	cmd.Env = withoutEnv(os.Environ(), "TMUX")
+	cmd.Env = withoutEnv(clientEnv(os.Environ()), "TMUX")
 	dieWithParent(cmd)
 	inR, inW, err := os.Pipe()
 	if err != nil {

@@ -220,9 +220,15 @@ func (c *Client) Args(cmds ...[]string) []string {
 	return args
 }
 
-// checkSocket refuses a server the client must not connect to (Check).
+// checkSocket refuses a server the client must not connect to: a bad
+// name or path (Check), or a socket another user may listen on
+// (CheckOwner).
 func (c *Client) checkSocket() error {
-	return c.Server().Check()
+	s := c.Server()
+	if err := s.Check(); err != nil {
+		return err
+	}
+	return s.CheckOwner()
 }
 
 // Run executes one tmux command and returns its standard output. Every
@@ -272,6 +278,7 @@ func (c *Client) startChain(stdin io.Reader, cmds ...[]string) *started {
 	// open: WaitDelay ends the wait for them.
 	r.cmd = exec.CommandContext(r.ctx, c.Bin, r.args...)
 	r.cmd.WaitDelay = noAnswerWaitDelay
+	r.cmd.Env = clientEnv(os.Environ())
 	r.cmd.Stdin = stdin
 	r.cmd.Stdout = &r.out
 	r.cmd.Stderr = &r.stderr

@@ -448,6 +448,10 @@ func (m *Manager) Respawn(name string, o RespawnOptions) (*SpawnResult, error) {
 	if w.IsRalph() {
 		return nil, fmt.Errorf("worker '%s' runs a ralph loop (use: swarm ralph resume %s, or swarm ralph spawn --replace)", name, name)
 	}
+	// Before anything is stopped: a refused respawn changes nothing.
+	if err := checkWorkDirsOf(w); err != nil {
+		return nil, err
+	}
 	if _, err := m.stop(w, killAllRun{}); err != nil {
 		return nil, err
 	}

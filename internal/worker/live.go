@@ -118,18 +118,27 @@ func (m *Manager) refresh(workers []state.Worker, early *listing) ([]Live, error
 // lives in, whose window id is recorded, is asked for that window alone
 // (status NAME asks for one window, however many the server has). A
 // worker whose record names a server no client may connect to (Server,
-// tmux.Server.Check) is left out, with a warning: it shows stopped, and
-// the others are listed.
+// tmux.Server.Check), or a socket another user may listen on
+// (tmux.Server.CheckOwner: the worker's own server is gone), is left
+// out, with a warning: it shows stopped, and the others are listed.
 func (m *Manager) listServers(workers []state.Worker, early *listing) (map[tmux.Server][]tmux.Window, error) {
 	var servers []tmux.Server
 	alone := map[tmux.Server]*state.Worker{} // the one worker of a server
+	refused := map[tmux.Server]error{}       // why a server's socket may not be connected to
 	for i := range workers {
 		w := &workers[i]
 		if w.Tmux == nil {
 			continue
 		}
 		s := Server(w)
-		if err := s.Check(); err != nil {
+		err, seen := refused[s]
+		if !seen {
+			if err = s.Check(); err == nil {
+				err = s.CheckOwner()
+			}
+			refused[s] = err
+		}
+		if err != nil {
 			m.warn(fmt.Sprintf("worker '%s' cannot be reached: %v; it is listed as stopped", w.Name, err))
 			continue
 		}

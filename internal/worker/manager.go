@@ -104,6 +104,10 @@ type Manager struct {
 	// reads and removes (swarm _exec FILE --; see WindowLaunch). Without
 	// it the environment is given to tmux (-e).
 	ExecVia func(envFile string) []string
+	// EnvUnset are variables of this process that a tmux window's command
+	// must not get with the rest of its environment (WindowLaunch): the
+	// markers of swarm's background processes.
+	EnvUnset []string
 	// MonitorCommand, when set, is how a loop's background monitor is
 	// started (swarm ralph run NAME): its argv, the program first, and
 	// the environment entries it adds. internal/ralph starts it detached

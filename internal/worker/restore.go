@@ -19,7 +19,8 @@ var ErrNotLost = errors.New("not lost")
 // worker as respawn does and looks again under the claim, so two restores
 // never both start it: the second gets ErrNotLost. A worker whose
 // worktree or directory is gone is not restored: a new one would not be
-// its work.
+// its work; nor one whose directory another user may have made
+// (CheckWorkDir).
 func (m *Manager) Restore(name string) (*SpawnResult, error) {
 	w, release, err := m.claimRespawn(name)
 	if err != nil {
@@ -34,6 +35,9 @@ func (m *Manager) Restore(name string) (*SpawnResult, error) {
 		return nil, ErrNotLost
 	}
 	if err := checkRestorable(w); err != nil {
+		return nil, err
+	}
+	if err := checkWorkDirsOf(w); err != nil {
 		return nil, err
 	}
 	return m.Spawn(respawnOptions(w))
