@@ -336,6 +336,32 @@ func TestInputPrefixes(t *testing.T) {
 	}
 }
 
+// A message Claude Code, Gemini CLI or aider would run in its shell: its
+// first non-blank line starts with '!' (issue 27, item 15). '/' is only
+// an input prefix, and the other agents run no '!' message.
+func TestShellCommand(t *testing.T) {
+	for _, c := range []struct {
+		agent, prompt string
+		shell         bool
+	}{
+		{"claude", "!make deploy", true},
+		{"claude", "\n\t  !rm -rf build\nthen fix", true},
+		{"claude", "fix the tests\n!make is fine here", false},
+		{"claude", "/fix the tests", false},
+		{"gemini", "!ls", true},
+		{"aider", " !ls", true},
+		{"codex", "!ls", false},
+		{"opencode", "!ls", false},
+		{"generic", "!ls", false},
+	} {
+		p, _ := Lookup(c.agent)
+		prefix, does, ok := p.ShellCommand(c.prompt)
+		if ok != c.shell || ok && (prefix != "!" || !strings.Contains(does, "shell")) {
+			t.Errorf("%s %q: %q %q %v, want shell %v", c.agent, c.prompt, prefix, does, ok, c.shell)
+		}
+	}
+}
+
 // A prompt Claude Code took for a slash command: an error with the fix,
 // which no retry gets past.
 func TestClaudeUnknownCommandIsAnErrorWithItsFix(t *testing.T) {

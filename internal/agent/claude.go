@@ -86,6 +86,7 @@ var Claude = register("claude", []string{"claude", "claude-code"}, func() *Profi
 			"/": "runs a message that starts with '/' as one of its slash commands, not as a prompt",
 			"!": "runs a message that starts with '!' in its shell (bash mode): the prompt would run as a shell command",
 		},
+		ShellPrefix: "!",
 		Hints: map[string]string{
 			StuckTrust:       `answer it once with: swarm attach NAME; or set "hasTrustDialogAccepted": true for the folder under "projects" in ~/.claude.json`,
 			StuckAPIKey:      `answer it once with: swarm attach NAME (choose Yes); or add the key's last 20 characters to "customApiKeyResponses.approved" in ~/.claude.json`,

@@ -249,6 +249,12 @@ func (e *Engine) start(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 	if err := argPromptError(st.PromptMode, prompt); err != nil {
 		return e.freshTurn(st, w, st.CurrentIteration, e.Clock.Now(), ""), &Outcome{End: EndPromptError, Detail: err.Error(), Hint: hint.Of(err)}, nil
 	}
+	// Re-read every iteration: the file may have been edited since the
+	// spawn refused it. Stopped before the agent starts: nothing is typed.
+	if err := shellPromptError(st.PromptMode, profileOf(st, w), prompt, st.PromptFile,
+		"start the prompt file with other text (a line further down may start with '!'), then: swarm ralph resume "+e.Name); err != nil {
+		return e.freshTurn(st, w, st.CurrentIteration, e.Clock.Now(), ""), &Outcome{End: EndPromptError, Detail: err.Error(), Hint: hint.Of(err)}, nil
+	}
 	t := e.freshTurn(st, w, iter, e.Clock.Now(), prompt)
 	if err := e.claim(t); err != nil {
 		if errors.Is(err, errSkip) {
