@@ -72,6 +72,9 @@ type turn struct {
 	off     int64     // how far out has been read (a stream offset: logcap)
 	det     *Detector
 	tasks   int // task ids already recorded
+	// suspectsSeen is the detector's Suspects count the rendered pane was
+	// last checked at (confirmSuspects).
+	suspectsSeen int
 
 	// What the agent showed since the prompt.
 	confirmed bool        // it showed it received the prompt

@@ -29,6 +29,9 @@ type Tmux interface {
 	KillWindow(target string) error
 	Respawn(target string, spec tmux.RespawnSpec) error
 	Poll(target string) (tmux.PaneStatus, string, error)
+	// Capture reads the pane with its history: what a promise tag of a
+	// redrawn stream is confirmed on (Detector.Confirm).
+	Capture(target string, o tmux.CaptureOptions) (string, error)
 	PipeTo(target, path string, via []string) error
 	Paste(target, text string) error
 	worker.Keyboard
