@@ -127,10 +127,11 @@ func longPrompt() string {
 }
 
 // A long prompt that names its own completion tag is not a completion
-// (issue 27, item 16): Claude Code 2.1.332 shows a pasted prompt
-// expanded in its transcript once submitted (2.1.197 keeps "[Pasted text
-// #1 +62 lines]") and redraws it cell by cell, and the loop stopped
-// complete at iteration 1 on the tag in the prompt's echo, although the
+// (issue 27, item 16): Claude Code shows a pasted prompt expanded in its
+// transcript once submitted, and 2.1.332 redraws it there cell by cell
+// (only what changed), so its output stream holds the tag's line in
+// pieces; the loop stopped complete at iteration 1 on the tag in the
+// prompt's echo (2.1.197's full redraws were told apart), although the
 // agent's final message ("Working through the items. Not done yet.") has
 // none. With hooks the promise is judged in the final message only; with
 // hooks off (the screen fallback) the echo is told from the agent's own
