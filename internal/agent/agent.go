@@ -92,6 +92,11 @@ type Profile struct {
 	// box does not send to the model, with what it does instead (Claude
 	// Code runs "/fix" as a slash command and "!ls" in its shell).
 	InputPrefixes map[string]string
+	// ShellPrefix is the one of InputPrefixes whose message the agent
+	// runs in its shell (Claude Code's bash mode: "!rm -rf build" is run,
+	// not read): a prompt that starts with it is never typed in (see
+	// ShellCommand), where "/" is only warned of.
+	ShellPrefix string
 	// MessageStart: a line that begins a message of the agent or a
 	// prompt (default: Claude Code's "● "); an error or limit above the
 	// last one is answered past.
@@ -330,6 +335,22 @@ func (p *Profile) InputPrefix(prompt string) (prefix, does string, ok bool) {
 		}
 	}
 	return "", "", false
+}
+
+// ShellCommand reports whether prompt, typed into the agent's input box,
+// would run as a shell command (its first non-blank line starts with the
+// profile's ShellPrefix, after white space), and what the agent does with
+// it. Such a prompt is refused at spawn and before every iteration: what
+// runs is whatever the file says, with the user's rights, and the model
+// never sees it.
+func (p *Profile) ShellCommand(prompt string) (prefix, does string, ok bool) {
+	if p.ShellPrefix == "" {
+		return "", "", false
+	}
+	if !strings.HasPrefix(strings.TrimLeft(prompt, " \t\r\n"), p.ShellPrefix) {
+		return "", "", false
+	}
+	return p.ShellPrefix, p.InputPrefixes[p.ShellPrefix], true
 }
 
 // FatalIn returns the first fatal start error in text, with its fix.

@@ -336,6 +336,32 @@ func TestInputPrefixes(t *testing.T) {
 	}
 }
 
+// A message Claude Code, Gemini CLI or aider would run in its shell: its
+// first non-blank line starts with '!' (issue 27, item 15). '/' is only
+// an input prefix, and the other agents run no '!' message.
+func TestShellCommand(t *testing.T) {
+	for _, c := range []struct {
+		agent, prompt string
+		shell         bool
+	}{
+		{"claude", "!make deploy", true},
+		{"claude", "\n\t  !rm -rf build\nthen fix", true},
+		{"claude", "fix the tests\n!make is fine here", false},
+		{"claude", "/fix the tests", false},
+		{"gemini", "!ls", true},
+		{"aider", " !ls", true},
+		{"codex", "!ls", false},
+		{"opencode", "!ls", false},
+		{"generic", "!ls", false},
+	} {
+		p, _ := Lookup(c.agent)
+		prefix, does, ok := p.ShellCommand(c.prompt)
+		if ok != c.shell || ok && (prefix != "!" || !strings.Contains(does, "shell")) {
+			t.Errorf("%s %q: %q %q %v, want shell %v", c.agent, c.prompt, prefix, does, ok, c.shell)
+		}
+	}
+}
+
 // A prompt Claude Code took for a slash command: an error with the fix,
 // which no retry gets past.
 func TestClaudeUnknownCommandIsAnErrorWithItsFix(t *testing.T) {
@@ -348,5 +374,58 @@ func TestClaudeUnknownCommandIsAnErrorWithItsFix(t *testing.T) {
 	plain := " ▐▛███▜▌   Claude Code v2.1.197\n\n❯ fix the tests\n● Done. The unknown command: handling is fixed.\n✻ Worked for 2s\n\n────────\n❯\u00a0\n────────\n  ? for shortcuts\n"
 	if v := Claude().Judge(plain, time.Now()); v.State != Idle {
 		t.Fatalf("an answer that mentions it: %+v", v)
+	}
+}
+
+// The screens of each permission mode, captured from the pinned Claude
+// Code and from 2.1.332 (TestClaudePermissionModeScreens in
+// internal/agenttest): 2.1.332 starts in auto mode ("⏵⏵ auto mode on",
+// under a notice about it), runs bypassPermissions as "⏵⏵ bypass
+// permissions on", and in manual mode asks "Do you want to proceed?"
+// before a command, as 2.1.197 does in its default mode. Each is judged
+// as the loop needs: an idle box ready for the prompt, a long paste
+// waiting in the box, a finished turn, a permission prompt (not a
+// generic menu: its hint says how to answer it and how to run without).
+func TestClaudeScreensOfEachPermissionMode(t *testing.T) {
+	// The head of the 63-line prompt the captures pasted (agenttest's
+	// longPrompt): collapsed, only the placeholder shows.
+	prompt := "You are working through the checklist below, one item per iteration.\n- [ ] item 1: make the 1-th function of the module handle empty input and add a test for it\n"
+	cases := []struct {
+		release, file string
+		state         State
+		kind          string
+		turns         int
+		ready         bool
+	}{
+		{"2.1.332", "idle-start-mode.txt", Idle, "", 0, true},
+		{"2.1.332", "idle-bypass-mode.txt", Idle, "", 0, true},
+		{"2.1.332", "idle-after-answer-long-prompt.txt", Idle, "", 1, true},
+		{"2.1.332", "dialog-permission-bash.txt", Dialog, StuckPermission, 0, false},
+		{"2.1.197", "idle-start-mode.txt", Idle, "", 0, true},
+		{"2.1.197", "idle-after-answer-long-prompt.txt", Idle, "", 1, true},
+		{"2.1.197", "dialog-permission-bash.txt", Dialog, StuckPermission, 0, false},
+	}
+	for _, c := range cases {
+		data, err := os.ReadFile(filepath.Join("testdata", "claude-code-"+c.release, c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		screen := string(data)
+		v := Claude().Judge(screen, now)
+		if v.State != c.state || v.Kind != c.kind || v.Turns != c.turns || Claude().Ready(screen) != c.ready {
+			t.Errorf("%s %s: %+v, ready %v; want %s %q turns %d ready %v", c.release, c.file, v, Claude().Ready(screen), c.state, c.kind, c.turns, c.ready)
+		}
+		if v.State == Dialog && (v.Line != "Do you want to proceed?" || !strings.Contains(v.Hint, "swarm send NAME 1")) {
+			t.Errorf("%s %s: line %q, hint %q", c.release, c.file, v.Line, v.Hint)
+		}
+	}
+	for _, release := range []string{"2.1.332", "2.1.197"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "claude-code-"+release, "prompt-pasted-collapsed.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pending, ok := Claude().Pending(string(data), prompt); !ok || !pending {
+			t.Errorf("%s: the collapsed paste is not seen waiting in the box", release)
+		}
 	}
 }

@@ -81,6 +81,7 @@ var Aider = register("aider", []string{"aider"}, func() *Profile {
 			"/": "runs a message that starts with '/' as one of its slash commands, not as a prompt",
 			"!": "runs a message that starts with '!' in its shell (bash mode): the prompt would run as a shell command",
 		},
+		ShellPrefix: "!",
 		Hints: map[string]string{
 			StuckApproval: `start aider with --yes-always (shell commands the model suggests are still never run); its start-up questions are also skipped by --analytics-disable, --no-gitignore, --no-show-release-notes; answer this one with: swarm attach NAME`,
 			StuckUpdate:   `start aider with --no-check-update`,

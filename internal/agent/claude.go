@@ -25,7 +25,7 @@ import (
 //     reports, not captured: the mock API cannot make it show them).
 var Claude = register("claude", []string{"claude", "claude-code"}, func() *Profile {
 	return &Profile{
-		Source:    "screens of Claude Code 2.1.197 captured in tmux (internal/agent/testdata)",
+		Source:    "screens of Claude Code 2.1.197 and 2.1.332 captured in tmux (internal/agent/testdata)",
 		Telemetry: Telemetry{Events: true, Prompts: true, Cost: true, Tokens: true},
 		reporter:  claudeReporter{},
 		Working: []*regexp.Regexp{
@@ -82,10 +82,21 @@ var Claude = register("claude", []string{"claude", "claude-code"}, func() *Profi
 			{regexp.MustCompile(`(?i)^[●⏺⎿\s]*Unknown (slash )?command:?\s`),
 				"the prompt starts with '/', which Claude Code runs as a slash command: start the prompt file with other text, then: swarm ralph resume NAME"},
 		},
+		// Its permission prompt for a tool (manual mode: "default" before
+		// 2.1.200; acceptEdits and plan for what they do not allow), as
+		// 2.1.197 and 2.1.332 draw it: "Do you want to proceed?" (a
+		// command), "Do you want to make this edit to X?", "Do you want to
+		// create X?", then "❯ 1. Yes" and at its foot "Esc to cancel". Its
+		// hooks say the same sooner (PermissionRequest); this is the
+		// screen's word for it, not a generic menu's.
+		Dialogs: []DialogPattern{
+			{StuckPermission, regexp.MustCompile(`(?is)do you want to (?:proceed|make this edit to[^\n]*|create[^\n]*)\?\s*\n\s*(?:❯\s*)?1\.\s*yes\b.*esc to cancel`)},
+		},
 		InputPrefixes: map[string]string{
 			"/": "runs a message that starts with '/' as one of its slash commands, not as a prompt",
 			"!": "runs a message that starts with '!' in its shell (bash mode): the prompt would run as a shell command",
 		},
+		ShellPrefix: "!",
 		Hints: map[string]string{
 			StuckTrust:       `answer it once with: swarm attach NAME; or set "hasTrustDialogAccepted": true for the folder under "projects" in ~/.claude.json`,
 			StuckAPIKey:      `answer it once with: swarm attach NAME (choose Yes); or add the key's last 20 characters to "customApiKeyResponses.approved" in ~/.claude.json`,
@@ -95,6 +106,7 @@ var Claude = register("claude", []string{"claude", "claude-code"}, func() *Profi
 			StuckOAuth:       `finish the login once by running claude by hand`,
 			StuckNotLoggedIn: `the API key was rejected or is missing: remove it from "customApiKeyResponses.rejected" in ~/.claude.json, or run claude once and /login`,
 			ready.StuckMenu:  `answer it with: swarm attach NAME (the loop never answers a menu)`,
+			StuckPermission:  `answer it with: swarm send NAME 1 (Yes) or swarm attach NAME; a loop that should not ask runs claude with --permission-mode auto or acceptEdits, or --dangerously-skip-permissions in a sandbox (docs/agents.md)`,
 		},
 	}
 })

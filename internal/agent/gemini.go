@@ -82,6 +82,7 @@ var Gemini = register("gemini", []string{"gemini"}, func() *Profile {
 			"/": "runs a message that starts with '/' as one of its slash commands, not as a prompt",
 			"!": "runs a message that starts with '!' in its shell (bash mode): the prompt would run as a shell command",
 		},
+		ShellPrefix: "!",
 		Hints: map[string]string{
 			StuckTrust:      `start gemini with --skip-trust or --env GEMINI_CLI_TRUST_WORKSPACE=true; or trust the folder in ~/.gemini/trustedFolders.json ({"/abs/dir": "TRUST_FOLDER"})`,
 			StuckLogin:      `add --env GEMINI_API_KEY=... and set "security": {"auth": {"selectedType": "gemini-api-key"}} in ~/.gemini/settings.json; or log in once by running gemini by hand`,

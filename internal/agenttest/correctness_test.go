@@ -1,6 +1,7 @@
 package agenttest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,4 +109,67 @@ func TestLoopSlashPromptStopsWithTheCause(t *testing.T) {
 	}
 	t.Logf("result: prompt starting with '/': warned at spawn, %s after %d iteration(s), exit %d; detail %q; %d turns reached the mock",
 		l.str("exit_reason"), l.num("current_iteration"), code, l.str("exit_detail"), len(l.mock.Turns()))
+}
+
+// longPrompt is a prompt file of 63 lines, as users write them: a list of
+// items, and near its end the usual line that names the completion tag.
+func longPrompt() string {
+	var b strings.Builder
+	b.WriteString("You are working through the checklist below, one item per iteration.\n")
+	for i := 1; i <= 58; i++ {
+		fmt.Fprintf(&b, "- [ ] item %d: make the %d-th function of the module handle empty input and add a test for it\n", i, i)
+	}
+	b.WriteString("Work on the first unchecked item only, then check it off in this file.\n")
+	b.WriteString("Commit your work with a message that names the item.\n")
+	b.WriteString("When every item above is checked, print <promise>COMPLETE</promise> and stop.\n")
+	b.WriteString("Otherwise end your turn with a one-line summary.\n")
+	return b.String()
+}
+
+// A long prompt that names its own completion tag is not a completion
+// (issue 27, item 16): Claude Code shows a pasted prompt expanded in its
+// transcript once submitted, and 2.1.332 redraws it there cell by cell
+// (only what changed), so its output stream holds the tag's line in
+// pieces; the loop stopped complete at iteration 1 on the tag in the
+// prompt's echo (2.1.197's full redraws were told apart), although the
+// agent's final message ("Working through the items. Not done yet.") has
+// none. With hooks the promise is judged in the final message only; with
+// hooks off (the screen fallback) the echo is told from the agent's own
+// tag on the rendered pane, and the agent's tag in iteration 2 still
+// completes the loop. SWARM_CLAUDE_CODE_VERSION=2.1.332 runs it against
+// that release.
+func TestLoopLongPromptNamingItsTagIsNotComplete(t *testing.T) {
+	Require(t)
+	prompt := longPrompt()
+	if n := strings.Count(prompt, "\n"); n != 63 {
+		t.Fatalf("the prompt has %d lines, want 63", n)
+	}
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{{"hooks", Config{}}, {"screen", Config{DisableHooks: true}}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			l := startLoop(t, "long-"+c.name, loopOpts{prompt: prompt, cfg: c.cfg,
+				replies: []mockapi.Reply{
+					mockapi.Text("Working through the items. Not done yet."),
+					mockapi.Text("All items are checked.\n<promise>COMPLETE</promise>"),
+				},
+				flags: []string{"--idle-grace", "3s", "--inactivity-timeout", "120", "--max-iterations", "3"},
+			})
+			code, out := l.wait(4 * time.Minute)
+			// Iteration 1 goes on (its echo named the tag), iteration 2
+			// completes (the agent printed it).
+			if code != 0 || l.str("exit_reason") != "complete" || l.num("current_iteration") != 2 {
+				t.Fatalf("ralph wait exit %d (%s); reason %q after %d iterations, want complete after 2\n%s",
+					code, out, l.str("exit_reason"), l.num("current_iteration"), l.iterLog())
+			}
+			turns := l.mock.Turns()
+			if len(turns) != 2 || !strings.Contains(turns[0].UserText(), "item 58") {
+				t.Fatalf("%d turns; the first lacks the prompt's end", len(turns))
+			}
+			t.Logf("result: Claude Code %s, 63-line prompt naming its tag, %s: %s after %d iterations (exit %d)",
+				Version(), c.name, l.str("exit_reason"), l.num("current_iteration"), code)
+		})
+	}
 }

@@ -38,8 +38,9 @@ type loopOpts struct {
 	script func(mockapi.Request) (mockapi.Reply, bool)
 	// noRescue turns off the lost-Enter rescue (see rescuer).
 	noRescue bool
-	// askPermissions runs claude without --dangerously-skip-permissions:
-	// a tool call then waits at its permission prompt.
+	// askPermissions runs claude without --dangerously-skip-permissions,
+	// in manual mode where the release has one (AskFlags): a tool call
+	// then waits at its permission prompt.
 	askPermissions bool
 }
 
@@ -110,7 +111,9 @@ func startLoop(t *testing.T, name string, o loopOpts) *loopRun {
 	args = append(args, o.flags...)
 	cmdFlags := skip
 	if o.askPermissions {
-		cmdFlags = nil
+		// A release that starts in auto mode asks nothing: its classifier
+		// decides (2.1.332 ran the test's touch at once).
+		cmdFlags = AskFlags(t, setup.Bin)
 	}
 	args = append(append(args, "--"), setup.Command(cmdFlags...)...)
 	l.watch = watchState(env, name)

@@ -149,7 +149,9 @@ func TestEngineNeverTypesIntoADialogAtStart(t *testing.T) {
 
 func TestEngineDialogMidRunPausesWithTheAgentLeftAtIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// Iteration 1 ends its turn; iteration 2 stops at a permission menu.
+		// Iteration 1 ends its turn; iteration 2 stops at a permission
+		// prompt, which Claude Code's profile names as one (not a generic
+		// menu), with how to answer it.
 		agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
 			if run == 1 {
 				p.SetScreen(claudeAnswered(firstLine(msg)))
@@ -180,7 +182,7 @@ func TestEngineDialogMidRunPausesWithTheAgentLeftAtIt(t *testing.T) {
 		}()
 		l.run()
 		data, _ := os.ReadFile(l.e.RS.LogPath())
-		if !strings.Contains(string(data), "[PAUSE] iteration 2: agent waits at a menu awaiting a choice") || strings.Contains(string(data), "TIMEOUT") ||
+		if !strings.Contains(string(data), "[PAUSE] iteration 2: agent waits at a permission prompt") || strings.Contains(string(data), "TIMEOUT") ||
 			!strings.Contains(l.out.String(), `("Do you want to proceed?")`) {
 			t.Fatalf("log:\n%s\n%s", data, l.out)
 		}
@@ -188,7 +190,7 @@ func TestEngineDialogMidRunPausesWithTheAgentLeftAtIt(t *testing.T) {
 			t.Fatalf("messages %q", agentCLI.Messages())
 		}
 		<-done
-		if !strings.Contains(reason, "menu awaiting a choice") || !strings.Contains(reason, "swarm attach "+l.e.Name) ||
+		if !strings.Contains(reason, "permission prompt") || !strings.Contains(reason, "swarm send "+l.e.Name+" 1 (Yes) or swarm attach "+l.e.Name) ||
 			!strings.Contains(reason, "then: swarm ralph resume "+l.e.Name) {
 			t.Fatalf("pause reason %q", reason)
 		}

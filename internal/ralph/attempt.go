@@ -75,6 +75,9 @@ type turn struct {
 	off     int64     // how far out has been read (a stream offset: logcap)
 	det     *Detector
 	tasks   int // task ids already recorded
+	// suspectsSeen is the detector's Suspects count the rendered pane was
+	// last checked at (confirmSuspects).
+	suspectsSeen int
 
 	// What the agent showed since the prompt.
 	confirmed bool        // it showed it received the prompt
@@ -259,6 +262,12 @@ func (e *Engine) start(ctx context.Context, st *state.Ralph, w *state.Worker) (*
 		prompt = strings.TrimRight(prompt, "\n") + "\n\n" + string(st.Feedback)
 	}
 	if err := argPromptError(st.PromptMode, prompt); err != nil {
+		return e.freshTurn(st, w, st.CurrentIteration, e.Clock.Now(), ""), &Outcome{End: EndPromptError, Detail: err.Error(), Hint: hint.Of(err)}, nil
+	}
+	// Re-read every iteration: the file may have been edited since the
+	// spawn refused it. Stopped before the agent starts: nothing is typed.
+	if err := shellPromptError(st.PromptMode, profileOf(st, w), prompt, st.PromptFile,
+		"start the prompt file with other text (a line further down may start with '!'), then: swarm ralph resume "+e.Name); err != nil {
 		return e.freshTurn(st, w, st.CurrentIteration, e.Clock.Now(), ""), &Outcome{End: EndPromptError, Detail: err.Error(), Hint: hint.Of(err)}, nil
 	}
 	t := e.freshTurn(st, w, iter, e.Clock.Now(), prompt)

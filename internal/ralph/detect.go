@@ -53,6 +53,13 @@ type DetectorConfig struct {
 	DonePattern *regexp.Regexp // nil: none
 	Promise     bool           // look for <promise> tags
 	Word        string         // the COMPLETE word (default "COMPLETE")
+	// Redrawn: the text is a terminal program's output stream, where a
+	// redraw may rewrite only the cells that changed (Claude Code 2.1.332
+	// redrew its expanded echo of a pasted prompt so: "check\x1b[34Gd,
+	// print <promise>COMPLETE</promise>"), so the context an echo is told
+	// by can be missing. A promise tag the prompt also holds then counts
+	// only once Confirm finds it on the rendered screen.
+	Redrawn bool
 }
 
 // Detector finds completion signals in the raw output stream of one
@@ -75,6 +82,10 @@ type Detector struct {
 
 	found [SignalDecide + 1]*Signal
 	tasks []string
+	// suspect are promise tags of a Redrawn stream that the prompt also
+	// holds, not yet confirmed (Confirm); suspects counts every one seen.
+	suspect  [SignalDecide + 1]*Signal
+	suspects int
 }
 
 // window bounds the retained text: enough context for echo checks and for
@@ -164,7 +175,7 @@ func (d *Detector) scan(final bool) {
 			switch d.judge(m[0], m[1], final) {
 			case real:
 				d.seen[key] = true
-				d.addTag(d.text[m[2]:m[3]])
+				d.addTag(d.text[m[2]:m[3]], d.cfg.Redrawn && d.inPrompt(d.text[m[0]:m[1]]))
 			case echo:
 				d.seen[key] = true
 			}
@@ -283,19 +294,37 @@ func (d *Detector) judge(a, b int, final bool) verdict {
 	return result
 }
 
-func (d *Detector) addTag(content string) {
+// inPrompt reports whether the delivered prompt holds the tag (compared
+// normalized, as echoes are).
+func (d *Detector) inPrompt(tag string) bool {
+	n := normalize(tag)
+	return n != "" && strings.Contains(d.echo, n)
+}
+
+// addTag records a tag's signal, or, for a suspect (see Redrawn), keeps
+// it aside for Confirm.
+func (d *Detector) addTag(content string, suspect bool) {
 	// The reason or question goes to the state, the log, hooks and every
 	// terminal that shows them: printable text only.
 	content = termtext.Line(content)
 	c := strings.Join(strings.Fields(content), " ")
 	squeezed := strings.Join(strings.Fields(content), "")
+	add := d.add
+	if suspect {
+		add = func(s Signal) {
+			d.suspects++
+			if d.found[s.Kind] == nil && d.suspect[s.Kind] == nil {
+				d.suspect[s.Kind] = &s
+			}
+		}
+	}
 	switch {
 	case c == d.cfg.Word || squeezed == d.cfg.Word:
-		d.add(Signal{Kind: SignalComplete})
+		add(Signal{Kind: SignalComplete})
 	case hasPrefixFold(squeezed, "BLOCKED:"):
-		d.add(Signal{Kind: SignalBlocked, Detail: afterColon(c)})
+		add(Signal{Kind: SignalBlocked, Detail: afterColon(c)})
 	case hasPrefixFold(squeezed, "DECIDE:"):
-		d.add(Signal{Kind: SignalDecide, Detail: afterColon(c)})
+		add(Signal{Kind: SignalDecide, Detail: afterColon(c)})
 	default:
 		if m := taskPattern().FindStringSubmatch(c); m != nil {
 			for _, t := range d.tasks {
@@ -322,6 +351,46 @@ func (d *Detector) Stop() (Signal, bool) {
 		}
 	}
 	return Signal{}, false
+}
+
+// Found returns the signal of kind k seen so far (confirmed, for a
+// suspect tag).
+func (d *Detector) Found(k SignalKind) (Signal, bool) {
+	if k < SignalComplete || k > SignalDecide || d.found[k] == nil {
+		return Signal{}, false
+	}
+	return *d.found[k], true
+}
+
+// Suspects counts the promise tags seen that wait for Confirm (each
+// occurrence: a redraw that writes the echo's tag again counts again);
+// 0 when none is unconfirmed.
+func (d *Detector) Suspects() int {
+	for k := SignalComplete; k <= SignalDecide; k++ {
+		if d.suspect[k] != nil && d.found[k] == nil {
+			return d.suspects
+		}
+	}
+	return 0
+}
+
+// Confirm judges the suspect tags on the screen as a terminal rendered
+// it (the pane with its history, this session's only): there every echo
+// of the prompt has its context, however the program redrew it. A
+// suspect kind the rendered text shows as the agent's own counts from
+// now on. It reports whether one did.
+func (d *Detector) Confirm(rendered string) bool {
+	r := &Detector{cfg: d.cfg, echo: d.echo, seen: map[int64]bool{}}
+	r.cfg.Redrawn, r.cfg.DonePattern = false, nil
+	r.Feed([]byte(rendered))
+	r.Flush()
+	confirmed := false
+	for k := SignalComplete; k <= SignalDecide; k++ {
+		if d.suspect[k] != nil && d.found[k] == nil && r.found[k] != nil {
+			d.found[k], confirmed = r.found[k], true
+		}
+	}
+	return confirmed
 }
 
 // Tasks returns the task ids reported done (<promise>ID:DONE</promise>).

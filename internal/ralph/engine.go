@@ -32,6 +32,9 @@ type Tmux interface {
 	// ServerID is the identity of the server answering now
 	// (tmux.PaneStatus.Server).
 	ServerID() (string, error)
+	// Capture reads the pane with its history: what a promise tag of a
+	// redrawn stream is confirmed on (Detector.Confirm).
+	Capture(target string, o tmux.CaptureOptions) (string, error)
 	PipeTo(target, path string, via []string) error
 	Paste(target, text string) error
 	worker.Keyboard

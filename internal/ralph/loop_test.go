@@ -540,16 +540,15 @@ func TestBadLoopInputChangesNothing(t *testing.T) {
 }
 
 // A prompt the agent's input box would not send to the model (Claude
-// Code runs "/fix ..." as a slash command, "!..." in its shell) is warned
-// about at spawn; other agents and prompts are not.
+// Code runs "/fix ..." as a slash command) is warned about at spawn;
+// other agents and prompts are not. One it would run in its shell
+// ("!...") is refused instead (TestShellPromptIsNeverTyped).
 func TestSpawnWarnsOfAPromptTheAgentWouldNotSend(t *testing.T) {
 	l := newLoop(t, "slash")
 	l.WriteFile("SLASH.md", "/fix the failing tests\n")
-	l.WriteFile("BANG.md", "\n  !npm test and fix what fails\n")
 	l.WriteFile("PLAIN.md", "fix the failing tests; see /docs\n")
 	cases := []struct{ name, file, agent, want string }{
 		{"s1", "SLASH.md", "claude", "starts with '/', and claude runs a message that starts with '/' as one of its slash commands, not as a prompt; start the file with other text"},
-		{"s2", "BANG.md", "claude", "starts with '!', and claude runs a message that starts with '!' in its shell (bash mode)"},
 		{"s3", "PLAIN.md", "claude", ""},
 		{"s4", "SLASH.md", "generic", ""},
 	}

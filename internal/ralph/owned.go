@@ -85,6 +85,15 @@ func (o ownWindow) Respawn(target string, spec tmux.RespawnSpec) error {
 	return o.Tmux.Respawn(target, spec)
 }
 
+// Capture: a promise tag is confirmed only on the session's own pane,
+// never on another server's window that took its id.
+func (o ownWindow) Capture(target string, opts tmux.CaptureOptions) (string, error) {
+	if err := o.check(target); err != nil {
+		return "", err
+	}
+	return o.Tmux.Capture(target, opts)
+}
+
 func (o ownWindow) KillWindow(target string) error {
 	if err := o.check(target); err != nil {
 		return err

@@ -28,13 +28,30 @@ func argPromptError(mode state.PromptMode, prompt string) error {
 		"the prompt (%d bytes) is too long for --prompt-mode arg (one argument can be at most %d bytes on Linux)", n, MaxArgPromptBytes)
 }
 
+// shellPromptError is the error of a prompt that the loop's agent would
+// run in its shell if it were typed in (Claude Code's bash mode: a first
+// line "!make deploy" runs make, with the user's rights, and no model
+// sees it), or nil. Only typing goes through the input box; stdin and
+// arg hand the text to the agent as a prompt. file names the prompt
+// file in the message, fix says what to do.
+func shellPromptError(mode state.PromptMode, p *agent.Profile, prompt, file, fix string) error {
+	if mode != "" && mode != ModeType {
+		return nil
+	}
+	prefix, does, ok := p.ShellCommand(prompt)
+	if !ok {
+		return nil
+	}
+	return hint.Errorf(fix, "the prompt file %s starts with '%s', and %s %s; it is not typed in", file, prefix, p.Name, does)
+}
+
 // PromptWarning says, for a loop about to be spawned, what is wrong with
 // how its prompt would reach the agent, or "" when nothing is: a prompt
 // typed into an agent whose input box does not send a message beginning
 // with its first character to the model (Claude Code runs "/fix" as a
-// slash command and "!ls" in its shell) would never be worked on, every
-// iteration. A prompt file that cannot be read is left to the spawn's own
-// check.
+// slash command) would never be worked on, every iteration. One it would
+// run in its shell ("!ls") is not warned of but refused (checkSpawn).
+// A prompt file that cannot be read is left to the spawn's own check.
 func PromptWarning(o Options, command []string) string {
 	if o.PromptMode != "" && o.PromptMode != ModeType {
 		return ""
@@ -46,6 +63,9 @@ func PromptWarning(o Options, command []string) string {
 	p, ok := agent.Lookup(o.Agent)
 	if !ok {
 		p = agent.For(command)
+	}
+	if _, _, shell := p.ShellCommand(prompt); shell {
+		return "" // refused by the spawn itself (shellPromptError)
 	}
 	prefix, does, ok := p.InputPrefix(prompt)
 	if !ok {

@@ -147,18 +147,21 @@ func (e *Engine) reported(ctx context.Context, t *turn, screen string) (Outcome,
 	return Outcome{}, false
 }
 
-// stopped: the agent reported its turn done. Its last message is judged
-// for a completion signal as its output is (only what it wrote after the
-// prompt counts, an echo of the prompt does not).
+// stopped: the agent reported its turn done. Its promise is judged in
+// its final message, which the event carries, and nowhere else: its
+// output also holds the prompt as it echoed it, which names the tag
+// (Claude Code 2.1.332 shows a pasted prompt expanded, redrawn in pieces
+// no echo check can read), and its earlier messages. A done pattern is
+// still looked for in all of its output (final).
 func (e *Engine) stopped(t *turn, ev agent.Event) Outcome {
 	t.worked = true
 	t.stopAt = eventTime(ev, e.Clock.Now())
 	o := e.final(t, Outcome{End: EndIdle, Reported: true})
-	if o.Signal.Kind == SignalNone && ev.Message != "" {
+	if ev.Message != "" {
 		det := e.detector(t.st, t.prompt)
 		det.Feed([]byte(ev.Message))
 		det.Flush()
-		if sig, ok := det.Stop(); ok {
+		if sig, ok := det.Stop(); ok && (o.Signal.Kind == SignalNone || sig.Kind < o.Signal.Kind) {
 			o.Signal = sig
 		}
 	}

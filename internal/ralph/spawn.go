@@ -152,11 +152,18 @@ func checkSpawn(o *SpawnOptions) error {
 	if err := state.ValidateName(o.Worker.Name); err != nil {
 		return err
 	}
+	given := o.Loop.PromptFile
 	if err := o.Loop.Validate(); err != nil {
 		return err
 	}
 	if len(o.Worker.Command) == 0 {
 		return worker.ErrNoCommand
+	}
+	if prompt, err := readPrompt(o.Loop.PromptFile); err == nil {
+		if err := shellPromptError(o.Loop.PromptMode, profileFor(o.Loop.Agent, o.Worker.Command), prompt, given,
+			"start the prompt file with other text (a line further down may start with '!')"); err != nil {
+			return err
+		}
 	}
 	if o.Loop.SameSession && o.Loop.PromptMode != ModeType {
 		return errors.New("--same-session needs --prompt-mode type (the continuation is typed into the agent)")

@@ -239,7 +239,7 @@ func (e *Engine) deadPaneExit(t *turn, ps tmux.PaneStatus) (code int, known bool
 // signalled: a completion signal in the output (acted on while the agent
 // runs unless --no-check-done-continuous), or the done file.
 func (e *Engine) signalled(t *turn) (Outcome, bool) {
-	if _, ok := t.det.Stop(); ok && t.st.CheckDoneContinuous {
+	if _, ok := e.streamSignal(t, hooksReport(t)); ok && t.st.CheckDoneContinuous {
 		return e.final(t, Outcome{End: EndSignal}), true
 	}
 	if t.st.DoneFile != "" && fileExists(doneFilePath(t.st)) {
@@ -496,7 +496,7 @@ func (e *Engine) final(t *turn, o Outcome) Outcome {
 	e.feed(t)
 	t.det.Flush()
 	e.recordTasks(t)
-	if s, ok := t.det.Stop(); ok {
+	if s, ok := e.streamSignal(t, o.Reported && o.End == EndIdle); ok {
 		o.Signal = s
 	}
 	if t.st.DoneFile != "" {
@@ -504,6 +504,48 @@ func (e *Engine) final(t *turn, o Outcome) Outcome {
 		o.WaitFile = fileExists(waitFilePath(t.st))
 	}
 	return o
+}
+
+// hooksReport reports whether the agent's hooks report its turns: then
+// its promise is judged in the final message its Stop event carries
+// (stopped), not in its output, which also holds its echo of the prompt
+// and its earlier messages.
+func hooksReport(t *turn) bool { return t.rep != nil && t.rep.heard }
+
+// streamSignal is the strongest signal in the agent's output so far. A
+// promise tag the prompt also holds is confirmed on the rendered pane
+// first (Detector.Redrawn). With byHooks only a done pattern counts: the
+// promise is the final message's (stopped).
+func (e *Engine) streamSignal(t *turn, byHooks bool) (Signal, bool) {
+	if !byHooks {
+		e.confirmSuspects(t)
+	}
+	for k := SignalComplete; k <= SignalDecide; k++ {
+		if byHooks && k != SignalDonePattern {
+			continue
+		}
+		if s, ok := t.det.Found(k); ok {
+			return s, true
+		}
+	}
+	return Signal{}, false
+}
+
+// confirmSuspects reads the pane, with its history, when the output has
+// shown a promise tag the prompt also holds since it was last read: one
+// capture per such tag, not one per poll.
+func (e *Engine) confirmSuspects(t *turn) {
+	n := t.det.Suspects()
+	if n == 0 || n == t.suspectsSeen || t.window == "" {
+		return
+	}
+	t.suspectsSeen = n
+	text, err := t.tc.Capture(t.window, tmux.CaptureOptions{Start: "-", Join: true})
+	if err != nil {
+		e.say("cannot read the agent's screen to confirm a completion tag: %v", err)
+		return
+	}
+	t.det.Confirm(text)
 }
 
 func (e *Engine) detector(st *state.Ralph, prompt string) *Detector {
@@ -519,6 +561,7 @@ func (e *Engine) detector(st *state.Ralph, prompt string) *Detector {
 // context.
 func (e *Engine) primedDetector(t *turn) *Detector {
 	det := e.detector(t.st, t.prompt)
+	det.cfg.Redrawn = true
 	if t.off > 0 {
 		start := max(0, t.off-echoContext)
 		buf := make([]byte, t.off-start)
