@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/swarmtools/swarm/internal/hint"
+	"github.com/swarmtools/swarm/internal/ralph"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -48,6 +51,13 @@ func runPeek(opts *peekOptions) error {
 		return nil
 	}
 	text, err := m.Peek(opts.Name, opts.Lines)
+	if errors.Is(err, worker.ErrNotRunning) {
+		// A loop's worker has no window once its loop ended: respawn
+		// would start the agent without its loop.
+		if fix, ok := ralph.NoWindowHint(m, opts.Name); ok {
+			err = hint.Wrap(errors.Unwrap(err), "%s", fix)
+		}
+	}
 	if err != nil {
 		// docs/commands.md: peek of an unknown worker exits 2, as status.
 		return workerError(err, exitNotFound)
