@@ -160,9 +160,23 @@ func printSwarmPyStatus(p func(string, ...any), info *ralph.Info) {
 	}
 }
 
-// printMore prints what swarm adds: the monitor, the exit code and
-// detail, the completion settings, tasks done.
+// printMore prints what swarm adds: the monitor, the agent, the exit
+// code and detail, the completion settings, tasks done.
 func printMore(p func(string, ...any), info *ralph.Info) {
+	st := info.State
+	printMonitor(p, info)
+	p("Elapsed: %s", seconds(info.Elapsed))
+	printUsage(p, st)
+	printAgent(p, st)
+	if !st.Active() {
+		p("Exit code: %d", ralph.LoopExitCode(st))
+	}
+	printEnd(p, info)
+	printSettings(p, st)
+}
+
+// printMonitor prints whether the loop's monitor runs.
+func printMonitor(p func(string, ...any), info *ralph.Info) {
 	st := info.State
 	switch {
 	case info.MonitorAlive:
@@ -174,8 +188,11 @@ func printMore(p func(string, ...any), info *ralph.Info) {
 	default:
 		p("Monitor: not running")
 	}
-	p("Elapsed: %s", seconds(info.Elapsed))
-	printUsage(p, st)
+}
+
+// printAgent prints what the loop last judged of its agent: where its
+// state comes from, the state, its last error, a rejected completion.
+func printAgent(p func(string, ...any), st *state.Ralph) {
 	if st.StateSource != "" && st.Active() {
 		p("State source: %s", st.StateSource)
 	}
@@ -198,10 +215,10 @@ func printMore(p func(string, ...any), info *ralph.Info) {
 			}
 		}
 	}
-	if !st.Active() {
-		p("Exit code: %d", ralph.LoopExitCode(st))
-	}
-	printEnd(p, info)
+}
+
+// printSettings prints the loop's completion settings and budgets.
+func printSettings(p func(string, ...any), st *state.Ralph) {
 	if st.DoneFile != "" {
 		p("Done file: %s", st.DoneFile)
 	}
