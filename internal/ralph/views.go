@@ -3,6 +3,7 @@ package ralph
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -46,3 +47,27 @@ func reasonOf(r state.ExitReason) string {
 	}
 	return string(r)
 }
+
+// lastWords is the last n non-blank lines of the agent's output in the
+// loop's last kept iteration, and that iteration: what a failed loop's
+// agent said last, its window gone. (0, nil) when no output is kept.
+func lastWords(rs *state.RalphStore, n int) (int, []string) {
+	iter, text, err := OutputTail(rs, outputTailLines)
+	if err != nil {
+		return 0, nil
+	}
+	var words []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) != "" {
+			words = append(words, strings.TrimRight(l, " "))
+		}
+	}
+	if len(words) == 0 {
+		return 0, nil
+	}
+	return iter, words[max(0, len(words)-n):]
+}
+
+// outputTailLines is how many of an output's last lines lastWords looks
+// through for its non-blank ones: a screen or two.
+const outputTailLines = 200
