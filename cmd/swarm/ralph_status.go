@@ -576,17 +576,24 @@ func runRalphLogs(opts *ralphLogsOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if opts.Iteration > 0 {
+		transcript := ralph.TranscriptText // what the terminal showed
+		if opts.Raw {
+			transcript = ralph.Transcript
+		}
+		if err := transcript(rs, opts.Iteration, opts.IO.Out); err != nil {
+			return &exitError{code: exitFail, err: err}
+		}
+		return nil
+	}
 	out := io.Writer(opts.IO.Out)
 	if !opts.Raw {
+		// Followed live, a line at a time: there is no last screen yet.
 		text := termtext.NewWriter(out)
 		defer func() { _ = text.Flush() }() // the user's stream, as fmt.Fprint's
 		out = text
 	}
 	switch {
-	case opts.Iteration > 0:
-		if err := ralph.Transcript(rs, opts.Iteration, out); err != nil {
-			return &exitError{code: exitFail, err: err}
-		}
 	case opts.Agent:
 		if err := ralph.FollowAgent(ctx, rs, out); err != nil {
 			return &exitError{code: exitFail, err: err}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/testenv"
 )
 
@@ -202,5 +203,52 @@ func vwEditState(t *testing.T, e *testenv.Env, name string, edit func(map[string
 	}
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// ralph logs --iteration of a full-screen agent (Claude Code redraws its
+// spinner and input box in place) prints what its screens showed, each
+// message once, not the fragments of every redraw; --raw is unchanged.
+func TestRalphLogsIterationOfFullScreenAgentReads(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../internal/termtext/testdata/claude-2.1.197-iteration.raw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(t.TempDir(), "home")
+	st := state.NewStore(home, func(w string) { t.Errorf("warning: %s", w) })
+	rs := st.Ralph("cc")
+	started := state.Timestamp{Time: time.Now().Add(-time.Minute)}
+	if err := rs.Create(&state.Ralph{LoopConfig: state.LoopConfig{WorkerName: "cc", MaxIterations: 3},
+		LoopProgress: state.LoopProgress{Status: state.RalphStopped, CurrentIteration: 1,
+			Started: started, LastIterationEnd: started, ExitReason: "complete"}}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(rs.Dir, "output", "iteration-0001.log")
+	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := hbRun(home, "ralph", "logs", "cc", "--iteration", "1")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("ralph logs --iteration 1: exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, once := range []string{
+		"\n❯ Do the next step of the task in this folder.\n",
+		"\n● Bash(ls -la; seq 1 80)\n",
+		"\n● Let me look around first. I listed the files in this folder and will now read the task.\n",
+		"\n✻ Cooked for 7s\n",
+	} {
+		if n := strings.Count(r.stdout, once); n != 1 {
+			t.Errorf("%q shows %d times, want once:\n%s", once, n, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "Transfiguring") || strings.Count(r.stdout, "\n") > 60 {
+		t.Errorf("the spinner's redraws are in the text (%d lines):\n%s", strings.Count(r.stdout, "\n"), r.stdout)
+	}
+	if r := hbRun(home, "ralph", "logs", "cc", "--iteration", "1", "--raw"); r.stdout != string(raw) {
+		t.Errorf("--raw changed the output")
 	}
 }
