@@ -134,6 +134,7 @@ func TestStatusFieldsAgreeAndAreCurrent(t *testing.T) {
 		}
 	}
 
+	e.MustRun("spawn", "--name", "plain", "--tmux", "--", e.Agent, "--script", "quiet")
 	e.MustRun("ralph", "spawn", "--name", "lost", "--no-worktree", "--prompt-file", prompt, "--max-iterations", "3",
 		"--", e.Agent, "--script", "print working on it;quiet")
 	e.Eventually("the agent to work and the monitor to record it", wkTimeout, func() bool {
@@ -162,8 +163,9 @@ func TestStatusFieldsAgreeAndAreCurrent(t *testing.T) {
 	if r := e.MustRun("ralph", "ls"); !regexp.MustCompile(`\nlost +running +stopped\(lost\) +1/3 +0/0 +\S+ +- +- +dead +- `).MatchString(r.Stdout) {
 		t.Errorf("ralph ls of the lost loop: want worker stopped(lost), no ETA, no LAST-CHANGE:\n%s", r.Stdout)
 	}
-	if r := e.MustRun("top", "--once"); !regexp.MustCompile(`\nlost +loop +running\(lost\) +1/3 +\S+ +- +- +dead `).MatchString(r.Stdout) {
-		t.Errorf("top --once of the lost loop: want running(lost), no ETA, no QUIET:\n%s", r.Stdout)
+	if r := e.MustRun("top", "--once"); !regexp.MustCompile(`\nlost +loop +running\(lost\) +1/3 +\S+ +- +- +dead `).MatchString(r.Stdout) ||
+		!regexp.MustCompile(`\nplain +tmux +stopped\(lost\) `).MatchString(r.Stdout) {
+		t.Errorf("top --once: want the loop running(lost) with no ETA or QUIET, the worker stopped(lost) as ls says:\n%s", r.Stdout)
 	}
 	var st map[string]any
 	vwJSON(t, e.MustRun("ralph", "status", "lost", "--format", "json").Stdout, &st)
