@@ -103,6 +103,8 @@ type renderer struct {
 	// seen are lines of the main screen put in the history when a
 	// program took the alternate screen, while they are still on it.
 	seen []string
+	// replies is closed once the emulator's replies are read to the end.
+	replies chan struct{}
 }
 
 func newRenderer(width, height int) *renderer {
@@ -112,8 +114,14 @@ func newRenderer(width, height int) *renderer {
 	// program's that turned output processing off) still reads as lines.
 	_, _ = r.emu.WriteString(ansi.SetMode(ansi.ModeLineFeedNewLine)) // as Write
 	// The emulator answers a program's queries (cursor position, device
-	// attributes) through a pipe that blocks until read.
-	go func() { _, _ = io.Copy(io.Discard, r.emu) }()
+	// attributes) through a pipe that blocks until read. It is read to
+	// its end, which close makes by closing the pipe's writer
+	// (Emulator.Close would race with Read on the emulator's closed flag).
+	r.replies = make(chan struct{})
+	go func() {
+		defer close(r.replies)
+		_, _ = io.Copy(io.Discard, r.emu)
+	}()
 	r.emu.RegisterCsiHandler('J', func(params ansi.Params) bool {
 		if n, _, _ := params.Param(0, 0); n == 3 {
 			r.history = r.history[:0] // and the emulator's own scrollback (not handled here)
@@ -194,4 +202,11 @@ func (r *renderer) screen() []string {
 	return slices.Clip(lines[:end])
 }
 
-func (r *renderer) close() { _ = r.emu.Close() } // closes the reply pipe: the reader goroutine ends
+// close ends the reading of the emulator's replies: no more output is
+// written, so none comes.
+func (r *renderer) close() {
+	if w, ok := r.emu.InputPipe().(io.Closer); ok {
+		_ = w.Close() // an io.PipeWriter's Close does not fail
+		<-r.replies
+	}
+}
