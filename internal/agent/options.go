@@ -32,3 +32,17 @@ func OwnOption(command []string, option string) bool {
 	}
 	return false
 }
+
+// NameFor is the name of the profile For would choose for command,
+// without building it (ralph ls and swarm top name every loop's).
+func NameFor(command []string) string {
+	if len(command) > 0 {
+		base := filepath.Base(command[0])
+		for _, r := range registered {
+			if slices.Contains(r.commands, base) {
+				return r.name
+			}
+		}
+	}
+	return "generic"
+}

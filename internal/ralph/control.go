@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/hint"
@@ -541,7 +543,9 @@ func describe(rs *state.RalphStore, st *state.Ralph, l *worker.Live, now time.Ti
 	if l != nil {
 		info.WorkerStatus, info.WorkerLost = l.Status, l.Lost
 		info.PaneAlive = l.WindowID != "" && !l.PaneDead
-		info.Profile = profileFor(st.Agent, l.Cmd).Name
+		if !slices.Contains(agent.Names(), st.Agent) { // named without building a profile
+			info.Profile = agent.NameFor(l.Cmd)
+		}
 	}
 	info.NotStarted = st.Status == state.RalphRunning && st.CurrentIteration == 0 && !st.IterationActive && !info.MonitorAlive
 	if !st.Started.IsZero() {
