@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/ralph"
+	"github.com/swarmtools/swarm/internal/restore"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -54,7 +55,9 @@ func runPeek(opts *peekOptions) error {
 	if errors.Is(err, worker.ErrNotRunning) {
 		// A loop's worker has no window once its loop ended: respawn
 		// would start the agent without its loop.
-		if fix, ok := ralph.NoWindowHint(m, opts.Name); ok {
+		if restore.LoopLost(m, opts.Name) {
+			err = hint.Wrap(errors.Unwrap(err), "its ralph loop was lost (a reboot, a killed tmux server): swarm restore %s", opts.Name)
+		} else if fix, ok := ralph.NoWindowHint(m, opts.Name); ok {
 			err = hint.Wrap(errors.Unwrap(err), "%s", fix)
 		}
 	}

@@ -157,6 +157,8 @@ func TestStatusFieldsAgreeAndAreCurrent(t *testing.T) {
 	vwEditState(t, e, "lost", func(st map[string]any) { st["agent_state"], st["agent_detail"] = "working", "✻ Working" })
 	changed := e.RalphState("lost")["last_screen_change"].(string)
 
+	wkExpect(t, "peek of the lost loop's worker", e.Run("peek", "lost"), 1, "",
+		"swarm: error: worker 'lost' is not running\nhint: its ralph loop was lost (a reboot, a killed tmux server): swarm restore lost\n")
 	if r := e.MustRun("ls"); !regexp.MustCompile(`\nlost +stopped\(lost\) `).MatchString(r.Stdout) {
 		t.Errorf("ls:\n%s", r.Stdout)
 	}

@@ -25,8 +25,8 @@ func NoWindowHint(m *worker.Manager, name string) (hint string, ok bool) {
 	}
 	if st.Active() {
 		// Between two iterations (the next agent starts in a moment), or
-		// lost (no monitor): ralph status says which.
-		return fmt.Sprintf("it runs a ralph loop, between iterations or stopped: swarm ralph status %s", name), true
+		// paused: ralph status says which (a lost one is the caller's).
+		return fmt.Sprintf("its ralph loop has not ended (between iterations, paused): swarm ralph status %s", name), true
 	}
 	iter := st.CurrentIteration
 	if _, err := os.Stat(outputPath(rs, iter)); err != nil {
