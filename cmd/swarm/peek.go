@@ -52,19 +52,31 @@ func runPeek(opts *peekOptions) error {
 		return nil
 	}
 	text, err := m.Peek(opts.Name, opts.Lines)
-	if errors.Is(err, worker.ErrNotRunning) {
-		// A loop's worker has no window once its loop ended: respawn
-		// would start the agent without its loop.
-		if restore.LoopLost(m, opts.Name) {
-			err = hint.Wrap(errors.Unwrap(err), "its ralph loop was lost (a reboot, a killed tmux server): swarm restore %s", opts.Name)
-		} else if fix, ok := ralph.NoWindowHint(m, opts.Name); ok {
-			err = hint.Wrap(errors.Unwrap(err), "%s", fix)
-		}
-	}
 	if err != nil {
+		err = loopWindowHint(m, opts.Name, err)
 		// docs/commands.md: peek of an unknown worker exits 2, as status.
 		return workerError(err, exitNotFound)
 	}
 	fmt.Fprint(opts.IO.Out, text)
 	return nil
+}
+
+// loopWindowHint gives a worker-has-no-window error (peek, logs) of a
+// loop's worker the loop's own way on: its window is gone once the loop
+// ended, and swarm respawn would start the agent without its loop.
+func loopWindowHint(m *worker.Manager, name string, err error) error {
+	if !errors.Is(err, worker.ErrNotRunning) {
+		return err
+	}
+	cause := err
+	if h := (*hint.Error)(nil); errors.As(err, &h) {
+		cause = h.Err
+	}
+	if restore.LoopLost(m, name) {
+		return hint.Wrap(cause, "its ralph loop was lost (a reboot, a killed tmux server): swarm restore %s", name)
+	}
+	if fix, ok := ralph.NoWindowHint(m, name); ok {
+		return hint.Wrap(cause, "%s", fix)
+	}
+	return err
 }

@@ -30,15 +30,18 @@ func vwEnded(t *testing.T, e *testenv.Env, name, script string, extra ...string)
 	e.Eventually("the monitor to exit", wkTimeout, func() bool { return !lcMonitorRuns(e, name) })
 }
 
-// peek of a loop's worker once the loop ended points at the loop's kept
-// output, not at swarm respawn (which would start the agent alone).
+// peek (and logs) of a loop's worker once the loop ended points at the
+// loop's kept output, not at swarm respawn (which would start the agent
+// alone).
 func TestPeekOfEndedLoopHintsItsLogs(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
 	vwEnded(t, e, "pk", "print bye;exit 3", "--max-iterations", "2")
-	wkExpect(t, "peek of the ended loop's worker", e.Run("peek", "pk"), 1, "",
-		"swarm: error: worker 'pk' is not running\n"+
-			"hint: its ralph loop ended (max_iterations); the agent's last output: swarm ralph logs pk --iteration 2\n")
+	noWindow := "swarm: error: worker 'pk' is not running\n" +
+		"hint: its ralph loop ended (max_iterations); the agent's last output: swarm ralph logs pk --iteration 2\n"
+	wkExpect(t, "peek of the ended loop's worker", e.Run("peek", "pk"), 1, "", noWindow)
+	wkExpect(t, "logs of the ended loop's worker", e.Run("logs", "pk"), 1, "", noWindow)
+	wkExpect(t, "logs -f of the ended loop's worker", e.Run("logs", "-f", "pk"), 1, "", noWindow)
 	if r := e.Run("ralph", "logs", "pk", "--iteration", "2"); r.Code != 0 || !strings.Contains(r.Stdout, "bye") {
 		t.Errorf("the hint's command: %s", r)
 	}
