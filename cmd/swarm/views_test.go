@@ -162,6 +162,11 @@ func TestStatusFieldsAgreeAndAreCurrent(t *testing.T) {
 
 	wkExpect(t, "peek of the lost loop's worker", e.Run("peek", "lost"), 1, "",
 		"swarm: error: worker 'lost' is not running\nhint: its ralph loop was lost (a reboot, a killed tmux server): swarm restore lost\n")
+	for _, name := range []string{"plain", "lost"} {
+		if r := e.Run("status", name); r.Code != 1 || !strings.HasSuffix(r.Stdout, ", lost: swarm restore "+name+")\n") {
+			t.Errorf("status of lost %s: want it marked lost, as ls does: %s", name, r)
+		}
+	}
 	if r := e.MustRun("ls"); !regexp.MustCompile(`\nlost +stopped\(lost\) `).MatchString(r.Stdout) {
 		t.Errorf("ls:\n%s", r.Stdout)
 	}
