@@ -120,7 +120,7 @@ func newRenderer(width, height int) *renderer {
 	r.replies = make(chan struct{})
 	go func() {
 		defer close(r.replies)
-		_, _ = io.Copy(io.Discard, r.emu)
+		_, _ = io.Copy(io.Discard, r.emu) // replies no one reads; it ends at the pipe's close
 	}()
 	r.emu.RegisterCsiHandler('J', func(params ansi.Params) bool {
 		if n, _, _ := params.Param(0, 0); n == 3 {
