@@ -50,11 +50,11 @@ func runLogs(opts *logsOptions) error {
 	if opts.Follow {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		return workerError(m.Follow(ctx, opts.Name, opts.IO.Out), exitFail)
+		return workerError(loopWindowHint(m, opts.Name, m.Follow(ctx, opts.Name, opts.IO.Out)), exitFail)
 	}
 	text, err := m.Logs(opts.Name, opts.Logs)
 	if err != nil {
-		return workerError(err, exitFail)
+		return workerError(loopWindowHint(m, opts.Name, err), exitFail)
 	}
 	fmt.Fprint(opts.IO.Out, text)
 	return nil

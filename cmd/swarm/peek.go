@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/swarmtools/swarm/internal/hint"
+	"github.com/swarmtools/swarm/internal/ralph"
+	"github.com/swarmtools/swarm/internal/restore"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -49,9 +53,30 @@ func runPeek(opts *peekOptions) error {
 	}
 	text, err := m.Peek(opts.Name, opts.Lines)
 	if err != nil {
+		err = loopWindowHint(m, opts.Name, err)
 		// docs/commands.md: peek of an unknown worker exits 2, as status.
 		return workerError(err, exitNotFound)
 	}
 	fmt.Fprint(opts.IO.Out, text)
 	return nil
+}
+
+// loopWindowHint gives a worker-has-no-window error (peek, logs) of a
+// loop's worker the loop's own way on: its window is gone once the loop
+// ended, and swarm respawn would start the agent without its loop.
+func loopWindowHint(m *worker.Manager, name string, err error) error {
+	if !errors.Is(err, worker.ErrNotRunning) {
+		return err
+	}
+	cause := err
+	if h := (*hint.Error)(nil); errors.As(err, &h) {
+		cause = h.Err
+	}
+	if restore.LoopLost(m, name) {
+		return hint.Wrap(cause, "its ralph loop was lost (a reboot, a killed tmux server): swarm restore %s", name)
+	}
+	if fix, ok := ralph.NoWindowHint(m, name); ok {
+		return hint.Wrap(cause, "%s", fix)
+	}
+	return err
 }

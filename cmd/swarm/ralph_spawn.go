@@ -102,6 +102,7 @@ when its last completion was rejected, or with --fail-on-cap.`,
 			if opts.Heartbeat, err = parseSpawnHeartbeat(opts.IO, hb, cmd.Flags().Changed); err != nil {
 				return err
 			}
+			warnFlagsAfterCommand(opts.IO, cmd.Flags(), args)
 			if runF != nil {
 				return runF(opts)
 			}

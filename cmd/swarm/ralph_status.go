@@ -14,6 +14,7 @@ import (
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/ralph"
+	"github.com/swarmtools/swarm/internal/restore"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/termtext"
 	"github.com/swarmtools/swarm/internal/worker"
@@ -61,6 +62,8 @@ func runRalphStatus(opts *ralphStatusOptions) error {
 	if err != nil {
 		return workerError(err, exitFail)
 	}
+	// As ls and ralph ls mark it: a loop with no monitor is lost.
+	info.WorkerLost = info.WorkerLost || (info.WorkerStatus != "removed" && restore.LoopLost(m, opts.Name))
 	if opts.Format == "json" {
 		return printJSON(opts.IO, flatten(info))
 	}
@@ -91,7 +94,27 @@ func flatten(info *ralph.Info) map[string]any {
 	if info.LastOutput != nil {
 		m["last_output"] = info.LastOutput
 	}
+	if info.LastOutputIteration > 0 {
+		m["last_output_iteration"] = info.LastOutputIteration
+	}
+	if info.Profile != "" {
+		m["agent"] = info.Profile
+	}
+	if !agentJudged(info) {
+		m["agent_state"], m["agent_detail"] = nil, nil
+	}
+	if info.WorkerLost {
+		m["worker_lost"] = true
+	}
 	return m
+}
+
+// agentJudged reports whether the loop's last judgement of its agent
+// (agent_state) is still the agent's: not once the loop has stopped or
+// the agent's pane is dead (between iterations, or lost), when the last
+// state would say "working" of an agent that is gone.
+func agentJudged(info *ralph.Info) bool {
+	return info.State.Active() && info.PaneAlive
 }
 
 // printStatus prints ralph status's text: swarm.py's lines first, in its
@@ -122,15 +145,7 @@ func printSwarmPyStatus(p func(string, ...any), info *ralph.Info) {
 	}
 	p("Ralph Loop: %s", st.WorkerName)
 	p("%s", status)
-	iteration := fmt.Sprintf("Iteration: %d/%d", st.CurrentIteration, st.MaxIterations)
-	if info.AvgIteration > 0 {
-		if st.Status == state.RalphRunning && st.CurrentIteration < st.MaxIterations {
-			iteration += fmt.Sprintf(" (avg %s/iter, ~%s remaining)", seconds(info.AvgIteration), seconds(info.ETA))
-		} else {
-			iteration += fmt.Sprintf(" (avg %s/iter)", seconds(info.AvgIteration))
-		}
-	}
-	p("%s", iteration)
+	p("%s", iterationLine(info))
 	p("Started: %s", st.Started.Human())
 	p("Current iteration started: %s", st.LastIterationStart.Human())
 	if !st.Active() && !st.LastIterationEnd.IsZero() {
@@ -139,15 +154,16 @@ func printSwarmPyStatus(p func(string, ...any), info *ralph.Info) {
 	p("Consecutive failures: %d", st.ConsecutiveFailures)
 	p("Total failures: %d", st.TotalFailures)
 	p("Inactivity timeout: %ds", st.InactivityTimeout.Int())
-	if st.IterationActive && !st.LastScreenChange.IsZero() {
-		p("Last screen change: %ds ago", quiet)
-	} else {
-		p("Last screen change: (none)")
-	}
+	p("Last screen change: %s", screenChange(info))
 	if st.DonePattern != "" {
 		p("Done pattern: %s", st.DonePattern)
 	}
-	if len(info.LastOutput) > 0 {
+	if len(info.LastOutput) > 0 && info.LastOutputIteration > 0 {
+		p("Last output (iteration %d, the agent's last lines):", info.LastOutputIteration)
+		for _, l := range info.LastOutput {
+			p("  %s", l)
+		}
+	} else if len(info.LastOutput) > 0 {
 		p("Last output:")
 		for _, l := range info.LastOutput {
 			p("  %s", l)
@@ -160,9 +176,55 @@ func printSwarmPyStatus(p func(string, ...any), info *ralph.Info) {
 	}
 }
 
-// printMore prints what swarm adds: the monitor, the exit code and
-// detail, the completion settings, tasks done.
+// iterationLine is "Iteration: 3/10", with the average iteration time,
+// and the time left while a monitor drives the loop.
+func iterationLine(info *ralph.Info) string {
+	st := info.State
+	iteration := fmt.Sprintf("Iteration: %d/%d", st.CurrentIteration, st.MaxIterations)
+	if info.AvgIteration > 0 {
+		if st.Status == state.RalphRunning && st.CurrentIteration < st.MaxIterations && info.MonitorAlive {
+			iteration += fmt.Sprintf(" (avg %s/iter, ~%s remaining)", seconds(info.AvgIteration), seconds(info.ETA))
+		} else {
+			iteration += fmt.Sprintf(" (avg %s/iter)", seconds(info.AvgIteration))
+		}
+	}
+	return iteration
+}
+
+// screenChange is when the agent's screen last changed, as the JSON's
+// last_screen_change has it: how long ago while the monitor watches the
+// screen (swarm.py's "Ns ago"), else the time recorded, with why it is
+// not current for a loop that has not ended.
+func screenChange(info *ralph.Info) string {
+	st := info.State
+	switch {
+	case info.Watched():
+		return fmt.Sprintf("%ds ago", int(info.QuietFor))
+	case st.LastScreenChange.IsZero():
+		return "(none)"
+	case st.IterationActive && !info.MonitorAlive:
+		return st.LastScreenChange.Human() + " (not watched: no monitor)"
+	}
+	return st.LastScreenChange.Human()
+}
+
+// printMore prints what swarm adds: the monitor, the agent, the exit
+// code and detail, the completion settings, tasks done.
 func printMore(p func(string, ...any), info *ralph.Info) {
+	st := info.State
+	printMonitor(p, info)
+	p("Elapsed: %s", seconds(info.Elapsed))
+	printUsage(p, st)
+	printAgent(p, info)
+	if !st.Active() {
+		p("Exit code: %d", ralph.LoopExitCode(st))
+	}
+	printEnd(p, info)
+	printSettings(p, st)
+}
+
+// printMonitor prints whether the loop's monitor runs.
+func printMonitor(p func(string, ...any), info *ralph.Info) {
 	st := info.State
 	switch {
 	case info.MonitorAlive:
@@ -174,17 +236,25 @@ func printMore(p func(string, ...any), info *ralph.Info) {
 	default:
 		p("Monitor: not running")
 	}
-	p("Elapsed: %s", seconds(info.Elapsed))
-	printUsage(p, st)
+}
+
+// printAgent prints what the loop last judged of its agent: where its
+// state comes from, the state, its last error, a rejected completion.
+func printAgent(p func(string, ...any), info *ralph.Info) {
+	st := info.State
 	if st.StateSource != "" && st.Active() {
 		p("State source: %s", st.StateSource)
 	}
-	if st.AgentState != "" && st.Active() {
+	agent := info.Profile
+	if st.AgentState != "" && agentJudged(info) {
+		judged := string(st.AgentState)
 		if st.AgentDetail != "" {
-			p("Agent: %s (%s)", st.AgentState, st.AgentDetail)
-		} else {
-			p("Agent: %s", st.AgentState)
+			judged += " (" + string(st.AgentDetail) + ")"
 		}
+		agent = strings.TrimPrefix(agent+", "+judged, ", ")
+	}
+	if agent != "" {
+		p("Agent: %s", agent)
 	}
 	if st.LastError != "" && (st.Active() || st.ExitReason == ralph.ReasonFailed) {
 		p("Last error: %s", st.LastError)
@@ -198,10 +268,10 @@ func printMore(p func(string, ...any), info *ralph.Info) {
 			}
 		}
 	}
-	if !st.Active() {
-		p("Exit code: %d", ralph.LoopExitCode(st))
-	}
-	printEnd(p, info)
+}
+
+// printSettings prints the loop's completion settings and budgets.
+func printSettings(p func(string, ...any), st *state.Ralph) {
 	if st.DoneFile != "" {
 		p("Done file: %s", st.DoneFile)
 	}
@@ -316,7 +386,12 @@ func (opts *ralphListOptions) listed() ([]*ralph.Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	infos, err := ralph.ListLoops(m)
+	live, err := m.List()
+	if err != nil {
+		return nil, &exitError{code: exitFail, err: err}
+	}
+	restore.Mark(m, live) // lost loops' workers, as ls marks them
+	infos, err := ralph.DescribeLoops(m, live)
 	if err != nil {
 		return nil, &exitError{code: exitFail, err: err}
 	}
@@ -373,6 +448,7 @@ type loopRow struct {
 	Status        string   `json:"status"`
 	ListStatus    string   `json:"list_status"`
 	WorkerStatus  string   `json:"worker_status"`
+	WorkerLost    bool     `json:"worker_lost"`
 	Iteration     int      `json:"current_iteration"`
 	MaxIterations int      `json:"max_iterations"`
 	Failures      int      `json:"consecutive_failures"`
@@ -402,10 +478,12 @@ func loopRowOf(obj any) loopRow {
 // cell is made printable: a host's rows are its say.
 func (r loopRow) cells() []string {
 	eta, change, reason := "-", "-", "-"
-	if r.ExitCode == nil && r.AvgIteration > 0 {
+	if r.ExitCode == nil && r.AvgIteration > 0 && r.Monitor != "dead" {
 		eta = seconds(r.ETA)
 	}
-	if r.Active && r.ScreenChange != nil && *r.ScreenChange != "" {
+	// A loop with no monitor (lost) has no one watching its screen: its
+	// recorded change is not current.
+	if r.Active && r.ScreenChange != nil && *r.ScreenChange != "" && r.Monitor != "dead" {
 		change = seconds(r.Quiet) + " ago"
 	}
 	if r.Reason != nil && *r.Reason != "" {
@@ -415,11 +493,15 @@ func (r loopRow) cells() []string {
 	if status == "" {
 		status = r.Status
 	}
+	workerStatus := r.WorkerStatus
+	if r.WorkerLost {
+		workerStatus += "(lost)" // as ls says it
+	}
 	cost := "-"
 	if r.Cost != nil {
 		cost = ralph.FormatCost(*r.Cost)
 	}
-	cells := []string{r.Name, status, r.WorkerStatus, fmt.Sprintf("%d/%d", r.Iteration, r.MaxIterations),
+	cells := []string{r.Name, status, workerStatus, fmt.Sprintf("%d/%d", r.Iteration, r.MaxIterations),
 		fmt.Sprintf("%d/%d", r.Failures, r.TotalFailures), seconds(r.Elapsed), eta, change, r.Monitor, reason, cost}
 	for i, c := range cells {
 		cells[i] = termtext.Line(c)
@@ -494,17 +576,24 @@ func runRalphLogs(opts *ralphLogsOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if opts.Iteration > 0 {
+		transcript := ralph.TranscriptText // what the terminal showed
+		if opts.Raw {
+			transcript = ralph.Transcript
+		}
+		if err := transcript(rs, opts.Iteration, opts.IO.Out); err != nil {
+			return &exitError{code: exitFail, err: err}
+		}
+		return nil
+	}
 	out := io.Writer(opts.IO.Out)
 	if !opts.Raw {
+		// Followed live, a line at a time: there is no last screen yet.
 		text := termtext.NewWriter(out)
 		defer func() { _ = text.Flush() }() // the user's stream, as fmt.Fprint's
 		out = text
 	}
 	switch {
-	case opts.Iteration > 0:
-		if err := ralph.Transcript(rs, opts.Iteration, out); err != nil {
-			return &exitError{code: exitFail, err: err}
-		}
 	case opts.Agent:
 		if err := ralph.FollowAgent(ctx, rs, out); err != nil {
 			return &exitError{code: exitFail, err: err}

@@ -3,10 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/heartbeat"
 	"github.com/swarmtools/swarm/internal/logcap"
 	"github.com/swarmtools/swarm/internal/ralph"
@@ -60,6 +64,7 @@ process whose output goes to $SWARM_HOME/logs/NAME.stdout.log.`,
 				return err
 			}
 			opts.dropTmuxOnly()
+			warnFlagsAfterCommand(opts.IO, cmd.Flags(), args)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -140,6 +145,37 @@ func checkLifecycleFlags(cmd *cobra.Command, args []string, w *worker.SpawnOptio
 		return usagef("--auto-commit needs a worktree to commit in (--worktree; ralph spawn makes one unless --no-worktree)")
 	}
 	return nil
+}
+
+// warnFlagsAfterCommand warns about words after the command's first word
+// that are flags of this spawn command ("-- claude --max-iterations 3"):
+// they go to the command, and swarm runs with its defaults, which the
+// user finds out in the morning. Not an error: the command may take an
+// option of the same name; those of the agent CLIs swarm knows (claude
+// --agent) are left out, and so is everything after the command's own
+// "--".
+func warnFlagsAfterCommand(io *IO, fs *pflag.FlagSet, args []string) {
+	var found []string
+	for _, a := range args[min(1, len(args)):] {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(a, "=")
+		flag, ok := strings.CutPrefix(name, "--")
+		if !ok || flag == "" || fs.Lookup(flag) == nil || agent.OwnOption(args, name) || slices.Contains(found, name) {
+			continue
+		}
+		found = append(found, name)
+	}
+	if len(found) == 0 {
+		return
+	}
+	verb := "is"
+	if len(found) > 1 {
+		verb = "are"
+	}
+	io.Warn(fmt.Sprintf("%s after the command %s passed to %s, not read by swarm: put swarm's flags before the command (or before \"--\")",
+		strings.Join(found, ", "), verb, filepath.Base(args[0])))
 }
 
 // checkWorktreeFlags refuses the worktree set-up flags on a worker that

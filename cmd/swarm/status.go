@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/restore"
 	"github.com/swarmtools/swarm/internal/termtext"
 	"github.com/swarmtools/swarm/internal/worker"
 )
@@ -56,6 +57,11 @@ func runStatus(opts *statusOptions) error {
 	parts = append(parts, runTime(l))
 	if code, ok := exitOf(*l); ok {
 		parts = append(parts, fmt.Sprintf("exit %d", code))
+	}
+	if l.Lost || (l.IsRalph() && restore.LoopLost(m, opts.Name)) {
+		// As ls marks it (stopped(lost)): a reboot or a killed tmux
+		// server took it.
+		parts = append(parts, "lost: swarm restore "+opts.Name)
 	}
 	fmt.Fprintf(opts.IO.Out, "%s: %s\n", opts.Name, termtext.Line(fmt.Sprintf("%s (%s)", l.Status, strings.Join(parts, ", "))))
 	if !l.Running() {

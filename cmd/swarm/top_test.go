@@ -76,9 +76,11 @@ func TestTopOncePrintsProblemsFirst(t *testing.T) {
 	want := []*regexp.Regexp{
 		regexp.MustCompile(`^NAME +KIND +STATUS +ITER +ELAPSED +ETA +QUIET +MONITOR +FAILS +COST +REASON +TAG$`),
 		regexp.MustCompile(`^broken +loop +failed +3/5 +10m 0s +- +- +- +2/4 +- +failed +team-b$`),
-		// running, but no monitor drives it: a problem
-		regexp.MustCompile(`^builder +loop +running +2/10 +1h 0m +8m 0s +- +dead +0/0 +- +- +-$`),
-		regexp.MustCompile(`^alpha +tmux +stopped +- +- +- +- +- +- +- +- +team-a$`),
+		// running, but no monitor drives it: a problem, lost (as ls
+		// says), with no ETA
+		regexp.MustCompile(`^builder +loop +running\(lost\) +2/10 +1h 0m +- +- +dead +0/0 +- +- +-$`),
+		// its window gone with its tmux server: lost, as ls says
+		regexp.MustCompile(`^alpha +tmux +stopped\(lost\) +- +- +- +- +- +- +- +- +team-a$`),
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), out.String())
@@ -305,11 +307,18 @@ func TestTopLiveInTmux(t *testing.T) {
 }
 
 // The same loop's durations read the same in swarm top, ralph ls and
-// ralph status: broken ran for 10 minutes, builder has 8 to go.
+// ralph status: broken ran for 10 minutes, builder has 8 to go (its
+// monitor, here this test holding its lock, drives it: a loop without
+// one has no ETA).
 func TestDurationsReadTheSameEverywhere(t *testing.T) {
 	t.Parallel()
 	testenv.RequireTmux(t)
 	home := topSeed(t)
+	monitor := state.NewLock(state.NewStore(home, nil).Ralph("builder").MonitorLockPath(), true)
+	if ok, err := monitor.TryLock(); !ok || err != nil {
+		t.Fatalf("the monitor's lock: %v %v", ok, err)
+	}
+	defer func() { _ = monitor.Unlock() }() // the test's own lock
 	outputs := map[string][]string{
 		"top":           {"top", "--once"},
 		"ralph ls":      {"ralph", "ls"},

@@ -203,6 +203,11 @@ func Build(live []worker.Live, loops []*ralph.Info, now time.Time) []Row {
 // workerRow is the row of a worker without its loop's figures.
 func workerRow(l *worker.Live, now time.Time) Row {
 	r := Row{Name: l.Name, Status: l.Status, Tags: l.Tags, Monitor: "-", HasWorker: true}
+	if l.Lost {
+		// As ls says it: its tmux server went (a reboot), swarm restore
+		// brings it back.
+		r.Status += lostSuffix
+	}
 	switch {
 	case l.Tmux != nil:
 		r.Kind = KindTmux
@@ -224,6 +229,9 @@ func workerRow(l *worker.Live, now time.Time) Row {
 func addLoop(r *Row, in *ralph.Info) {
 	st := in.State
 	r.Kind, r.Status = KindLoop, in.ListStatus() // as ralph ls says it
+	if in.WorkerLost {
+		r.Status += lostSuffix
+	}
 	r.Iteration, r.MaxIterations = st.CurrentIteration, st.MaxIterations
 	r.Failures, r.TotalFailures = st.ConsecutiveFailures, st.TotalFailures
 	r.Monitor = in.MonitorState()
@@ -234,13 +242,17 @@ func addLoop(r *Row, in *ralph.Info) {
 	if !st.Started.IsZero() {
 		r.Elapsed, r.HasElapsed = secs(in.Elapsed), true
 	}
-	if st.Active() && in.AvgIteration > 0 {
+	if st.Active() && in.AvgIteration > 0 && in.MonitorAlive {
 		r.ETA, r.HasETA = secs(in.ETA), true
 	}
-	if st.IterationActive && !st.LastScreenChange.IsZero() {
+	if in.Watched() {
 		r.Quiet, r.HasQuiet = secs(in.QuietFor), true
 	}
 }
+
+// lostSuffix marks the status of a worker a killed tmux server or a
+// reboot took ("stopped(lost)"), as ls does.
+const lostSuffix = "(lost)"
 
 // detail is the line under an ended loop's row that says what the agent
 // asks: "blocked: REASON", "question: QUESTION" (ralph status's words).

@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/ralph"
+	"github.com/swarmtools/swarm/internal/restore"
 	"github.com/swarmtools/swarm/internal/worker"
 )
 
@@ -57,6 +59,7 @@ func (s *ManagerSource) Snapshot() (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
+	restore.Mark(s.M, live) // lost loops' workers, as ls marks them
 	loops, err := ralph.DescribeLoops(s.M, live)
 	if err != nil {
 		return Snapshot{}, err
@@ -95,6 +98,12 @@ func (s *ManagerSource) Output(name string, lines int) (int, string, error) {
 // Diff returns the worker's diffstat and patch against its base.
 func (s *ManagerSource) Diff(name string) (string, error) {
 	stat, err := s.M.Diff(name, true)
+	if errors.Is(err, worker.ErrNotFound) {
+		// A loop's row outlives its worker's record (swarm clean): say
+		// what went, and where the work is.
+		return "", hint.Errorf(fmt.Sprintf("l shows the loop's events; a branch the worker had is kept in its repository (git log %s)", name),
+			"no diff: worker '%s' was cleaned, and its worktree went with its record", name)
+	}
 	if err != nil {
 		return "", err
 	}

@@ -10,6 +10,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/swarmtools/swarm/internal/duration"
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/termtext"
 )
 
@@ -250,6 +251,10 @@ func (m *Model) detailView() []string {
 	switch {
 	case m.detErr != nil:
 		body = []string{m.styles.errText.Render(m.clip(termtext.Line("error: " + m.detErr.Error())))}
+		if fix := hint.Of(m.detErr); fix != "" {
+			// What to do about it, as the commands print it.
+			body = append(body, m.clip(termtext.Line("hint: "+fix)))
+		}
 	case m.detail == "":
 		body = []string{"(nothing yet)"}
 	default:

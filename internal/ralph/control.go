@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/clock"
 	"github.com/swarmtools/swarm/internal/duration"
 	"github.com/swarmtools/swarm/internal/hint"
@@ -494,6 +496,19 @@ type Info struct {
 	// NotStarted: made with --no-run and never run (swarm ralph run).
 	NotStarted bool     `json:"not_started"`
 	LastOutput []string `json:"last_output,omitempty"`
+	// LastOutputIteration: LastOutput is the end of that iteration's
+	// kept output (a failed loop's, its agent gone), not the screen.
+	LastOutputIteration int `json:"last_output_iteration,omitempty"`
+	// Profile is the agent profile the loop judges its agent's screens
+	// with: --agent's, else the one its command chose ("" when neither
+	// is known: the worker's record is gone).
+	Profile string `json:"profile,omitempty"`
+	// WorkerLost: the worker's window went with its tmux server (a
+	// reboot): swarm restore brings it back (worker.Live.Lost).
+	WorkerLost bool `json:"worker_lost,omitempty"`
+	// PaneAlive: the worker's window exists and its agent runs (a loop's
+	// dead pane stays between iterations, its worker still "running").
+	PaneAlive bool `json:"pane_alive"`
 	// At is when the figures were computed (zero: now).
 	At time.Time `json:"-"`
 }
@@ -556,9 +571,18 @@ func NotStarted(st *state.Ralph) bool {
 	return st.Status == state.RalphRunning && st.CurrentIteration == 0 && !st.IterationActive && st.MonitorPID == 0
 }
 
-// describe computes a loop's figures at now.
-func describe(rs *state.RalphStore, st *state.Ralph, workerStatus string, now time.Time) *Info {
-	info := &Info{State: st, MonitorAlive: MonitorAlive(rs), WorkerStatus: workerStatus, At: now}
+// describe computes a loop's figures at now; l is the loop's worker as
+// just listed, nil when its record is gone.
+func describe(rs *state.RalphStore, st *state.Ralph, l *worker.Live, now time.Time) *Info {
+	info := &Info{State: st, MonitorAlive: MonitorAlive(rs), WorkerStatus: "removed", At: now}
+	info.Profile = st.Agent
+	if l != nil {
+		info.WorkerStatus, info.WorkerLost = l.Status, l.Lost
+		info.PaneAlive = l.WindowID != "" && !l.PaneDead
+		if !slices.Contains(agent.Names(), st.Agent) { // named without building a profile
+			info.Profile = agent.NameFor(l.Cmd)
+		}
+	}
 	info.NotStarted = NotStarted(st) && !info.MonitorAlive
 	if !st.Started.IsZero() {
 		end := now
@@ -573,7 +597,9 @@ func describe(rs *state.RalphStore, st *state.Ralph, workerStatus string, now ti
 			sum += d
 		}
 		info.AvgIteration = sum / float64(n)
-		if st.Active() {
+		// An estimate only while a monitor drives the loop: a lost
+		// one's would stay "1s" all night.
+		if st.Active() && info.MonitorAlive {
 			left := float64(st.MaxIterations - st.CurrentIteration)
 			if st.IterationActive {
 				left += max(0, 1-now.Sub(st.LastIterationStart.Time).Seconds()/info.AvgIteration)
@@ -581,10 +607,19 @@ func describe(rs *state.RalphStore, st *state.Ralph, workerStatus string, now ti
 			info.ETA = max(0, left) * info.AvgIteration
 		}
 	}
-	if !st.LastScreenChange.IsZero() && st.IterationActive {
+	if info.Watched() {
 		info.QuietFor = max(0, now.Sub(st.LastScreenChange.Time).Seconds())
 	}
 	return info
+}
+
+// Watched reports whether the loop's monitor watches an agent's screen
+// now, so the last screen change is current: an iteration runs and a
+// monitor is alive. A lost loop's recorded change grows older with no
+// screen behind it.
+func (i *Info) Watched() bool {
+	st := i.State
+	return st.IterationActive && i.MonitorAlive && !st.LastScreenChange.IsZero()
 }
 
 // LoopStatus gathers a loop's status, with the last screen lines when
@@ -594,15 +629,18 @@ func LoopStatus(m *worker.Manager, name string) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws := "removed"
+	var live *worker.Live
 	if l, err := m.Status(name); err == nil {
-		ws = l.Status
+		live = l
 	}
-	info := describe(rs, st, ws, time.Now())
+	info := describe(rs, st, live, time.Now())
 	if info.QuietFor > quietShowsOutput.Seconds() {
 		if text, err := m.Peek(name, lastOutputLines); err == nil {
 			info.LastOutput = splitLines(text)
 		}
+	}
+	if st.Status == state.RalphFailed && len(info.LastOutput) == 0 {
+		info.LastOutputIteration, info.LastOutput = lastWords(rs, lastOutputLines)
 	}
 	return info, nil
 }
@@ -624,9 +662,9 @@ func DescribeLoops(m *worker.Manager, live []worker.Live) ([]*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	status := map[string]string{}
-	for _, l := range live {
-		status[l.Name] = l.Status
+	byName := make(map[string]*worker.Live, len(live))
+	for i := range live {
+		byName[live[i].Name] = &live[i]
 	}
 	now := time.Now()
 	var out []*Info
@@ -636,11 +674,7 @@ func DescribeLoops(m *worker.Manager, live []worker.Live) ([]*Info, error) {
 		if err != nil {
 			continue
 		}
-		ws, ok := status[n]
-		if !ok {
-			ws = "removed"
-		}
-		out = append(out, describe(rs, st, ws, now))
+		out = append(out, describe(rs, st, byName[n], now))
 	}
 	return out, nil
 }

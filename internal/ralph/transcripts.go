@@ -109,6 +109,26 @@ func Transcript(rs *state.RalphStore, iter int, w io.Writer) error {
 	return err
 }
 
+// TranscriptText writes iteration iter's agent output to w as the text
+// a terminal showed (termtext.Render, at the size of swarm's windows):
+// the lines that scrolled by, then the last screen, not the fragments of
+// every redraw of a full-screen agent.
+func TranscriptText(rs *state.RalphStore, iter int, w io.Writer) error {
+	var raw bytes.Buffer
+	if err := Transcript(rs, iter, &raw); err != nil {
+		return err
+	}
+	_, err := w.Write(renderOutput(raw.Bytes()))
+	return err
+}
+
+// renderOutput renders an agent's raw output at the size of the window
+// it ran in (swarm's sessions are made that size; one a user resized
+// renders at the size it was made).
+func renderOutput(raw []byte) []byte {
+	return termtext.Render(raw, worker.WindowWidth, worker.WindowHeight)
+}
+
 // outputTailBytes is how much of the end of an iteration's output
 // OutputTail reads: enough for a screenful of lines, however many escape
 // sequences they carry, without reading a 50 MiB log every refresh.
@@ -146,7 +166,7 @@ func OutputTail(rs *state.RalphStore, lines int) (int, string, error) {
 		// Read from the middle of a line: start at the next one.
 		_, data, _ = bytes.Cut(data, []byte{'\n'})
 	}
-	text := strings.TrimRight(string(termtext.Plain(data)), "\n")
+	text := strings.TrimRight(string(renderOutput(data)), "\n")
 	all := strings.Split(text, "\n")
 	return iter, strings.Join(all[max(0, len(all)-lines):], "\n"), nil
 }
