@@ -283,18 +283,20 @@ func (claudeReporter) usage(ref UsageRef) UsageReader {
 		}
 		return m[0]
 	}
-	t := &claudeTranscript{seen: map[string]Usage{}}
+	t := &claudeTranscript{seen: map[string]Usage{}, ref: ref}
 	return &jsonlReader{find: find, line: t.line, total: t.total}
 }
 
 // claudeTranscript adds up a transcript's usage, once per reply.
 type claudeTranscript struct {
 	seen map[string]Usage
+	ref  UsageRef // its Since: replies of earlier runs do not count
 }
 
 // claudeEntry is the part of a transcript line swarm reads.
 type claudeEntry struct {
 	Type      string `json:"type"`
+	Timestamp string `json:"timestamp"`
 	RequestID string `json:"requestId"`
 	Message   struct {
 		ID    string `json:"id"`
@@ -315,7 +317,7 @@ func (t *claudeTranscript) line(b []byte) {
 		return
 	}
 	var e claudeEntry
-	if json.Unmarshal(b, &e) != nil || e.Type != "assistant" || e.Message.Usage == nil {
+	if json.Unmarshal(b, &e) != nil || e.Type != "assistant" || e.Message.Usage == nil || t.ref.before(stamp(e.Timestamp)) {
 		return
 	}
 	u := e.Message.Usage

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Codex's telemetry, as its 0.169 sources and docs have it:
@@ -127,23 +128,33 @@ func (codexReporter) usage(ref UsageRef) UsageReader {
 		}
 		return m[len(m)-1]
 	}
-	var last Usage
+	// The totals are the session's: a resumed session's go on from its
+	// earlier runs', whose last total (before ref.Since) is taken off.
+	var last, earlier Usage
 	line := func(b []byte) {
-		if u, ok := codexTokenCount(b); ok {
+		if u, ts, ok := codexTokenCount(b); ok {
+			if ref.before(ts) {
+				earlier = u
+			}
 			last = u
 		}
 	}
-	return &jsonlReader{find: find, line: line, total: func() Usage { return last }}
+	total := func() Usage {
+		return Usage{Input: max(0, last.Input-earlier.Input), CacheRead: max(0, last.CacheRead-earlier.CacheRead),
+			Output: max(0, last.Output-earlier.Output)}
+	}
+	return &jsonlReader{find: find, line: line, total: total}
 }
 
 // codexTokenCount reads a rollout line's token_count event: the
-// session's usage so far.
-func codexTokenCount(b []byte) (Usage, bool) {
+// session's usage so far, and the line's time.
+func codexTokenCount(b []byte) (Usage, time.Time, bool) {
 	if !bytes.Contains(b, []byte(`"token_count"`)) {
-		return Usage{}, false
+		return Usage{}, time.Time{}, false
 	}
 	var e struct {
-		Payload struct {
+		Timestamp string `json:"timestamp"`
+		Payload   struct {
 			Type string `json:"type"`
 			Info *struct {
 				Total struct {
@@ -155,8 +166,8 @@ func codexTokenCount(b []byte) (Usage, bool) {
 		} `json:"payload"`
 	}
 	if json.Unmarshal(b, &e) != nil || e.Payload.Type != "token_count" || e.Payload.Info == nil {
-		return Usage{}, false
+		return Usage{}, time.Time{}, false
 	}
 	t := e.Payload.Info.Total
-	return Usage{Input: max(0, t.Input-t.Cached), CacheRead: t.Cached, Output: t.Output}, true
+	return Usage{Input: max(0, t.Input-t.Cached), CacheRead: t.Cached, Output: t.Output}, stamp(e.Timestamp), true
 }

@@ -115,6 +115,25 @@ type UsageRef struct {
 	SessionID  string
 	Home       string
 	Env        []string
+	// Since is when this run of the session started (zero: its whole
+	// file is this run's). A session the user's own command resumes
+	// (claude --resume, codex resume) holds its earlier runs' replies,
+	// which were paid for then: only what is written from Since on
+	// counts.
+	Since time.Time
+}
+
+// stamp is a transcript line's time (RFC 3339); zero when it has none
+// or another form: such a line counts as the run's.
+func stamp(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s) // a time it cannot read is zero: counted
+	return t
+}
+
+// before reports whether a line stamped ts was written before the run
+// began (a line without a time counts as the run's).
+func (ref UsageRef) before(ts time.Time) bool {
+	return !ref.Since.IsZero() && !ts.IsZero() && ts.Before(ref.Since)
 }
 
 // UsageReader reads a session's usage as its file grows.

@@ -303,3 +303,34 @@ func TestReadSmallRefusesAFIFO(t *testing.T) {
 		t.Fatal("reading a FIFO hung")
 	}
 }
+
+// A session the user's own command resumes (claude --resume, codex
+// resume) holds the replies of its earlier runs: only those written
+// since this run started (UsageRef.Since) are its usage.
+func TestResumedSessionUsageCountsThisRunOnly(t *testing.T) {
+	t.Parallel()
+	since := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	transcript := filepath.Join(t.TempDir(), "s.jsonl")
+	os.WriteFile(transcript, []byte(
+		`{"type":"assistant","timestamp":"2026-11-27T09:00:00.000Z","requestId":"r1","message":{"id":"m1","usage":{"input_tokens":500,"output_tokens":50}}}`+"\n"+
+			`{"type":"assistant","timestamp":"2026-11-28T12:00:01.250Z","requestId":"r2","message":{"id":"m2","usage":{"input_tokens":7,"output_tokens":1}}}`+"\n"), 0o600)
+	u, err := Claude().UsageReader(UsageRef{Transcript: transcript, Since: since}).Read()
+	if err != nil || u != (Usage{Input: 7, Output: 1}) {
+		t.Errorf("resumed transcript: %+v, %v; want this run's reply only", u, err)
+	}
+	if u, _ := Claude().UsageReader(UsageRef{Transcript: transcript}).Read(); u.Input != 507 {
+		t.Errorf("without a start: %+v; want every reply", u)
+	}
+
+	home := t.TempDir()
+	dir := filepath.Join(home, ".codex", "sessions", "2026", "11", "27")
+	os.MkdirAll(dir, 0o700)
+	rollout := `{"timestamp":"2026-11-27T09:00:00.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1000,"cached_input_tokens":600,"output_tokens":50}}}}
+{"timestamp":"2026-11-28T12:00:05.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1400,"cached_input_tokens":900,"output_tokens":80}}}}
+`
+	os.WriteFile(filepath.Join(dir, "rollout-2026-11-27T09-00-00-t-2.jsonl"), []byte(rollout), 0o600)
+	u, err = Codex().UsageReader(UsageRef{SessionID: "t-2", Home: home, Since: since}).Read()
+	if err != nil || u != (Usage{Input: 100, CacheRead: 300, Output: 30}) {
+		t.Errorf("resumed rollout: %+v, %v; want what this run added", u, err)
+	}
+}

@@ -75,6 +75,7 @@ func (e *Engine) agentCmd(t *turn, w *state.Worker) []string {
 	env := envList(w.Env)
 	home := agentHome(env)
 	rep := &reporting{eventsFile: eventsPath(e.RS, t.iter), statusFile: statusPath(e.RS, t.iter)}
+	launched := e.Clock.Now()
 	l, err := t.profile.Launch(w.Cmd, agent.LaunchSpec{
 		Hooks: e.Hooks, EventsFile: rep.eventsFile, StatusFile: rep.statusFile, SettingsFile: settingsPath(e.RS, t.iter),
 		WorkDir: t.st.WorkDir, Home: home, Env: env, Write: state.WriteFileAtomic,
@@ -85,6 +86,12 @@ func (e *Engine) agentCmd(t *turn, w *state.Worker) []string {
 	}
 	rep.sessionID, rep.hooked = l.SessionID, l.Events
 	rep.ref = agent.UsageRef{SessionID: l.SessionID, Home: home, Env: env}
+	if l.SessionID == "" {
+		// A session swarm did not name may be one the user's command
+		// resumes (claude --resume, codex resume): its earlier runs'
+		// replies are in its file and were paid for then.
+		rep.ref.Since = launched
+	}
 	if !t.profile.Telemetry.Cost {
 		rep.price = e.priceOf(t.profile)
 	}
@@ -316,6 +323,15 @@ func (e *Engine) dropEvents(t *turn) {
 	}
 	e.readEvents(t)
 	t.queue, t.prompted = nil, false
+	if !t.rep.ref.Since.IsZero() && t.base == (state.Usage{}) {
+		// A session the user's command resumed shows on its status line
+		// the cost its earlier runs restored (its tokens are read from
+		// Since on already): this turn is charged what comes after.
+		e.readReports(t)
+		if u := t.rep.sessionUsage(); u.CostUSD != nil {
+			t.base.CostUSD = u.CostUSD
+		}
+	}
 }
 
 // adoptReporting picks up the reporting of an iteration a dead monitor

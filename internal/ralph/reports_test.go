@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -449,5 +450,64 @@ func TestReportsFindCodexUsageByTheReportedSession(t *testing.T) {
 	l.e.readReports(tr)
 	if u := tr.rep.tokens; u.Input != 400 || u.CacheRead != 600 || u.Output != 50 {
 		t.Fatalf("tokens %+v; want the rollout's (400 input, 600 cached, 50 output)", u)
+	}
+}
+
+// A session the user's own command resumes (claude --resume) is not
+// charged the replies of its earlier runs, which its transcript holds:
+// only those written since this iteration launched it.
+func TestResumedSessionIsNotChargedItsEarlierUsage(t *testing.T) {
+	l := newFakeLoop(t, &tmuxtest.Agent{}, Options{MaxIterations: 3})
+	l.e.Hooks = testHooks
+	profile, ok := agent.Lookup("claude")
+	if !ok {
+		t.Fatal("no claude profile")
+	}
+	st := l.state()
+	launch := func(cmd ...string) *turn {
+		tr := &turn{session: &session{st: st, profile: profile}, iter: 1}
+		l.e.agentCmd(tr, &state.Worker{Cmd: cmd, Env: map[string]string{"HOME": t.TempDir()}})
+		if tr.rep == nil {
+			t.Fatalf("%q: no reporting set up", cmd)
+		}
+		return tr
+	}
+	transcript := filepath.Join(t.TempDir(), "s.jsonl")
+	now := time.Now().UTC()
+	reply := func(id string, at time.Time, in int) string {
+		return `{"type":"assistant","timestamp":"` + at.Format(time.RFC3339Nano) + `","requestId":"r` + id + `","message":{"id":"m` + id + `","usage":{"input_tokens":` + strconv.Itoa(in) + `,"output_tokens":1}}}` + "\n"
+	}
+	if err := os.WriteFile(transcript, []byte(reply("1", now.Add(-24*time.Hour), 5000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tr := launch("claude", "--resume", "abc")
+	f, _ := os.OpenFile(transcript, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(reply("2", now.Add(time.Second), 7))
+	f.Close()
+	line, _ := json.Marshal(agent.Event{Time: now, Name: agent.EventSessionStart, Kind: "resume", Session: "abc", Transcript: transcript})
+	if err := state.AppendEvent(tr.rep.eventsFile, line, true); err != nil {
+		t.Fatal(err)
+	}
+	// Its status line shows the cost its earlier runs restored before the
+	// prompt goes in, and this run's on top after.
+	status := func(usd float64) {
+		data, _ := json.Marshal(agent.Status{Time: time.Now(), CostUSD: &usd})
+		if err := state.WriteFileAtomic(tr.rep.statusFile, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status(1.5)
+	l.e.dropEvents(tr) // the prompt goes in
+	status(1.75)
+	l.e.readReports(tr)
+	if u := tr.rep.tokens; u.Input != 7 || u.Output != 1 {
+		t.Fatalf("tokens %+v; want this run's reply only (7 input, 1 output), not the resumed session's earlier 5000", u)
+	}
+	if u := tr.turnUsage(); u.CostUSD == nil || *u.CostUSD != 0.25 {
+		t.Errorf("cost %v; want this run's $0.25, not the restored $1.50 too", u.CostUSD)
+	}
+	// A session swarm names (--session-id) is new: its whole file counts.
+	if tr := launch("claude"); !tr.rep.ref.Since.IsZero() {
+		t.Errorf("a new session is read from a start time %v", tr.rep.ref.Since)
 	}
 }
