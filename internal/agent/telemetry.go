@@ -78,6 +78,10 @@ type Launch struct {
 	// Events: its hooks are set up (else Why says why not).
 	Events bool
 	Why    string
+	// StopHooks: the user's own settings give the agent Stop hooks,
+	// which run beside swarm's: one of them may block the turn's end
+	// (the agent then goes on), so a Stop is not the end on its own.
+	StopHooks bool
 }
 
 // reporter is the agent-specific side of Telemetry.

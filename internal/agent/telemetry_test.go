@@ -334,3 +334,40 @@ func TestResumedSessionUsageCountsThisRunOnly(t *testing.T) {
 		t.Errorf("resumed rollout: %+v, %v; want what this run added", u, err)
 	}
 }
+
+// Stop hooks of the user's own (the user's, the project's or its local
+// settings) run beside swarm's and may block a turn's end: the launch
+// says so, and says nothing when there are none.
+func TestClaudeLaunchFindsTheUsersStopHooks(t *testing.T) {
+	t.Parallel()
+	launch := func(work, home string) Launch {
+		d := t.TempDir()
+		l, err := Claude().Launch([]string{"claude"}, LaunchSpec{Hooks: fakeHooks, EventsFile: filepath.Join(d, "ev.jsonl"),
+			StatusFile: filepath.Join(d, "status.json"), SettingsFile: filepath.Join(d, "settings.json"), WorkDir: work, Home: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	write := func(path, data string) {
+		os.MkdirAll(filepath.Dir(path), 0o700)
+		os.WriteFile(path, []byte(data), 0o600)
+	}
+	stop := `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"./gate.sh"}]}]}}`
+	work, home := t.TempDir(), t.TempDir()
+	write(filepath.Join(work, ".claude", "settings.json"), `{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"log"}]}]}}`)
+	if l := launch(work, home); l.StopHooks {
+		t.Errorf("no Stop hook anywhere: %+v", l)
+	}
+	for _, f := range []string{filepath.Join(".claude", "settings.local.json"), filepath.Join(".claude", "settings.json"), "home"} {
+		work, home := t.TempDir(), t.TempDir()
+		if f == "home" {
+			write(filepath.Join(home, ".claude", "settings.json"), stop)
+		} else {
+			write(filepath.Join(work, f), stop)
+		}
+		if l := launch(work, home); !l.StopHooks {
+			t.Errorf("a Stop hook in %s not seen: %+v", f, l)
+		}
+	}
+}

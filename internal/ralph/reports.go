@@ -41,6 +41,9 @@ type reporting struct {
 	price *state.Price
 	// warned: a hook's own error was logged once.
 	warned bool
+	// stopHooks: the user's settings have Stop hooks of their own, which
+	// run beside swarm's and may block the turn's end.
+	stopHooks bool
 }
 
 // Paths of a session's reporting files, beside its output.
@@ -84,7 +87,7 @@ func (e *Engine) agentCmd(t *turn, w *state.Worker) []string {
 		e.log(EventWarn, "iteration %d: cannot set up the agent's hooks (%v); reading its screen only", t.iter, err)
 		return w.Cmd
 	}
-	rep.sessionID, rep.hooked = l.SessionID, l.Events
+	rep.sessionID, rep.hooked, rep.stopHooks = l.SessionID, l.Events, l.StopHooks
 	rep.ref = agent.UsageRef{SessionID: l.SessionID, Home: home, Env: env}
 	if l.SessionID == "" {
 		// A session swarm did not name may be one the user's command
