@@ -100,9 +100,9 @@ type turn struct {
 	// end (reported).
 	asked       *agent.Verdict
 	pendingStop *agent.Event
-	base     state.Usage
-	noted    state.Usage
-	stopAt   time.Time
+	base        state.Usage
+	noted       state.Usage
+	stopAt      time.Time
 
 	// Timers.
 	idleSince  time.Time // at its input box after working, since
