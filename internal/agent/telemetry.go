@@ -170,6 +170,10 @@ const (
 	EventHookError = "swarm-error"
 )
 
+// KindNotify is the Kind of a Stop that Codex's notify reported (not its
+// hooks): where its hooks run too, their Stop reports the same turn end.
+const KindNotify = "notify"
+
 // Event is one event an agent reported, as one line of the events file.
 type Event struct {
 	Time    time.Time `json:"time"`
@@ -179,7 +183,7 @@ type Event struct {
 	// notification's text.
 	Message string `json:"message,omitempty"`
 	// Kind is a notification's type, a StopFailure's error, a session
-	// start's source or a session end's reason.
+	// start's source, a session end's reason, or KindNotify.
 	Kind string `json:"kind,omitempty"`
 	// Tool is the tool a permission is asked for (or about to run);
 	// Detail what it would do (its command, its file), or an error's

@@ -254,7 +254,7 @@ func TestCodexTelemetry(t *testing.T) {
 	s := LaunchSpec{Hooks: fakeHooks, EventsFile: "/st/ev.jsonl", Home: home}
 	l, err := Codex().Launch([]string{"codex", "--model", "o3"}, s)
 	want := []string{"-c", `notify=["/opt/swarm dir/swarm","_event","--events","/st/ev.jsonl","--format","codex"]`}
-	if err != nil || !l.Events || !slices.Equal(l.Args, want) {
+	if err != nil || !l.Events || len(l.Args) < 2 || !slices.Equal(l.Args[:2], want) {
 		t.Errorf("launch %+v, %v; want %q", l, err, want)
 	}
 	for _, own := range [][]string{{"codex", "-c", "notify=[\"x\"]"}, {"codex", "--config=notify=[]"}, {"codex", "-cnotify=[]"}} {
@@ -368,6 +368,37 @@ func TestClaudeLaunchFindsTheUsersStopHooks(t *testing.T) {
 		}
 		if l := launch(work, home); !l.StopHooks {
 			t.Errorf("a Stop hook in %s not seen: %+v", f, l)
+		}
+	}
+}
+
+// Codex's trust hash of a command hook, against vectors of a real
+// ~/.codex/config.toml (a Stop hook trusted in Codex's own /hooks), and
+// the hooks swarm gives Codex: one per event, trusted in the same layer.
+func TestCodexHooks(t *testing.T) {
+	t.Parallel()
+	if h := codexHookHash("Stop", "bash ~/.vibemon/notify.sh stop codex_cli", 10); h != "sha256:c81392377e7e0c36bc8d845d39bdf7f3e61c96c5862df1bcd88515de7839af43" {
+		t.Errorf("Stop hook hash %s", h)
+	}
+	if l := codexEventLabel("UserPromptSubmit"); l != "user_prompt_submit" {
+		t.Errorf("label %q", l)
+	}
+	l, err := Codex().Launch([]string{"codex"}, LaunchSpec{Hooks: fakeHooks, EventsFile: "/st/ev.jsonl", Home: t.TempDir()})
+	if err != nil || !l.Events {
+		t.Fatalf("launch %+v, %v", l, err)
+	}
+	args := strings.Join(l.Args, "\n")
+	cmd := `'/opt/swarm dir/swarm' '_event' '--events' '/st/ev.jsonl' '--format' 'claude'`
+	for _, ev := range []string{"UserPromptSubmit", "PreToolUse", "PermissionRequest", "Stop"} {
+		hook := "hooks." + ev + `=[{hooks=[{type="command",command=` + tomlString(cmd) + `,timeout=10}]}]`
+		trust := tomlString("/<session-flags>/config.toml:"+codexEventLabel(ev)+":0:0") + "={trusted_hash=" + tomlString(codexHookHash(ev, cmd, 10)) + "}"
+		if !strings.Contains(args, "-c\n"+hook+"\n") || !strings.Contains(args, trust) {
+			t.Errorf("%s: hook or its trust missing from\n%s", ev, args)
+		}
+	}
+	for _, own := range [][]string{{"codex", "-c", "hooks.Stop=[]"}, {"codex", "--config=hooks.state={}"}} {
+		if l, _ := Codex().Launch(own, LaunchSpec{Hooks: fakeHooks, EventsFile: "/st/ev.jsonl", Home: t.TempDir()}); strings.Contains(strings.Join(l.Args, " "), "hooks.") || !l.Events {
+			t.Errorf("%q: swarm's hooks given beside the command's own: %+v", own, l)
 		}
 	}
 }

@@ -120,7 +120,7 @@ func (e *Engine) reported(ctx context.Context, t *turn, screen string) (Outcome,
 	if t.rep == nil || len(t.queue) == 0 {
 		return Outcome{}, false
 	}
-	v := JudgeEvents(t.queue, t.profile.Telemetry.Prompts, t.prompted)
+	v := JudgeEvents(t.queue, t.needPrompt(), t.prompted)
 	t.queue = t.queue[v.Used:]
 	t.prompted = v.Prompted
 	for _, msg := range v.Errors {

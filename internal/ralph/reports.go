@@ -44,6 +44,17 @@ type reporting struct {
 	// stopHooks: the user's settings have Stop hooks of their own, which
 	// run beside swarm's and may block the turn's end.
 	stopHooks bool
+	// hooksRun: an event came from its hooks, not only from Codex's
+	// notify: they report its prompts, and notify's Stops are dropped
+	// (the hooks' Stop reports the same end).
+	hooksRun bool
+}
+
+// needPrompt reports whether the turn's events count only after its
+// prompt's own (UserPromptSubmit): for an agent whose hooks report its
+// prompts, once they are seen to run.
+func (t *turn) needPrompt() bool {
+	return t.profile.Telemetry.Prompts || (t.rep != nil && t.rep.hooksRun)
 }
 
 // Paths of a session's reporting files, beside its output.
@@ -182,6 +193,13 @@ func (e *Engine) readEvents(t *turn) {
 		ev, err := agent.ParseEvent(l)
 		if err != nil || (r.sessionID != "" && ev.Session != "" && ev.Session != r.sessionID) {
 			continue // another session's (an agent it started), or not ours
+		}
+		if ev.Kind == agent.KindNotify && ev.Name == agent.EventStop {
+			if r.hooksRun {
+				continue // its hooks report the same turn end, after its prompt
+			}
+		} else {
+			r.hooksRun = true
 		}
 		if !r.heard {
 			r.heard = true

@@ -667,3 +667,44 @@ func TestEngineReportedDialogClearedPastTheEventsCap(t *testing.T) {
 		}
 	})
 }
+
+// Codex reports a turn's end twice where its hooks run (their Stop, and
+// notify's): once they are seen, notify's Stops are dropped and the
+// prompt's own event counts; a Codex whose hooks never run ends its turn
+// on notify's Stop alone, as before.
+func TestCodexNotifyStopGivesWayToItsHooks(t *testing.T) {
+	l := newFakeLoop(t, &tmuxtest.Agent{}, Options{MaxIterations: 3})
+	profile, ok := agent.Lookup("codex")
+	if !ok {
+		t.Fatal("no codex profile")
+	}
+	judge := func(evs ...agent.Event) (queued []string, v EventVerdict) {
+		events := filepath.Join(t.TempDir(), "ev.jsonl")
+		for _, ev := range evs {
+			ev.Time = time.Now()
+			line, _ := json.Marshal(ev)
+			if err := state.AppendEvent(events, line, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tr := &turn{session: &session{profile: profile, rep: &reporting{eventsFile: events, statusFile: filepath.Join(t.TempDir(), "none"), hooked: true}}}
+		l.e.readEvents(tr)
+		for _, ev := range tr.queue {
+			queued = append(queued, ev.Name+"/"+ev.Kind)
+		}
+		return queued, JudgeEvents(tr.queue, tr.needPrompt(), tr.prompted)
+	}
+	notify := agent.Event{Name: agent.EventStop, Kind: agent.KindNotify, Session: "th", Message: "done"}
+	hookStop := agent.Event{Name: agent.EventStop, Session: "th", Message: "done", Transcript: "/r.jsonl"}
+	prompt := agent.Event{Name: agent.EventUserPromptSubmit, Session: "th"}
+	if q, v := judge(prompt, hookStop, notify); !slices.Equal(q, []string{"UserPromptSubmit/", "Stop/"}) || v.End != TurnStopped {
+		t.Errorf("hooks and notify: queued %q, end %d; want notify's Stop dropped and the turn ended", q, v.End)
+	}
+	if q, v := judge(notify); !slices.Equal(q, []string{"Stop/notify"}) || v.End != TurnStopped {
+		t.Errorf("notify alone: queued %q, end %d; want the turn ended", q, v.End)
+	}
+	// A late Stop of the turn before, from its hooks, is not this turn's end.
+	if _, v := judge(hookStop); v.End != TurnGoesOn {
+		t.Errorf("a hook's Stop before the turn's prompt ended it")
+	}
+}
