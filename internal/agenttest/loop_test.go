@@ -145,15 +145,17 @@ func TestLoopSameSession(t *testing.T) {
 	if u := turns[1].UserText(); !strings.Contains(u, "Do the next step of the task") || !strings.Contains(u, "You stopped without printing") {
 		t.Errorf("turn 2's user text lacks the first prompt or the continuation:\n%s", u)
 	}
-	// Claude probes the API (HEAD /) once per start: one start, one claude.
+	// Claude probes the API (HEAD /) once per start (2.1.197; 2.1.332
+	// probes no more): at most one start, one claude. The session ids
+	// below say it for every release.
 	starts := 0
 	for _, r := range l.mock.Requests() {
 		if r.Method == "HEAD" && r.Path == "/" {
 			starts++
 		}
 	}
-	if starts != 1 {
-		t.Errorf("%d claude start-up probes, want 1 (one claude for both iterations)", starts)
+	if starts > 1 {
+		t.Errorf("%d claude start-up probes, want at most 1 (one claude for both iterations)", starts)
 	}
 	sid := func(r mockapi.Request) string { return r.Header.Get("X-Claude-Code-Session-Id") }
 	if sid(turns[0]) != sid(turns[1]) {
