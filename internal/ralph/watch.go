@@ -311,7 +311,7 @@ func (e *Engine) judge(ctx context.Context, t *turn, screen string) (Outcome, bo
 		// and its screen says so instead.
 		t.dialogEvent = false
 	}
-	if t.pendingStop != nil && v.Agent.State == agent.Idle {
+	if t.pendingStop != nil && v.Agent.State == agent.Idle && e.Clock.Since(t.stopAt) >= stopHookSettle {
 		// The Stop held back for the user's Stop hooks: none blocked,
 		// the agent is at its input box.
 		return e.stopped(t, *t.pendingStop), true
