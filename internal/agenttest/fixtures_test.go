@@ -1,6 +1,7 @@
 package agenttest
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,7 +37,7 @@ func TestIsIdleOnFixtures(t *testing.T) {
 		want := strings.HasPrefix(name, "idle-") || strings.HasPrefix(name, "error-4") ||
 			strings.HasPrefix(name, "error-5") || name == "not-logged-in.txt" ||
 			name == "limit-session.txt" || name == "limit-no-claim.txt" ||
-			name == "limit-session-80x24.txt"
+			name == "limit-session-80x24.txt" || strings.Contains(name, "-auto-continue")
 		if got := IsIdle(string(b)); got != want {
 			t.Errorf("%s: IsIdle = %v, want %v", name, got, want)
 		}
@@ -64,6 +65,12 @@ func TestPendingInputOnFixtures(t *testing.T) {
 	}
 	for name, w := range want {
 		b, err := os.ReadFile(filepath.Join(FixtureDir(), name))
+		if errors.Is(err, os.ErrNotExist) && Version() != "2.1.197" {
+			// 2.1.332 never draws some of 2.1.197's screens (the limit
+			// continuation typed under the limit message).
+			t.Logf("%s: not captured for Claude Code %s", name, Version())
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
