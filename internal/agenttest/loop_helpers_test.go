@@ -41,6 +41,9 @@ type loopOpts struct {
 	// askPermissions runs claude without --dangerously-skip-permissions:
 	// a tool call then waits at its permission prompt.
 	askPermissions bool
+	// before runs on the claude setup before the loop is spawned (a
+	// project's own .claude/settings.json).
+	before func(*Setup)
 }
 
 // loopPrompt says what the loop's agents are told; it names the promise
@@ -80,6 +83,9 @@ func startLoop(t *testing.T, name string, o loopOpts) *loopRun {
 	}
 	t.Cleanup(mock.Close)
 	setup := Prepare(t, mock, o.cfg)
+	if o.before != nil {
+		o.before(setup)
+	}
 	// Registered before testenv's cleanup (which kills the tmux server),
 	// so it runs after it.
 	t.Cleanup(func() { reapClaudes(t, setup) })

@@ -2,6 +2,8 @@ package agenttest
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -202,4 +204,47 @@ func TestLoopHooksDisabledRunsOnTheScreen(t *testing.T) {
 		t.Errorf("ralph status:\n%s\nmonitor.log:\n%s", status, l.monitorLog())
 	}
 	t.Logf("result: hooks disabled: %s after %d iterations by the screen (state source %s), exit %d", l.str("exit_reason"), l.num("current_iteration"), l.str("state_source"), code)
+}
+
+// A Stop hook of the project's own blocks the first end of the turn (exit
+// 2: "check again"): Claude Code goes on in the same turn, and the loop
+// does not take swarm's Stop of it for the turn's end; the turn ends at
+// the next Stop, which the hook lets through, in iteration 1.
+func TestLoopUserStopHookBlocksTheEnd(t *testing.T) {
+	Require(t)
+	t.Parallel()
+	l := startLoop(t, "gate", loopOpts{
+		replies: []mockapi.Reply{
+			mockapi.Text("Working through the items. Not done yet."),
+			// It thinks a while: the loop sees the first Stop well
+			// before the second.
+			mockapi.Text("Checked again. All done.\n<promise>COMPLETE</promise>").Think(5 * time.Second),
+		},
+		flags: []string{"--max-iterations", "2"},
+		before: func(s *Setup) {
+			gate := filepath.Join(s.Dir, "gate.sh")
+			script := "#!/bin/sh\nif [ -e \"$0.done\" ]; then exit 0; fi\n: > \"$0.done\"\necho 'check the items again before you stop' >&2\nexit 2\n"
+			settings := `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"` + gate + `"}]}]}}`
+			if err := os.WriteFile(gate, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(s.Dir, ".claude"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(s.Dir, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
+	code, out := l.wait(3 * time.Minute)
+	if code != 0 || l.str("exit_reason") != "complete" {
+		t.Fatalf("ralph wait exit %d (%s); exit reason %q", code, out, l.str("exit_reason"))
+	}
+	if n := l.num("current_iteration"); n != 1 {
+		t.Errorf("%d iterations; want 1: the blocked Stop ended the first turn\n%s", n, l.iterLog())
+	}
+	if n := len(l.mock.Turns()); n != 2 {
+		t.Errorf("%d turns, want 2 (the answer the hook blocked, then the one after)", n)
+	}
+	t.Logf("result: a Stop blocked by the project's own Stop hook: %s after %d iteration(s), %d turns", l.str("exit_reason"), l.num("current_iteration"), len(l.mock.Turns()))
 }
