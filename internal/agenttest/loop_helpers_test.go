@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,8 @@ type loopOpts struct {
 	// before runs on the claude setup before the loop is spawned (a
 	// project's own .claude/settings.json).
 	before func(*Setup)
+	// args are more arguments to claude (after swarm's usual ones).
+	args []string
 }
 
 // loopPrompt says what the loop's agents are told; it names the promise
@@ -118,6 +121,7 @@ func startLoop(t *testing.T, name string, o loopOpts) *loopRun {
 	if o.askPermissions {
 		cmdFlags = nil
 	}
+	cmdFlags = append(slices.Clone(cmdFlags), o.args...)
 	args = append(append(args, "--"), setup.Command(cmdFlags...)...)
 	l.watch = watchState(env, name)
 	t.Cleanup(l.watch.stop)

@@ -1,9 +1,12 @@
 package agenttest
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,4 +250,44 @@ func TestLoopUserStopHookBlocksTheEnd(t *testing.T) {
 		t.Errorf("%d turns, want 2 (the answer the hook blocked, then the one after)", n)
 	}
 	t.Logf("result: a Stop blocked by the project's own Stop hook: %s after %d iteration(s), %d turns", l.str("exit_reason"), l.num("current_iteration"), len(l.mock.Turns()))
+}
+
+// A loop whose command resumes a session of the user's (claude --resume
+// ID) is charged what this run spends, not the replies of the session's
+// earlier run, which its transcript holds (and whose cost Claude Code
+// restores on its status line).
+func TestLoopResumedSessionIsNotChargedItsPast(t *testing.T) {
+	Require(t)
+	t.Parallel()
+	const session = "5f1c0d2e-8a47-4c1b-9d3e-2a6b7c8d9e0f"
+	past := mockapi.Usage{Input: 90000, Output: 500}
+	l := startLoop(t, "resume", loopOpts{
+		replies: []mockapi.Reply{
+			mockapi.Text("An earlier run's answer.").WithUsage(past),
+			mockapi.Text("Resumed and done.\n<promise>COMPLETE</promise>").WithUsage(perTurn),
+		},
+		flags: []string{"--max-iterations", "2"},
+		args:  []string{"--resume", session},
+		before: func(s *Setup) {
+			// The session's earlier run, before the loop: claude -p.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, s.Bin, append(slices.Clone(skip), "-p", "--session-id", session, "Do an earlier step.")...)
+			cmd.Dir, cmd.Env = s.Dir, s.Env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("claude -p: %v\n%s", err, out)
+			}
+		},
+	})
+	code, out := l.wait(3 * time.Minute)
+	if code != 0 || l.str("exit_reason") != "complete" {
+		t.Fatalf("ralph wait exit %d (%s); exit reason %q\n%s", code, out, l.str("exit_reason"), l.iterLog())
+	}
+	st := l.state()
+	in, _ := st["input_tokens"].(float64)
+	cost, _ := st["cost_usd"].(float64)
+	if in != float64(perTurn.Input) || cost <= 0 || cost > 0.1 {
+		t.Errorf("charged %v input tokens and $%v; want this run's %d tokens (about $0.02), not the earlier run's %d too\n%s", in, cost, perTurn.Input, past.Input, l.iterLog())
+	}
+	t.Logf("result: a resumed session: charged %v input tokens, $%.4f (its earlier run: %d input tokens)", in, cost, past.Input)
 }
