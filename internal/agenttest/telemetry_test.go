@@ -291,3 +291,54 @@ func TestLoopResumedSessionIsNotChargedItsPast(t *testing.T) {
 	}
 	t.Logf("result: a resumed session: charged %v input tokens, $%.4f (its earlier run: %d input tokens)", in, cost, past.Input)
 }
+
+// A permission the agent asks for that the project's own PermissionRequest
+// hook allows is never shown: the tool runs, the turn ends, and the loop
+// never pauses (its PermissionRequest event alone is no dialog).
+func TestLoopPermissionAllowedByAUserHookDoesNotPause(t *testing.T) {
+	Require(t)
+	t.Parallel()
+	mode := "manual" // 2.1.332 starts in auto mode, where nothing is asked
+	if Version() == "2.1.197" {
+		mode = "default"
+	}
+	l := startLoop(t, "allow", loopOpts{askPermissions: true, noRescue: true,
+		replies: []mockapi.Reply{
+			mockapi.Bash("touch DONE"),
+			// It thinks a while after the tool: the loop sees the
+			// permission asked well before the turn's end.
+			mockapi.Text("Created DONE.\n<promise>COMPLETE</promise>").Think(5 * time.Second),
+		},
+		flags: []string{"--max-iterations", "2"},
+		args:  []string{"--permission-mode", mode},
+		before: func(s *Setup) {
+			allow := filepath.Join(s.Dir, "allow.sh")
+			script := `#!/bin/sh
+cat >/dev/null
+echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'
+`
+			if err := os.WriteFile(allow, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			settings := `{"hooks":{"PermissionRequest":[{"matcher":"Bash","hooks":[{"type":"command","command":"` + allow + `"}]}]}}`
+			if err := os.MkdirAll(filepath.Join(s.Dir, ".claude"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(s.Dir, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
+	code, out := l.wait(3 * time.Minute)
+	if code != 0 || l.str("exit_reason") != "complete" || strings.Contains(l.iterLog(), "[PAUSE]") {
+		t.Fatalf("ralph wait exit %d (%s); exit reason %q\n%s", code, out, l.str("exit_reason"), l.iterLog())
+	}
+	if _, err := os.Stat(filepath.Join(l.setup.Dir, "DONE")); err != nil {
+		t.Errorf("the allowed tool did not run: %v", err)
+	}
+	ev, _ := os.ReadFile(filepath.Join(l.env.Home, "ralph", l.name, "output", "iteration-0001.events.jsonl"))
+	if !strings.Contains(string(ev), `"event":"PermissionRequest"`) {
+		t.Errorf("no PermissionRequest reported: the scenario did not ask\n%s", ev)
+	}
+	t.Logf("result: a permission a user's hook allowed (--permission-mode %s): %s, no pause, %d turns", mode, l.str("exit_reason"), len(l.mock.Turns()))
+}
