@@ -638,7 +638,7 @@ func TestEngineAgentThatContinuesByItselfAfterALimitIsNotTypedInto(t *testing.T)
 			p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Claude AI usage limit reached|"+epoch(reset)+"\n", "? for shortcuts"))
 			think(time.Until(reset) + 200*time.Millisecond)
 			p.SetScreen(claudeWorking(firstLine(msg))) // its automatic continue
-			think(2 * time.Minute)                       // longer than the loop's slack after a reset
+			think(2 * time.Minute)                     // longer than the loop's slack after a reset
 			p.SetScreen(claudeScreen("● Done.\n<promise>COMPLETE</promise>\n✻ Worked for 2m\n", "? for shortcuts"))
 			p.Print("<promise>COMPLETE</promise>\n")
 		})
