@@ -31,8 +31,9 @@ test:
 	GOOS=darwin $(GO) build -o /dev/null ./cmd/swarm
 	$(GO) test -race -count=1 -timeout 10m ./...
 
-# The real agent CLIs (Claude Code) in tmux against the mock Messages API
-# (internal/mockapi): installs a pinned Claude Code with npm into
+# The real agent CLIs (Claude Code, Codex) in tmux against the mock APIs
+# (internal/mockapi): installs the pinned releases (internal/agenttest:
+# ClaudeVersion, CodexVersion) with npm into
 # ${XDG_CACHE_HOME:-~/.cache}/swarm-test-agents once, then runs every
 # scenario in its own tmux server and HOME. Needs npm (skipped without it).
 # UPDATE=1 rewrites the captured screens under internal/agenttest/testdata;
@@ -47,6 +48,23 @@ test-agents:
 	@scripts/deps.sh agents
 	SWARM_TEST_AGENTS=1 SWARM_UPDATE_FIXTURES=$(UPDATE) SWARM_AGENT_SCREENS=$(SCREENS) \
 		$(GO) test -race -count=1 -v -parallel $(AGENT_PARALLEL) -timeout 30m $(AGENT_PKGS)
+
+# The same real-agent tests against the releases npm serves today (npm view
+# PKG version: Claude Code and Codex), installed into a cache of their own
+# (${XDG_CACHE_HOME:-~/.cache}/swarm-test-agents-latest), so the pinned
+# installs stay as they are. CI runs the pins (make test-agents); this says
+# whether a new release still works before the pins move. UPDATE=1 captures
+# the new release's screens under internal/agenttest/testdata.
+.PHONY: test-agents-latest
+test-agents-latest:
+	@scripts/deps.sh agents
+	@set -e; \
+	claude=$$(npm view @anthropic-ai/claude-code version); codex=$$(npm view @openai/codex version); \
+	if [ -z "$$claude" ] || [ -z "$$codex" ]; then echo "npm view gave no latest release" >&2; exit 1; fi; \
+	echo "latest on npm: Claude Code $$claude, Codex $$codex"; \
+	SWARM_CLAUDE_CODE_VERSION=$$claude SWARM_CODEX_VERSION=$$codex \
+	SWARM_TEST_AGENTS_CACHE=$${XDG_CACHE_HOME:-$$HOME/.cache}/swarm-test-agents-latest \
+	$(MAKE) --no-print-directory test-agents
 
 # Unit tests only (no tmux needed).
 test-short:

@@ -429,3 +429,19 @@ func TestClaudeScreensOfEachPermissionMode(t *testing.T) {
 		}
 	}
 }
+
+// Claude Code 2.1.332 names the five-hour window in its usage limit
+// ("You've hit your 5-hour limit · resets 5pm (UTC)", as its StopFailure
+// hook's message and on its screen): a limit to wait out, not an error.
+func TestClaudeFiveHourLimitIsALimit(t *testing.T) {
+	now := time.Date(2026, 11, 28, 16, 0, 0, 0, time.UTC)
+	for _, text := range []string{
+		"You've hit your 5-hour limit · resets 5pm (UTC)",
+		"❯ do it\n  ⎿  You've hit your 5-hour limit · resets 5pm (UTC)\n\n────\n❯ \n────\n  ? for shortcuts\n",
+	} {
+		v := Claude().Judge(text, now)
+		if v.State != Limited || !v.Reset.Equal(time.Date(2026, 11, 28, 17, 0, 0, 0, time.UTC)) {
+			t.Errorf("%q: verdict %+v; want a limit that resets at 5pm", text, v)
+		}
+	}
+}

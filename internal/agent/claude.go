@@ -54,8 +54,9 @@ var Claude = register("claude", []string{"claude", "claude-code"}, func() *Profi
 		Limit: []*regexp.Regexp{
 			regexp.MustCompile(`(?i)usage limit reached|limit reached\s*[∙·•|]\s*resets?|(?:5|five)-hour limit reached|weekly limit reached|limit will reset at`),
 			// 2.1 with a subscription: "⎿  You've hit your session limit ·
-			// resets 9am (UTC)" ("weekly limit", or "limit" alone).
-			regexp.MustCompile(`(?i)you've hit your (?:\w+ )?limit`),
+			// resets 9am (UTC)" ("weekly limit", or "limit" alone; 2.1.332:
+			// "5-hour limit").
+			regexp.MustCompile(`(?i)you've hit your (?:[\w-]+ )?limit`),
 		},
 		// On Pro and Max plans it then opens a menu of its own ("❯ 1. Stop and
 		// wait for limit to reset"): a limit to wait out, not a dialog.

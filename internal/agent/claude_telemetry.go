@@ -65,6 +65,7 @@ func (claudeReporter) launch(cmd []string, spec LaunchSpec) (Launch, error) {
 		return l, nil
 	}
 	chain := claudeUserStatusLine(spec.WorkDir, claudeConfigDir(spec.Home, spec.Env))
+	l.StopHooks = claudeUserStopHooks(spec.WorkDir, claudeConfigDir(spec.Home, spec.Env))
 	data, err := claudeSettings(spec, chain)
 	if err != nil {
 		return Launch{}, err
@@ -122,16 +123,45 @@ func claudeConfigDir(home string, env []string) string {
 // maxSettingsFile bounds the read of a user's Claude settings file.
 const maxSettingsFile = 1 << 20
 
-// claudeUserStatusLine is the user's own status line command, from the
-// settings files Claude Code reads, the one it would use first: the
-// project's local settings, the project's, the user's. "" for none.
-func claudeUserStatusLine(workDir, configDir string) string {
+// claudeSettingsFiles are the settings files Claude Code reads, first
+// the one it takes a setting from first: the project's local settings,
+// the project's, the user's.
+func claudeSettingsFiles(workDir, configDir string) []string {
 	var files []string
 	if workDir != "" {
 		files = append(files, filepath.Join(workDir, ".claude", "settings.local.json"), filepath.Join(workDir, ".claude", "settings.json"))
 	}
-	files = append(files, filepath.Join(configDir, "settings.json"))
-	for _, f := range files {
+	return append(files, filepath.Join(configDir, "settings.json"))
+}
+
+// claudeManagedSettings is the administrator's settings file on Linux,
+// whose hooks run too.
+const claudeManagedSettings = "/etc/claude-code/managed-settings.json"
+
+// claudeUserStopHooks reports whether any settings file Claude Code reads
+// (the user's, the project's, an administrator's) gives it a Stop hook:
+// Claude Code merges the hooks of them all and runs them beside swarm's.
+// (Hooks of plugins are not looked for.)
+func claudeUserStopHooks(workDir, configDir string) bool {
+	for _, f := range append(claudeSettingsFiles(workDir, configDir), claudeManagedSettings) {
+		var s struct {
+			Hooks struct {
+				Stop []json.RawMessage `json:"Stop"`
+			} `json:"hooks"`
+		}
+		data, err := readSmall(f, maxSettingsFile)
+		if err == nil && json.Unmarshal(data, &s) == nil && len(s.Hooks.Stop) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// claudeUserStatusLine is the user's own status line command, from the
+// settings files Claude Code reads, the one it would use first. "" for
+// none.
+func claudeUserStatusLine(workDir, configDir string) string {
+	for _, f := range claudeSettingsFiles(workDir, configDir) {
 		var s struct {
 			StatusLine *struct {
 				Type    string `json:"type"`
@@ -283,18 +313,20 @@ func (claudeReporter) usage(ref UsageRef) UsageReader {
 		}
 		return m[0]
 	}
-	t := &claudeTranscript{seen: map[string]Usage{}}
+	t := &claudeTranscript{seen: map[string]Usage{}, ref: ref}
 	return &jsonlReader{find: find, line: t.line, total: t.total}
 }
 
 // claudeTranscript adds up a transcript's usage, once per reply.
 type claudeTranscript struct {
 	seen map[string]Usage
+	ref  UsageRef // its Since: replies of earlier runs do not count
 }
 
 // claudeEntry is the part of a transcript line swarm reads.
 type claudeEntry struct {
 	Type      string `json:"type"`
+	Timestamp string `json:"timestamp"`
 	RequestID string `json:"requestId"`
 	Message   struct {
 		ID    string `json:"id"`
@@ -315,7 +347,7 @@ func (t *claudeTranscript) line(b []byte) {
 		return
 	}
 	var e claudeEntry
-	if json.Unmarshal(b, &e) != nil || e.Type != "assistant" || e.Message.Usage == nil {
+	if json.Unmarshal(b, &e) != nil || e.Type != "assistant" || e.Message.Usage == nil || t.ref.before(stamp(e.Timestamp)) {
 		return
 	}
 	u := e.Message.Usage

@@ -2,14 +2,20 @@ package agent
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/swarmtools/swarm/internal/remote"
 )
 
-// Codex's telemetry, as its 0.169 sources and docs have it:
+// Codex's telemetry, as its 0.171 sources and docs have it (hooks: see
+// codexHookArgs):
 //
 //   - notify: a program (config key notify, an argv array, settable per
 //     run with -c notify=[...]) run when a turn completes, with one JSON
@@ -48,19 +54,107 @@ func (codexReporter) launch(cmd []string, spec LaunchSpec) (Launch, error) {
 	argv := spec.Hooks.Event(spec.EventsFile, FormatCodex)
 	quoted := make([]string, len(argv))
 	for i, a := range argv {
-		// A JSON string is a TOML basic string: the same escapes.
-		b, err := json.Marshal(a)
-		if err != nil {
-			return Launch{}, err
-		}
-		quoted[i] = string(b)
+		quoted[i] = tomlString(a)
 	}
-	return Launch{Args: []string{"-c", "notify=[" + strings.Join(quoted, ",") + "]"}, Events: true}, nil
+	l := Launch{Args: []string{"-c", "notify=[" + strings.Join(quoted, ",") + "]"}, Events: true}
+	if !codexSetsHooks(cmd[1:]) {
+		l.Args = append(l.Args, codexHookArgs(remote.Command(spec.Hooks.Event(spec.EventsFile, FormatClaude)))...)
+	}
+	return l, nil
+}
+
+// tomlString quotes s as a TOML basic string: a JSON string is one (the
+// same escapes), written without HTML escapes.
+func tomlString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Codex's hooks (0.1xx, on by default): command hooks per event, given
+// here per run in the session flags' layer (-c hooks.EVENT=[...]), which
+// Codex merges with the user's own (theirs keep running). Their input is
+// Claude Code's form (hook_event_name, session_id, transcript_path,
+// last_assistant_message, tool_name, tool_input): swarm _event reads it
+// as Claude Code's. Codex runs a hook it does not manage only once its
+// definition is trusted: the trust of swarm's own is given in the same
+// layer (hooks.state, keyed by the layer, the event and the hook's
+// place, holding the hash of its definition as Codex computes it), so no
+// other hook's trust changes (--dangerously-bypass-hook-trust would run
+// every untrusted hook of the user's too). A Codex without hooks, or
+// whose trust hash differs, runs none of them: its notify still reports
+// the turn's end.
+var codexHookEvents = []string{EventUserPromptSubmit, EventPreToolUse, EventPermissionRequest, EventStop}
+
+// codexHookTimeout is swarm's hooks' timeout (seconds): they return in
+// milliseconds, this only bounds a stuck disk.
+const codexHookTimeout = 10
+
+// codexSessionFlagsSource is how Codex names the -c layer in its hooks'
+// state keys.
+const codexSessionFlagsSource = "/<session-flags>/config.toml"
+
+// codexHookArgs are the -c arguments that give Codex swarm's hook command
+// on each event swarm reads, trusted.
+func codexHookArgs(command string) []string {
+	var args, states []string
+	for _, ev := range codexHookEvents {
+		args = append(args, "-c", fmt.Sprintf("hooks.%s=[{hooks=[{type=\"command\",command=%s,timeout=%d}]}]", ev, tomlString(command), codexHookTimeout))
+		key := codexSessionFlagsSource + ":" + codexEventLabel(ev) + ":0:0"
+		states = append(states, fmt.Sprintf("%s={trusted_hash=%s}", tomlString(key), tomlString(codexHookHash(ev, command, codexHookTimeout))))
+	}
+	return append(args, "-c", "hooks.state={"+strings.Join(states, ",")+"}")
+}
+
+// codexEventLabel is an event's name in Codex's hook keys: PreToolUse →
+// pre_tool_use.
+func codexEventLabel(ev string) string {
+	var b strings.Builder
+	for i, r := range ev {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// codexHookHash is the trust hash Codex computes for a command hook with
+// no matcher: the SHA-256 of its normalized definition as compact JSON
+// with sorted keys ({"event_name", "hooks": [{"async", "command",
+// "timeout", "type"}]}).
+func codexHookHash(ev, command string, timeout int) string {
+	identity := map[string]any{
+		"event_name": codexEventLabel(ev),
+		"hooks":      []any{map[string]any{"type": "command", "command": command, "timeout": timeout, "async": false}},
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(identity) // strings, numbers and booleans always encode; map keys are sorted
+	sum := sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// codexSetsHooks reports whether args give hooks of their own (-c
+// hooks...) or run every hook untrusted: swarm's are then left out.
+func codexSetsHooks(args []string) bool {
+	return codexSetsKey(args, "hooks")
 }
 
 // codexSetsNotify reports whether args set notify (-c notify=...,
 // --config notify=..., or the = forms).
 func codexSetsNotify(args []string) bool {
+	return codexSetsKey(args, "notify")
+}
+
+// codexSetsKey reports whether args set key (or a key under it) with -c.
+func codexSetsKey(args []string, key string) bool {
 	for i, a := range args {
 		v, ok := "", false
 		switch {
@@ -73,7 +167,7 @@ func codexSetsNotify(args []string) bool {
 		case strings.HasPrefix(a, "-c") && len(a) > 2:
 			v, ok = a[2:], true
 		}
-		if ok && strings.HasPrefix(strings.TrimSpace(v), "notify") {
+		if ok && strings.HasPrefix(strings.TrimSpace(v), key) {
 			return true
 		}
 	}
@@ -127,23 +221,33 @@ func (codexReporter) usage(ref UsageRef) UsageReader {
 		}
 		return m[len(m)-1]
 	}
-	var last Usage
+	// The totals are the session's: a resumed session's go on from its
+	// earlier runs', whose last total (before ref.Since) is taken off.
+	var last, earlier Usage
 	line := func(b []byte) {
-		if u, ok := codexTokenCount(b); ok {
+		if u, ts, ok := codexTokenCount(b); ok {
+			if ref.before(ts) {
+				earlier = u
+			}
 			last = u
 		}
 	}
-	return &jsonlReader{find: find, line: line, total: func() Usage { return last }}
+	total := func() Usage {
+		return Usage{Input: max(0, last.Input-earlier.Input), CacheRead: max(0, last.CacheRead-earlier.CacheRead),
+			Output: max(0, last.Output-earlier.Output)}
+	}
+	return &jsonlReader{find: find, line: line, total: total}
 }
 
 // codexTokenCount reads a rollout line's token_count event: the
-// session's usage so far.
-func codexTokenCount(b []byte) (Usage, bool) {
+// session's usage so far, and the line's time.
+func codexTokenCount(b []byte) (Usage, time.Time, bool) {
 	if !bytes.Contains(b, []byte(`"token_count"`)) {
-		return Usage{}, false
+		return Usage{}, time.Time{}, false
 	}
 	var e struct {
-		Payload struct {
+		Timestamp string `json:"timestamp"`
+		Payload   struct {
 			Type string `json:"type"`
 			Info *struct {
 				Total struct {
@@ -155,8 +259,8 @@ func codexTokenCount(b []byte) (Usage, bool) {
 		} `json:"payload"`
 	}
 	if json.Unmarshal(b, &e) != nil || e.Payload.Type != "token_count" || e.Payload.Info == nil {
-		return Usage{}, false
+		return Usage{}, time.Time{}, false
 	}
 	t := e.Payload.Info.Total
-	return Usage{Input: max(0, t.Input-t.Cached), CacheRead: t.Cached, Output: t.Output}, true
+	return Usage{Input: max(0, t.Input-t.Cached), CacheRead: t.Cached, Output: t.Output}, stamp(e.Timestamp), true
 }

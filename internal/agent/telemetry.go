@@ -78,6 +78,10 @@ type Launch struct {
 	// Events: its hooks are set up (else Why says why not).
 	Events bool
 	Why    string
+	// StopHooks: the user's own settings give the agent Stop hooks,
+	// which run beside swarm's: one of them may block the turn's end
+	// (the agent then goes on), so a Stop is not the end on its own.
+	StopHooks bool
 }
 
 // reporter is the agent-specific side of Telemetry.
@@ -115,6 +119,25 @@ type UsageRef struct {
 	SessionID  string
 	Home       string
 	Env        []string
+	// Since is when this run of the session started (zero: its whole
+	// file is this run's). A session the user's own command resumes
+	// (claude --resume, codex resume) holds its earlier runs' replies,
+	// which were paid for then: only what is written from Since on
+	// counts.
+	Since time.Time
+}
+
+// stamp is a transcript line's time (RFC 3339); zero when it has none
+// or another form: such a line counts as the run's.
+func stamp(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s) // a time it cannot read is zero: counted
+	return t
+}
+
+// before reports whether a line stamped ts was written before the run
+// began (a line without a time counts as the run's).
+func (ref UsageRef) before(ts time.Time) bool {
+	return !ref.Since.IsZero() && !ts.IsZero() && ts.Before(ref.Since)
 }
 
 // UsageReader reads a session's usage as its file grows.
@@ -147,6 +170,10 @@ const (
 	EventHookError = "swarm-error"
 )
 
+// KindNotify is the Kind of a Stop that Codex's notify reported (not its
+// hooks): where its hooks run too, their Stop reports the same turn end.
+const KindNotify = "notify"
+
 // Event is one event an agent reported, as one line of the events file.
 type Event struct {
 	Time    time.Time `json:"time"`
@@ -156,7 +183,7 @@ type Event struct {
 	// notification's text.
 	Message string `json:"message,omitempty"`
 	// Kind is a notification's type, a StopFailure's error, a session
-	// start's source or a session end's reason.
+	// start's source, a session end's reason, or KindNotify.
 	Kind string `json:"kind,omitempty"`
 	// Tool is the tool a permission is asked for (or about to run);
 	// Detail what it would do (its command, its file), or an error's

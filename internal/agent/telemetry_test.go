@@ -254,7 +254,7 @@ func TestCodexTelemetry(t *testing.T) {
 	s := LaunchSpec{Hooks: fakeHooks, EventsFile: "/st/ev.jsonl", Home: home}
 	l, err := Codex().Launch([]string{"codex", "--model", "o3"}, s)
 	want := []string{"-c", `notify=["/opt/swarm dir/swarm","_event","--events","/st/ev.jsonl","--format","codex"]`}
-	if err != nil || !l.Events || !slices.Equal(l.Args, want) {
+	if err != nil || !l.Events || len(l.Args) < 2 || !slices.Equal(l.Args[:2], want) {
 		t.Errorf("launch %+v, %v; want %q", l, err, want)
 	}
 	for _, own := range [][]string{{"codex", "-c", "notify=[\"x\"]"}, {"codex", "--config=notify=[]"}, {"codex", "-cnotify=[]"}} {
@@ -301,5 +301,104 @@ func TestReadSmallRefusesAFIFO(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("reading a FIFO hung")
+	}
+}
+
+// A session the user's own command resumes (claude --resume, codex
+// resume) holds the replies of its earlier runs: only those written
+// since this run started (UsageRef.Since) are its usage.
+func TestResumedSessionUsageCountsThisRunOnly(t *testing.T) {
+	t.Parallel()
+	since := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	transcript := filepath.Join(t.TempDir(), "s.jsonl")
+	os.WriteFile(transcript, []byte(
+		`{"type":"assistant","timestamp":"2026-11-27T09:00:00.000Z","requestId":"r1","message":{"id":"m1","usage":{"input_tokens":500,"output_tokens":50}}}`+"\n"+
+			`{"type":"assistant","timestamp":"2026-11-28T12:00:01.250Z","requestId":"r2","message":{"id":"m2","usage":{"input_tokens":7,"output_tokens":1}}}`+"\n"), 0o600)
+	u, err := Claude().UsageReader(UsageRef{Transcript: transcript, Since: since}).Read()
+	if err != nil || u != (Usage{Input: 7, Output: 1}) {
+		t.Errorf("resumed transcript: %+v, %v; want this run's reply only", u, err)
+	}
+	if u, _ := Claude().UsageReader(UsageRef{Transcript: transcript}).Read(); u.Input != 507 {
+		t.Errorf("without a start: %+v; want every reply", u)
+	}
+
+	home := t.TempDir()
+	dir := filepath.Join(home, ".codex", "sessions", "2026", "11", "27")
+	os.MkdirAll(dir, 0o700)
+	rollout := `{"timestamp":"2026-11-27T09:00:00.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1000,"cached_input_tokens":600,"output_tokens":50}}}}
+{"timestamp":"2026-11-28T12:00:05.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1400,"cached_input_tokens":900,"output_tokens":80}}}}
+`
+	os.WriteFile(filepath.Join(dir, "rollout-2026-11-27T09-00-00-t-2.jsonl"), []byte(rollout), 0o600)
+	u, err = Codex().UsageReader(UsageRef{SessionID: "t-2", Home: home, Since: since}).Read()
+	if err != nil || u != (Usage{Input: 100, CacheRead: 300, Output: 30}) {
+		t.Errorf("resumed rollout: %+v, %v; want what this run added", u, err)
+	}
+}
+
+// Stop hooks of the user's own (the user's, the project's or its local
+// settings) run beside swarm's and may block a turn's end: the launch
+// says so, and says nothing when there are none.
+func TestClaudeLaunchFindsTheUsersStopHooks(t *testing.T) {
+	t.Parallel()
+	launch := func(work, home string) Launch {
+		d := t.TempDir()
+		l, err := Claude().Launch([]string{"claude"}, LaunchSpec{Hooks: fakeHooks, EventsFile: filepath.Join(d, "ev.jsonl"),
+			StatusFile: filepath.Join(d, "status.json"), SettingsFile: filepath.Join(d, "settings.json"), WorkDir: work, Home: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	write := func(path, data string) {
+		os.MkdirAll(filepath.Dir(path), 0o700)
+		os.WriteFile(path, []byte(data), 0o600)
+	}
+	stop := `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"./gate.sh"}]}]}}`
+	work, home := t.TempDir(), t.TempDir()
+	write(filepath.Join(work, ".claude", "settings.json"), `{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"log"}]}]}}`)
+	if l := launch(work, home); l.StopHooks {
+		t.Errorf("no Stop hook anywhere: %+v", l)
+	}
+	for _, f := range []string{filepath.Join(".claude", "settings.local.json"), filepath.Join(".claude", "settings.json"), "home"} {
+		work, home := t.TempDir(), t.TempDir()
+		if f == "home" {
+			write(filepath.Join(home, ".claude", "settings.json"), stop)
+		} else {
+			write(filepath.Join(work, f), stop)
+		}
+		if l := launch(work, home); !l.StopHooks {
+			t.Errorf("a Stop hook in %s not seen: %+v", f, l)
+		}
+	}
+}
+
+// Codex's trust hash of a command hook, against vectors of a real
+// ~/.codex/config.toml (a Stop hook trusted in Codex's own /hooks), and
+// the hooks swarm gives Codex: one per event, trusted in the same layer.
+func TestCodexHooks(t *testing.T) {
+	t.Parallel()
+	if h := codexHookHash("Stop", "bash ~/.vibemon/notify.sh stop codex_cli", 10); h != "sha256:c81392377e7e0c36bc8d845d39bdf7f3e61c96c5862df1bcd88515de7839af43" {
+		t.Errorf("Stop hook hash %s", h)
+	}
+	if l := codexEventLabel("UserPromptSubmit"); l != "user_prompt_submit" {
+		t.Errorf("label %q", l)
+	}
+	l, err := Codex().Launch([]string{"codex"}, LaunchSpec{Hooks: fakeHooks, EventsFile: "/st/ev.jsonl", Home: t.TempDir()})
+	if err != nil || !l.Events {
+		t.Fatalf("launch %+v, %v", l, err)
+	}
+	args := strings.Join(l.Args, "\n")
+	cmd := `'/opt/swarm dir/swarm' '_event' '--events' '/st/ev.jsonl' '--format' 'claude'`
+	for _, ev := range []string{"UserPromptSubmit", "PreToolUse", "PermissionRequest", "Stop"} {
+		hook := "hooks." + ev + `=[{hooks=[{type="command",command=` + tomlString(cmd) + `,timeout=10}]}]`
+		trust := tomlString("/<session-flags>/config.toml:"+codexEventLabel(ev)+":0:0") + "={trusted_hash=" + tomlString(codexHookHash(ev, cmd, 10)) + "}"
+		if !strings.Contains(args, "-c\n"+hook+"\n") || !strings.Contains(args, trust) {
+			t.Errorf("%s: hook or its trust missing from\n%s", ev, args)
+		}
+	}
+	for _, own := range [][]string{{"codex", "-c", "hooks.Stop=[]"}, {"codex", "--config=hooks.state={}"}} {
+		if l, _ := Codex().Launch(own, LaunchSpec{Hooks: fakeHooks, EventsFile: "/st/ev.jsonl", Home: t.TempDir()}); strings.Contains(strings.Join(l.Args, " "), "hooks.") || !l.Events {
+			t.Errorf("%q: swarm's hooks given beside the command's own: %+v", own, l)
+		}
 	}
 }

@@ -50,11 +50,16 @@ func StartClaude(t testing.TB, cfg Config, args []string, replies ...mockapi.Rep
 
 // idleBox is the empty input box. Claude Code writes its prompt as "❯"
 // and a NO-BREAK SPACE (U+00A0), not "❯ " with a plain space.
-var idleBox = regexp.MustCompile(`(?m)^─{20,}\n❯[ \x{00a0}]*\n─{20,}$`)
+var idleBox = regexp.MustCompile(`(?m)^─{20,}\n❯[ \x{00a0}]*(?:` + retryPlaceholder + `)?\n─{20,}$`)
+
+// retryPlaceholder is what 2.1.332 shows, dimmed, in its empty input box
+// after an API error ended a turn: a hint, not typed text.
+const retryPlaceholder = "Resend your message to try again"
 
 // IsIdle reports whether the screen is Claude Code's input box waiting for
-// input: an empty "❯" line between two rules, and no "esc to interrupt"
-// (the footer while it works).
+// input: an empty "❯" line between two rules (or one holding only the
+// placeholder 2.1.332 shows after an API error), and no "esc to
+// interrupt" (the footer while it works).
 func IsIdle(screen string) bool {
 	return idleBox.MatchString(screen) && !strings.Contains(screen, "esc to interrupt")
 }
@@ -159,5 +164,8 @@ func PendingInput(screen string) string {
 	for i, l := range box {
 		box[i] = strings.TrimSpace(strings.ReplaceAll(l, "\u00a0", " "))
 	}
-	return strings.TrimSpace(strings.Join(box, "\n"))
+	if text := strings.TrimSpace(strings.Join(box, "\n")); text != retryPlaceholder {
+		return text
+	}
+	return ""
 }

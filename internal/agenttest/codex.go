@@ -9,20 +9,24 @@ import (
 	"github.com/swarmtools/swarm/internal/mockapi"
 )
 
-// CodexVersion is the OpenAI Codex CLI the Codex smoke test uses
-// (SWARM_CODEX_VERSION overrides it).
-const CodexVersion = "0.169.0"
+// CodexVersion is the pinned OpenAI Codex CLI the Codex tests use
+// (SWARM_CODEX_VERSION overrides it: make test-agents-latest).
+const CodexVersion = "0.171.0"
+
+// CodexVersionInUse is the Codex version the tests use.
+func CodexVersionInUse() string {
+	if v := os.Getenv("SWARM_CODEX_VERSION"); v != "" {
+		return v
+	}
+	return CodexVersion
+}
 
 // Codex returns the path of the pinned codex binary, installing it first
 // if needed; it skips t as Require does.
 func Codex(t testing.TB) string {
 	t.Helper()
 	Require(t)
-	version := CodexVersion
-	if v := os.Getenv("SWARM_CODEX_VERSION"); v != "" {
-		version = v
-	}
-	bin, err := installNpm("@openai/codex", "codex", "codex", version, t.Logf)
+	bin, err := installNpm("@openai/codex", "codex", "codex", CodexVersionInUse(), t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,3 +90,61 @@ func TestCodexNotifyAndRollout(t *testing.T) {
 	}
 	t.Logf("result: codex notify: Stop of thread %s with its last message; rollout usage %+v", stop.Session, u)
 }
+
+// Codex started as a loop starts it runs swarm's hooks, trusted in the
+// same -c layer (no /hooks review, no other hook's trust changed): the
+// prompt taken, and the turn's end with its last message and session,
+// beside notify's.
+func TestCodexHooksReport(t *testing.T) {
+	Require(t)
+	mock := StartMock(t, mockapi.Text("Hooked. <promise>COMPLETE</promise>"))
+	s := PrepareCodex(t, mock)
+	t.Parallel()
+	swarm, _ := testenv.Binaries(t)
+	events := filepath.Join(t.TempDir(), "events.jsonl")
+	hooks := agent.HookCommands{Event: func(ev, format string) []string {
+		return []string{swarm, "_event", "--events", ev, "--format", format}
+	}}
+	l, err := agent.Codex().Launch([]string{s.Bin}, agent.LaunchSpec{Hooks: hooks, EventsFile: events, Home: s.Home, Env: s.Env})
+	if err != nil || !l.Events {
+		t.Fatalf("launch %+v: %v", l, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := append(append([]string{"exec", "--skip-git-repo-check"}, l.Args...), "Finish the task.")
+	cmd := exec.CommandContext(ctx, s.Bin, args...)
+	cmd.Dir, cmd.Env = s.Dir, s.Env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("codex exec %q: %v\n%s", args, err, out)
+	}
+	seen := map[string]agent.Event{}
+	testenv.Eventually(t, "codex's hooks to report the prompt and the turn's end", 20*time.Second, func() bool {
+		lines, _, _ := state.ReadEvents(events, 0)
+		for _, line := range lines {
+			if ev, err := agent.ParseEvent(line); err == nil {
+				key := ev.Name
+				if ev.Name == agent.EventStop && ev.Kind == "" && strings.Contains(string(line), `"transcript"`) {
+					key = "hook-Stop"
+				}
+				seen[key] = ev
+			}
+		}
+		_, prompt := seen[agent.EventUserPromptSubmit]
+		_, stop := seen["hook-Stop"]
+		return prompt && stop
+	})
+	stop := seen["hook-Stop"]
+	if !strings.Contains(stop.Message, "<promise>COMPLETE</promise>") || stop.Session == "" {
+		t.Errorf("the Stop hook's event %+v", stop)
+	}
+	t.Logf("result: codex %s hooks: %d kinds of event (%v); Stop of session %s, transcript %s", CodexVersionInUse(), len(seen), keys(seen), stop.Session, stop.Transcript)
+}
+
+func keys(m map[string]agent.Event) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

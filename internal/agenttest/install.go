@@ -14,10 +14,12 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// ClaudeVersion is the Claude Code the fixtures under testdata were
-// captured with; SWARM_CLAUDE_CODE_VERSION overrides it (to try a newer
-// release: its fixtures go to their own testdata folder).
-const ClaudeVersion = "2.1.197"
+// ClaudeVersion is the pinned Claude Code: the one make test-agents (and
+// CI) runs, and the one the fixtures under testdata/claude-code-VERSION
+// were captured with. SWARM_CLAUDE_CODE_VERSION overrides it (make
+// test-agents-latest gives npm's latest: its fixtures, if captured, go to
+// their own testdata folder). This is the one place the pin is written.
+const ClaudeVersion = "2.1.332"
 
 // EnvEnable is the variable that turns the real-agent tests on.
 const EnvEnable = "SWARM_TEST_AGENTS"
@@ -50,9 +52,16 @@ func Require(t testing.TB) {
 	}
 }
 
-// CacheDir is where pinned agent installs live:
+// EnvCache names another cache for the installs (make
+// test-agents-latest keeps npm's latest releases apart from the pins).
+const EnvCache = "SWARM_TEST_AGENTS_CACHE"
+
+// CacheDir is where agent installs live: $SWARM_TEST_AGENTS_CACHE, else
 // ${XDG_CACHE_HOME:-~/.cache}/swarm-test-agents.
 func CacheDir() (string, error) {
+	if d := os.Getenv(EnvCache); d != "" {
+		return d, nil
+	}
 	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
 		return filepath.Join(d, "swarm-test-agents"), nil
 	}
@@ -119,7 +128,7 @@ func installNpm(pkg, dirName, binName, version string, logf func(string, ...any)
 }
 
 // checkVersion runs `bin --version` and looks for the version it prints
-// ("2.1.197 (Claude Code)", "codex-cli 0.169.0").
+// ("2.1.332 (Claude Code)", "codex-cli 0.171.0").
 func checkVersion(bin, version string) error {
 	out, err := exec.Command(bin, "--version").CombinedOutput()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,11 @@ type loopOpts struct {
 	// in manual mode where the release has one (AskFlags): a tool call
 	// then waits at its permission prompt.
 	askPermissions bool
+	// before runs on the claude setup before the loop is spawned (a
+	// project's own .claude/settings.json).
+	before func(*Setup)
+	// args are more arguments to claude (after swarm's usual ones).
+	args []string
 }
 
 // loopPrompt says what the loop's agents are told; it names the promise
@@ -81,6 +87,9 @@ func startLoop(t *testing.T, name string, o loopOpts) *loopRun {
 	}
 	t.Cleanup(mock.Close)
 	setup := Prepare(t, mock, o.cfg)
+	if o.before != nil {
+		o.before(setup)
+	}
 	// Registered before testenv's cleanup (which kills the tmux server),
 	// so it runs after it.
 	t.Cleanup(func() { reapClaudes(t, setup) })
@@ -115,6 +124,7 @@ func startLoop(t *testing.T, name string, o loopOpts) *loopRun {
 		// decides (2.1.332 ran the test's touch at once).
 		cmdFlags = AskFlags(t, setup.Bin)
 	}
+	cmdFlags = append(slices.Clone(cmdFlags), o.args...)
 	args = append(append(args, "--"), setup.Command(cmdFlags...)...)
 	l.watch = watchState(env, name)
 	t.Cleanup(l.watch.stop)

@@ -145,15 +145,17 @@ func TestLoopSameSession(t *testing.T) {
 	if u := turns[1].UserText(); !strings.Contains(u, "Do the next step of the task") || !strings.Contains(u, "You stopped without printing") {
 		t.Errorf("turn 2's user text lacks the first prompt or the continuation:\n%s", u)
 	}
-	// Claude probes the API (HEAD /) once per start: one start, one claude.
+	// Claude probes the API (HEAD /) once per start (2.1.197; 2.1.332
+	// probes no more): at most one start, one claude. The session ids
+	// below say it for every release.
 	starts := 0
 	for _, r := range l.mock.Requests() {
 		if r.Method == "HEAD" && r.Path == "/" {
 			starts++
 		}
 	}
-	if starts != 1 {
-		t.Errorf("%d claude start-up probes, want 1 (one claude for both iterations)", starts)
+	if starts > 1 {
+		t.Errorf("%d claude start-up probes, want at most 1 (one claude for both iterations)", starts)
 	}
 	sid := func(r mockapi.Request) string { return r.Header.Get("X-Claude-Code-Session-Id") }
 	if sid(turns[0]) != sid(turns[1]) {
@@ -340,7 +342,9 @@ func TestLoopUsageLimitWaitsAndContinues(t *testing.T) {
 		return strings.Contains(s, "You've hit your") && IsIdle(s) && effortAlone.MatchString(s)
 	})
 	l.capture("idle-after-limit-continue.txt", func(s string) bool {
-		return strings.Contains(s, "❯ continue") && strings.Contains(s, "You've hit your")
+		// (Idle: 2.1.332 still shows the limit while it works on the
+		// continuation.)
+		return strings.Contains(s, "❯ continue") && strings.Contains(s, "You've hit your") && IsIdle(s)
 	})
 	waitLine := regexp.MustCompile(`(?m)^Status: waiting for usage limit reset until (\d\d:\d\d)$`)
 	var status string
@@ -350,7 +354,13 @@ func TestLoopUsageLimitWaitsAndContinues(t *testing.T) {
 	})
 	seen := time.Now()
 	limitScreen := l.screen()
-	l.session().SaveFixture("limit-session-menu-80x24.txt", limitScreen)
+	limitFixture := "limit-session-menu-80x24.txt"
+	if Version() != "2.1.197" {
+		// 2.1.332 opens no menu: it will continue by itself at the reset
+		// ("Continuing automatically at 5:10pm · Esc to cancel").
+		limitFixture = "limit-session-auto-continue-80x24.txt"
+	}
+	l.session().SaveFixture(limitFixture, limitScreen)
 	until := waitLine.FindStringSubmatch(status)[1]
 	code, out := l.wait(5 * time.Minute)
 	if code != 0 || l.str("exit_reason") != "complete" {
@@ -372,12 +382,16 @@ func TestLoopUsageLimitWaitsAndContinues(t *testing.T) {
 	if n := l.num("total_failures"); n != 0 {
 		t.Errorf("total_failures %d, want 0", n)
 	}
-	if u, _ := turns[1].LastUser(); !strings.Contains(u.Text(), "continue") {
+	// 2.1.332 continues by itself at the reset ("Continuing automatically
+	// at 5:35pm"): the loop then types nothing (its RESUME line says so);
+	// else the turn after the limit is the limit message typed.
+	itself := len(resumes) == 1 && strings.Contains(resumes[0], "the agent continued by itself")
+	if u, _ := turns[1].LastUser(); !itself && !strings.Contains(u.Text(), "continue") {
 		t.Errorf("the turn after the limit is not the limit message: %q", u.Text())
 	}
 	// Its answer holds the promise: nothing more should be typed.
 	if len(resumes) != 1 || len(turns) != 2 {
-		t.Errorf("%d continue(s) typed and %d turns; want 1 and 2 (the answer to the first continue completes the loop):\n%s",
+		t.Errorf("%d RESUME line(s) and %d turns; want 1 and 2 (the answer to the first continue completes the loop):\n%s",
 			len(resumes), len(turns), l.iterLog())
 	}
 }

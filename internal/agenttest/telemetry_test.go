@@ -1,7 +1,12 @@
 package agenttest
 
 import (
+	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,4 +207,138 @@ func TestLoopHooksDisabledRunsOnTheScreen(t *testing.T) {
 		t.Errorf("ralph status:\n%s\nmonitor.log:\n%s", status, l.monitorLog())
 	}
 	t.Logf("result: hooks disabled: %s after %d iterations by the screen (state source %s), exit %d", l.str("exit_reason"), l.num("current_iteration"), l.str("state_source"), code)
+}
+
+// A Stop hook of the project's own blocks the first end of the turn (exit
+// 2: "check again"): Claude Code goes on in the same turn, and the loop
+// does not take swarm's Stop of it for the turn's end; the turn ends at
+// the next Stop, which the hook lets through, in iteration 1.
+func TestLoopUserStopHookBlocksTheEnd(t *testing.T) {
+	Require(t)
+	t.Parallel()
+	l := startLoop(t, "gate", loopOpts{
+		replies: []mockapi.Reply{
+			mockapi.Text("Working through the items. Not done yet."),
+			// It thinks a while: the loop sees the first Stop well
+			// before the second.
+			mockapi.Text("Checked again. All done.\n<promise>COMPLETE</promise>").Think(5 * time.Second),
+		},
+		flags: []string{"--max-iterations", "2"},
+		before: func(s *Setup) {
+			gate := filepath.Join(s.Dir, "gate.sh")
+			script := "#!/bin/sh\nif [ -e \"$0.done\" ]; then exit 0; fi\n: > \"$0.done\"\necho 'check the items again before you stop' >&2\nexit 2\n"
+			settings := `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"` + gate + `"}]}]}}`
+			if err := os.WriteFile(gate, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(s.Dir, ".claude"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(s.Dir, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
+	code, out := l.wait(3 * time.Minute)
+	if code != 0 || l.str("exit_reason") != "complete" {
+		t.Fatalf("ralph wait exit %d (%s); exit reason %q", code, out, l.str("exit_reason"))
+	}
+	if n := l.num("current_iteration"); n != 1 {
+		t.Errorf("%d iterations; want 1: the blocked Stop ended the first turn\n%s", n, l.iterLog())
+	}
+	if n := len(l.mock.Turns()); n != 2 {
+		t.Errorf("%d turns, want 2 (the answer the hook blocked, then the one after)", n)
+	}
+	t.Logf("result: a Stop blocked by the project's own Stop hook: %s after %d iteration(s), %d turns", l.str("exit_reason"), l.num("current_iteration"), len(l.mock.Turns()))
+}
+
+// A loop whose command resumes a session of the user's (claude --resume
+// ID) is charged what this run spends, not the replies of the session's
+// earlier run, which its transcript holds (and whose cost Claude Code
+// restores on its status line).
+func TestLoopResumedSessionIsNotChargedItsPast(t *testing.T) {
+	Require(t)
+	t.Parallel()
+	const session = "5f1c0d2e-8a47-4c1b-9d3e-2a6b7c8d9e0f"
+	past := mockapi.Usage{Input: 90000, Output: 500}
+	l := startLoop(t, "resume", loopOpts{
+		replies: []mockapi.Reply{
+			mockapi.Text("An earlier run's answer.").WithUsage(past),
+			mockapi.Text("Resumed and done.\n<promise>COMPLETE</promise>").WithUsage(perTurn),
+		},
+		flags: []string{"--max-iterations", "2"},
+		args:  []string{"--resume", session},
+		before: func(s *Setup) {
+			// The session's earlier run, before the loop: claude -p.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, s.Bin, append(slices.Clone(skip), "-p", "--session-id", session, "Do an earlier step.")...)
+			cmd.Dir, cmd.Env = s.Dir, s.Env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("claude -p: %v\n%s", err, out)
+			}
+		},
+	})
+	code, out := l.wait(3 * time.Minute)
+	if code != 0 || l.str("exit_reason") != "complete" {
+		t.Fatalf("ralph wait exit %d (%s); exit reason %q\n%s", code, out, l.str("exit_reason"), l.iterLog())
+	}
+	st := l.state()
+	in, _ := st["input_tokens"].(float64)
+	cost, _ := st["cost_usd"].(float64)
+	if in != float64(perTurn.Input) || cost <= 0 || cost > 0.1 {
+		t.Errorf("charged %v input tokens and $%v; want this run's %d tokens (about $0.02), not the earlier run's %d too\n%s", in, cost, perTurn.Input, past.Input, l.iterLog())
+	}
+	t.Logf("result: a resumed session: charged %v input tokens, $%.4f (its earlier run: %d input tokens)", in, cost, past.Input)
+}
+
+// A permission the agent asks for that the project's own PermissionRequest
+// hook allows is never shown: the tool runs, the turn ends, and the loop
+// never pauses (its PermissionRequest event alone is no dialog).
+func TestLoopPermissionAllowedByAUserHookDoesNotPause(t *testing.T) {
+	Require(t)
+	t.Parallel()
+	mode := "manual" // 2.1.332 starts in auto mode, where nothing is asked
+	if Version() == "2.1.197" {
+		mode = "default"
+	}
+	l := startLoop(t, "allow", loopOpts{askPermissions: true, noRescue: true,
+		replies: []mockapi.Reply{
+			mockapi.Bash("touch DONE"),
+			// It thinks a while after the tool: the loop sees the
+			// permission asked well before the turn's end.
+			mockapi.Text("Created DONE.\n<promise>COMPLETE</promise>").Think(5 * time.Second),
+		},
+		flags: []string{"--max-iterations", "2"},
+		args:  []string{"--permission-mode", mode},
+		before: func(s *Setup) {
+			allow := filepath.Join(s.Dir, "allow.sh")
+			script := `#!/bin/sh
+cat >/dev/null
+echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'
+`
+			if err := os.WriteFile(allow, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			settings := `{"hooks":{"PermissionRequest":[{"matcher":"Bash","hooks":[{"type":"command","command":"` + allow + `"}]}]}}`
+			if err := os.MkdirAll(filepath.Join(s.Dir, ".claude"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(s.Dir, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
+	code, out := l.wait(3 * time.Minute)
+	if code != 0 || l.str("exit_reason") != "complete" || strings.Contains(l.iterLog(), "[PAUSE]") {
+		t.Fatalf("ralph wait exit %d (%s); exit reason %q\n%s", code, out, l.str("exit_reason"), l.iterLog())
+	}
+	if _, err := os.Stat(filepath.Join(l.setup.Dir, "DONE")); err != nil {
+		t.Errorf("the allowed tool did not run: %v", err)
+	}
+	ev, _ := os.ReadFile(filepath.Join(l.env.Home, "ralph", l.name, "output", "iteration-0001.events.jsonl"))
+	if !strings.Contains(string(ev), `"event":"PermissionRequest"`) {
+		t.Errorf("no PermissionRequest reported: the scenario did not ask\n%s", ev)
+	}
+	t.Logf("result: a permission a user's hook allowed (--permission-mode %s): %s, no pause, %d turns", mode, l.str("exit_reason"), len(l.mock.Turns()))
 }

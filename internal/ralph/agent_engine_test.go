@@ -628,3 +628,35 @@ func TestEngineUndeliveredPromptIsAFailure(t *testing.T) {
 		}
 	})
 }
+
+// Claude Code 2.1.332 continues by itself at a usage limit's reset
+// ("Continuing automatically at 8pm"): once the reset is past and the
+// agent works again, the wait is over, and nothing is typed into it (the
+// loop's own continuation would be a second one, typed into its work).
+func TestEngineAgentThatContinuesByItselfAfterALimitIsNotTypedInto(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reset := time.Now().Add(time.Second)
+		agentCLI := claudeAgent(func(p *tmuxtest.Pane, run int, msg string) {
+			p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Claude AI usage limit reached|"+epoch(reset)+"\n", "? for shortcuts"))
+			think(time.Until(reset) + 200*time.Millisecond)
+			p.SetScreen(claudeWorking(firstLine(msg))) // its automatic continue
+			think(2 * time.Minute)                     // longer than the loop's slack after a reset
+			p.SetScreen(claudeScreen("● Done.\n<promise>COMPLETE</promise>\n✻ Worked for 2m\n", "? for shortcuts"))
+			p.Print("<promise>COMPLETE</promise>\n")
+		})
+		l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		code, err := l.e.Run(ctx)
+		st := l.state()
+		if code != 0 || err != nil || st.ExitReason != ReasonComplete || st.CurrentIteration != 1 {
+			t.Fatalf("exit %d (%v), reason %q after %d iterations\n%s", code, err, st.ExitReason, st.CurrentIteration, l.out)
+		}
+		if msgs := agentCLI.Messages(); len(msgs) != 1 {
+			t.Errorf("messages %q: the loop typed into an agent that had continued by itself", msgs)
+		}
+		if log, _ := os.ReadFile(l.e.RS.LogPath()); !strings.Contains(string(log), "the agent continued by itself") {
+			t.Errorf("iterations.log:\n%s", log)
+		}
+	})
+}

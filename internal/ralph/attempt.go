@@ -100,9 +100,15 @@ type turn struct {
 	// what was last recorded, when it reported the turn's end.
 	queue    []agent.Event
 	prompted bool
-	base     state.Usage
-	noted    state.Usage
-	stopAt   time.Time
+	// asked: a permission the agent asked for (JudgeEvents' Asked), a
+	// dialog once its screen shows one. pendingStop: its Stop, held
+	// back while the user's own Stop hooks may still block the turn's
+	// end (reported).
+	asked       *agent.Verdict
+	pendingStop *agent.Event
+	base        state.Usage
+	noted       state.Usage
+	stopAt      time.Time
 
 	// Timers.
 	idleSince  time.Time // at its input box after working, since

@@ -57,13 +57,21 @@ func (e *Engine) waitOutLimit(ctx context.Context, t *turn, v agent.Verdict) (Ou
 	})
 	e.log(EventLimit, "iteration %d until=%s %s", t.iter, until.Local().Format(state.LogTimeLayout), v.Line)
 	e.say("agent hit a limit (%s); waiting until %s", v.Line, until.Local().Format("15:04"))
-	if o, ended := e.waitUntilReset(ctx, t, until); ended {
+	o, ended, itself := e.waitUntilReset(ctx, t, until, v.Reset, !e.working(t))
+	if ended {
 		return o, true
 	}
 	if o, stop := e.interruptWait(ctx, t); stop {
 		return o, true
 	}
 	e.endWait()
+	if itself {
+		e.log(EventResume, "iteration %d: limit reset; the agent continued by itself", t.iter)
+		e.say("limit reset; the agent continued by itself")
+		t.resumedLimit = v.Line
+		t.worked, t.idleSince, t.errorSince, t.lastChange = false, time.Time{}, time.Time{}, e.Clock.Now()
+		return Outcome{}, false
+	}
 	if ps, _, err := t.tc.Poll(t.window); err == nil && ps.Dead {
 		return Outcome{}, false // the watch sees the exit and ends the iteration
 	}
@@ -85,7 +93,12 @@ func (e *Engine) waitOutLimit(ctx context.Context, t *turn, v agent.Verdict) (Ou
 // a pause or Ctrl-C ends the wait and the iteration (interruptWait), and
 // so does a completion the agent printed meanwhile: it may go on by
 // itself (a limit it retries past) and finish, and its output counts.
-func (e *Engine) waitUntilReset(ctx context.Context, t *turn, until time.Time) (o Outcome, ended bool) {
+// Past the reset time (when known) an agent its screen showed stopped
+// (stopped: at the wait's start, or since) and now shows working again
+// continued by itself (Claude Code 2.1.332: "Continuing automatically at
+// 8pm"): the wait is over, itself is true, and nothing is to be typed
+// into it.
+func (e *Engine) waitUntilReset(ctx context.Context, t *turn, until, reset time.Time, stopped bool) (o Outcome, ended, itself bool) {
 	clock.Wait(ctx, e.Clock, e.Poll, e.Clock.Until(until), func() bool {
 		if o, ended = e.interruptWait(ctx, t); ended {
 			return true
@@ -93,10 +106,22 @@ func (e *Engine) waitUntilReset(ctx context.Context, t *turn, until time.Time) (
 		e.readOutput(t)
 		if o, ended = e.signalled(t); ended {
 			e.endWait()
+			return true
 		}
-		return ended
+		if !reset.IsZero() && !e.Clock.Now().Before(reset) {
+			working := e.working(t)
+			itself = working && stopped
+			stopped = stopped || !working
+		}
+		return itself
 	})
-	return o, ended
+	return o, ended, itself
+}
+
+// working reports whether the agent's screen shows it working now.
+func (e *Engine) working(t *turn) bool {
+	_, screen, err := t.tc.Poll(t.window)
+	return err == nil && e.verdict(t, screen).Agent.State == agent.Working
 }
 
 // endWait sets a waiting loop running again.

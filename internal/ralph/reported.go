@@ -30,6 +30,11 @@ type EventVerdict struct {
 	// Dialog is a permission prompt or a question waiting for a human
 	// (nil: none, or one answered since: a tool ran).
 	Dialog *agent.Verdict
+	// Asked is a permission the agent asked for (PermissionRequest) and
+	// nothing since answered: a dialog only once it shows (its screen,
+	// or its permission_prompt notification), for a hook of the user's
+	// can allow it first, and the agent then goes on without one.
+	Asked *agent.Verdict
 	// End is how the turn ended, by Event.
 	End   TurnEnd
 	Event agent.Event
@@ -51,12 +56,16 @@ func JudgeEvents(evs []agent.Event, needPrompt, prompted bool) EventVerdict {
 		ours := v.Prompted || !needPrompt
 		switch ev.Name {
 		case agent.EventUserPromptSubmit:
-			v.Prompted, v.Worked, v.Dialog = true, true, nil
+			v.Prompted, v.Worked, v.Dialog, v.Asked = true, true, nil, nil
 		case agent.EventPreToolUse:
 			if ours {
-				v.Worked, v.Dialog = true, nil
+				v.Worked, v.Dialog, v.Asked = true, nil, nil
 			}
-		case agent.EventPermissionRequest, agent.EventNotification:
+		case agent.EventPermissionRequest:
+			if ours {
+				v.Asked = eventDialog(ev)
+			}
+		case agent.EventNotification:
 			if d := eventDialog(ev); d != nil && ours {
 				v.Dialog = d
 			}
@@ -64,7 +73,7 @@ func JudgeEvents(evs []agent.Event, needPrompt, prompted bool) EventVerdict {
 			if ours {
 				// A turn that ended waits at no dialog: a permission it
 				// asked for was answered (a hook of the user's can).
-				v.End, v.Event, v.Dialog = TurnStopped, ev, nil
+				v.End, v.Event, v.Dialog, v.Asked = TurnStopped, ev, nil, nil
 				if ev.Name == agent.EventStopFailure {
 					v.End = TurnFailed
 				}
@@ -72,7 +81,7 @@ func JudgeEvents(evs []agent.Event, needPrompt, prompted bool) EventVerdict {
 			}
 		case agent.EventSessionEnd:
 			if ev.Kind != "clear" && ev.Kind != "resume" {
-				v.End, v.Event, v.Dialog = TurnExited, ev, nil
+				v.End, v.Event, v.Dialog, v.Asked = TurnExited, ev, nil, nil
 				return v
 			}
 		case agent.EventHookError:
@@ -111,7 +120,7 @@ func (e *Engine) reported(ctx context.Context, t *turn, screen string) (Outcome,
 	if t.rep == nil || len(t.queue) == 0 {
 		return Outcome{}, false
 	}
-	v := JudgeEvents(t.queue, t.profile.Telemetry.Prompts, t.prompted)
+	v := JudgeEvents(t.queue, t.needPrompt(), t.prompted)
 	t.queue = t.queue[v.Used:]
 	t.prompted = v.Prompted
 	for _, msg := range v.Errors {
@@ -119,6 +128,11 @@ func (e *Engine) reported(ctx context.Context, t *turn, screen string) (Outcome,
 			t.rep.warned = true
 			e.log(EventWarn, "iteration %d: the agent's hook failed: %s", t.iter, msg)
 		}
+	}
+	if v.Worked || v.End != TurnGoesOn {
+		// Past what it asked or waited at, and past a Stop held back
+		// (pendingStop): another Stop hook blocked it, it goes on.
+		t.asked, t.pendingStop = nil, nil
 	}
 	if v.Worked {
 		t.worked = true
@@ -130,14 +144,30 @@ func (e *Engine) reported(ctx context.Context, t *turn, screen string) (Outcome,
 			t.dialog, t.dialogEvent = "", false // it works again: past its dialog
 		}
 	}
+	if v.Asked != nil {
+		t.asked = v.Asked
+	}
 	if v.Dialog != nil {
-		if o, ok := e.onDialog(t, *v.Dialog); ok {
+		d := *v.Dialog
+		if t.asked != nil && d.Kind == agent.StuckPermission {
+			d = *t.asked // the tool and what it would do name it better
+		}
+		if o, ok := e.onDialog(t, d); ok {
 			return o, true
 		}
 		t.dialogEvent = true
 	}
 	switch v.End {
 	case TurnStopped:
+		if t.rep.stopHooks && v.Event.Name == agent.EventStop {
+			// The user's own Stop hooks run beside swarm's, and one may
+			// block the turn's end: the agent then goes on. The Stop
+			// counts once the screen shows the turn over (judge), unless
+			// the agent reports more first.
+			ev := v.Event
+			t.pendingStop, t.stopAt = &ev, eventTime(ev, e.Clock.Now())
+			return Outcome{}, false
+		}
 		return e.stopped(t, v.Event), true
 	case TurnFailed:
 		return e.failedTurn(ctx, t, v.Event, screen)
@@ -274,6 +304,17 @@ func eventTime(ev agent.Event, now time.Time) time.Time {
 		return now
 	}
 	return ev.Time
+}
+
+// routineLineRoom is more than a routine event's line takes (a tool's
+// name and the event's time and session).
+const routineLineRoom = 1 << 10
+
+// dropsRoutine reports whether the agent's events file is so near its cap
+// of routine events that one may have been refused (state.AppendEvent):
+// a tool use after a dialog may then never be reported.
+func (r *reporting) dropsRoutine() bool {
+	return r != nil && r.size+routineLineRoom > state.MaxRoutineEvents
 }
 
 // eventsGrew reports whether the agent's events file grew since it was

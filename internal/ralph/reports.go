@@ -41,6 +41,20 @@ type reporting struct {
 	price *state.Price
 	// warned: a hook's own error was logged once.
 	warned bool
+	// stopHooks: the user's settings have Stop hooks of their own, which
+	// run beside swarm's and may block the turn's end.
+	stopHooks bool
+	// hooksRun: an event came from its hooks, not only from Codex's
+	// notify: they report its prompts, and notify's Stops are dropped
+	// (the hooks' Stop reports the same end).
+	hooksRun bool
+}
+
+// needPrompt reports whether the turn's events count only after its
+// prompt's own (UserPromptSubmit): for an agent whose hooks report its
+// prompts, once they are seen to run.
+func (t *turn) needPrompt() bool {
+	return t.profile.Telemetry.Prompts || (t.rep != nil && t.rep.hooksRun)
 }
 
 // Paths of a session's reporting files, beside its output.
@@ -75,6 +89,7 @@ func (e *Engine) agentCmd(t *turn, w *state.Worker) []string {
 	env := envList(w.Env)
 	home := agentHome(env)
 	rep := &reporting{eventsFile: eventsPath(e.RS, t.iter), statusFile: statusPath(e.RS, t.iter)}
+	launched := e.Clock.Now()
 	l, err := t.profile.Launch(w.Cmd, agent.LaunchSpec{
 		Hooks: e.Hooks, EventsFile: rep.eventsFile, StatusFile: rep.statusFile, SettingsFile: settingsPath(e.RS, t.iter),
 		WorkDir: t.st.WorkDir, Home: home, Env: env, Write: state.WriteFileAtomic,
@@ -83,8 +98,14 @@ func (e *Engine) agentCmd(t *turn, w *state.Worker) []string {
 		e.log(EventWarn, "iteration %d: cannot set up the agent's hooks (%v); reading its screen only", t.iter, err)
 		return w.Cmd
 	}
-	rep.sessionID, rep.hooked = l.SessionID, l.Events
+	rep.sessionID, rep.hooked, rep.stopHooks = l.SessionID, l.Events, l.StopHooks
 	rep.ref = agent.UsageRef{SessionID: l.SessionID, Home: home, Env: env}
+	if l.SessionID == "" {
+		// A session swarm did not name may be one the user's command
+		// resumes (claude --resume, codex resume): its earlier runs'
+		// replies are in its file and were paid for then.
+		rep.ref.Since = launched
+	}
 	if !t.profile.Telemetry.Cost {
 		rep.price = e.priceOf(t.profile)
 	}
@@ -172,6 +193,13 @@ func (e *Engine) readEvents(t *turn) {
 		ev, err := agent.ParseEvent(l)
 		if err != nil || (r.sessionID != "" && ev.Session != "" && ev.Session != r.sessionID) {
 			continue // another session's (an agent it started), or not ours
+		}
+		if ev.Kind == agent.KindNotify && ev.Name == agent.EventStop {
+			if r.hooksRun {
+				continue // its hooks report the same turn end, after its prompt
+			}
+		} else {
+			r.hooksRun = true
 		}
 		if !r.heard {
 			r.heard = true
@@ -316,6 +344,15 @@ func (e *Engine) dropEvents(t *turn) {
 	}
 	e.readEvents(t)
 	t.queue, t.prompted = nil, false
+	if !t.rep.ref.Since.IsZero() && t.base == (state.Usage{}) {
+		// A session the user's command resumed shows on its status line
+		// the cost its earlier runs restored (its tokens are read from
+		// Since on already): this turn is charged what comes after.
+		e.readReports(t)
+		if u := t.rep.sessionUsage(); u.CostUSD != nil {
+			t.base.CostUSD = u.CostUSD
+		}
+	}
 }
 
 // adoptReporting picks up the reporting of an iteration a dead monitor

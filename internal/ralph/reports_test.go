@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -57,7 +58,7 @@ func TestJudgeEvents(t *testing.T) {
 		{"prompted earlier", []agent.Event{stop}, true, true, TurnStopped, "", false, 1},
 		{"an agent that reports no prompts", []agent.Event{stop}, false, false, TurnStopped, "", false, 1},
 		{"events after the end are the next turn's", []agent.Event{prompt, stop, prompt, stop}, true, false, TurnStopped, "", true, 2},
-		{"a permission asked", []agent.Event{prompt, tool, perm}, true, false, TurnGoesOn, "Bash: touch DONE", true, 3},
+		{"a permission asked is no dialog yet (a hook of the user's may allow it)", []agent.Event{prompt, tool, perm}, true, false, TurnGoesOn, "", true, 3},
 		{"a permission notified", []agent.Event{prompt, ev(agent.EventNotification, "kind", "permission_prompt", "message", "Claude needs your permission")}, true, false, TurnGoesOn, "Claude needs your permission", true, 2},
 		{"a question", []agent.Event{prompt, ev(agent.EventNotification, "kind", "elicitation_dialog", "message", "Pick one")}, true, false, TurnGoesOn, "Pick one", true, 2},
 		{"idle for a minute is no dialog", []agent.Event{prompt, ev(agent.EventNotification, "kind", "idle_prompt")}, true, false, TurnGoesOn, "", true, 2},
@@ -78,6 +79,24 @@ func TestJudgeEvents(t *testing.T) {
 		}
 		if v.End != c.end || line != c.dialog || v.Worked != c.worked || v.Used != c.used {
 			t.Errorf("%s: end %d dialog %q worked %v used %d; want %d %q %v %d", c.name, v.End, line, v.Worked, v.Used, c.end, c.dialog, c.worked, c.used)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		evs   []agent.Event
+		asked string
+	}{
+		{"a permission asked", []agent.Event{prompt, tool, perm}, "Bash: touch DONE"},
+		{"then a tool ran: allowed", []agent.Event{prompt, perm, tool}, ""},
+		{"then the turn ended", []agent.Event{prompt, perm, stop}, ""},
+	} {
+		v := JudgeEvents(c.evs, true, false)
+		line := ""
+		if v.Asked != nil {
+			line = v.Asked.Line
+		}
+		if line != c.asked || v.Dialog != nil {
+			t.Errorf("%s: asked %q, dialog %+v; want asked %q and no dialog", c.name, line, v.Dialog, c.asked)
 		}
 	}
 	if v := JudgeEvents([]agent.Event{ev(agent.EventHookError, "detail", "disk full")}, true, false); !slices.Equal(v.Errors, []string{"disk full"}) {
@@ -223,15 +242,18 @@ func TestEngineStopEventEndsTheTurnAtOnce(t *testing.T) {
 	})
 }
 
-// A permission asked mid-turn (the agent's PermissionRequest) pauses the
-// loop with the tool named in the reason; nothing is typed into the
-// agent, and its iteration is held.
+// A permission asked mid-turn (the agent's PermissionRequest) and shown
+// pauses the loop with the tool named in the reason (as the hook gave
+// it, not as the screen shows it); nothing is typed into the agent, and
+// its iteration is held.
 func TestEnginePermissionEventPausesTheLoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
 			a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
 			a.emit(p, agent.Event{Name: agent.EventPreToolUse, Tool: "Bash"})
 			a.emit(p, agent.Event{Name: agent.EventPermissionRequest, Tool: "Bash", Detail: "touch DONE"})
+			think(100 * time.Millisecond)
+			p.SetScreen(claudePermission) // no hook of the user's allowed it
 		})
 		l := hookedLoop(t, a, Options{MaxIterations: 3})
 		done := make(chan struct{})
@@ -449,5 +471,240 @@ func TestReportsFindCodexUsageByTheReportedSession(t *testing.T) {
 	l.e.readReports(tr)
 	if u := tr.rep.tokens; u.Input != 400 || u.CacheRead != 600 || u.Output != 50 {
 		t.Fatalf("tokens %+v; want the rollout's (400 input, 600 cached, 50 output)", u)
+	}
+}
+
+// A session the user's own command resumes (claude --resume) is not
+// charged the replies of its earlier runs, which its transcript holds:
+// only those written since this iteration launched it.
+func TestResumedSessionIsNotChargedItsEarlierUsage(t *testing.T) {
+	l := newFakeLoop(t, &tmuxtest.Agent{}, Options{MaxIterations: 3})
+	l.e.Hooks = testHooks
+	profile, ok := agent.Lookup("claude")
+	if !ok {
+		t.Fatal("no claude profile")
+	}
+	st := l.state()
+	launch := func(cmd ...string) *turn {
+		tr := &turn{session: &session{st: st, profile: profile}, iter: 1}
+		l.e.agentCmd(tr, &state.Worker{Cmd: cmd, Env: map[string]string{"HOME": t.TempDir()}})
+		if tr.rep == nil {
+			t.Fatalf("%q: no reporting set up", cmd)
+		}
+		return tr
+	}
+	transcript := filepath.Join(t.TempDir(), "s.jsonl")
+	now := time.Now().UTC()
+	reply := func(id string, at time.Time, in int) string {
+		return `{"type":"assistant","timestamp":"` + at.Format(time.RFC3339Nano) + `","requestId":"r` + id + `","message":{"id":"m` + id + `","usage":{"input_tokens":` + strconv.Itoa(in) + `,"output_tokens":1}}}` + "\n"
+	}
+	if err := os.WriteFile(transcript, []byte(reply("1", now.Add(-24*time.Hour), 5000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tr := launch("claude", "--resume", "abc")
+	f, _ := os.OpenFile(transcript, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(reply("2", now.Add(time.Second), 7))
+	f.Close()
+	line, _ := json.Marshal(agent.Event{Time: now, Name: agent.EventSessionStart, Kind: "resume", Session: "abc", Transcript: transcript})
+	if err := state.AppendEvent(tr.rep.eventsFile, line, true); err != nil {
+		t.Fatal(err)
+	}
+	// Its status line shows the cost its earlier runs restored before the
+	// prompt goes in, and this run's on top after.
+	status := func(usd float64) {
+		data, _ := json.Marshal(agent.Status{Time: time.Now(), CostUSD: &usd})
+		if err := state.WriteFileAtomic(tr.rep.statusFile, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status(1.5)
+	l.e.dropEvents(tr) // the prompt goes in
+	status(1.75)
+	l.e.readReports(tr)
+	if u := tr.rep.tokens; u.Input != 7 || u.Output != 1 {
+		t.Fatalf("tokens %+v; want this run's reply only (7 input, 1 output), not the resumed session's earlier 5000", u)
+	}
+	if u := tr.turnUsage(); u.CostUSD == nil || *u.CostUSD != 0.25 {
+		t.Errorf("cost %v; want this run's $0.25, not the restored $1.50 too", u.CostUSD)
+	}
+	// A session swarm names (--session-id) is new: its whole file counts.
+	if tr := launch("claude"); !tr.rep.ref.Since.IsZero() {
+		t.Errorf("a new session is read from a start time %v", tr.rep.ref.Since)
+	}
+}
+
+// A permission the agent asks for that a PermissionRequest hook of the
+// user's allows is never shown: the agent goes on with the tool, and the
+// loop does not pause (its PermissionRequest alone is no dialog).
+func TestEnginePermissionAllowedByAUserHookDoesNotPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
+			a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
+			a.emit(p, agent.Event{Name: agent.EventPreToolUse, Tool: "Bash"})
+			a.emit(p, agent.Event{Name: agent.EventPermissionRequest, Tool: "Bash", Detail: "make test"})
+			think(5 * time.Second) // the allowed tool runs: no event until it is done
+			p.SetScreen(claudeAnswered(firstLine(msg)))
+			a.emit(p, agent.Event{Name: agent.EventStop, Message: "Tests pass. <promise>COMPLETE</promise>"})
+		})
+		l := hookedLoop(t, a, Options{MaxIterations: 3})
+		l.expectEnd(0, ReasonComplete, 1)
+		if n := l.events("PAUSE"); n != 0 || strings.Contains(l.out.String(), "paused") {
+			t.Errorf("%d pauses at a permission a hook allowed\n%s", n, l.out)
+		}
+	})
+}
+
+// A Stop that another Stop hook of the user's blocks does not end the
+// turn: the agent goes on, and the turn ends at its next Stop that no
+// hook blocks (the screen then shows it at its input box), in the same
+// iteration, with that Stop's message judged for the promise.
+func TestEngineStopBlockedByAUserStopHookGoesOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
+			a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
+			think(200 * time.Millisecond)
+			a.emit(p, agent.Event{Name: agent.EventStop, Message: "Working through the items. Not done yet."})
+			// The user's hook blocks ("run the tests first"): it goes on.
+			think(3 * time.Second)
+			a.emit(p, agent.Event{Name: agent.EventPreToolUse, Tool: "Bash"})
+			think(2 * time.Second)
+			p.SetScreen(claudeAnswered(firstLine(msg)))
+			a.emit(p, agent.Event{Name: agent.EventStop, Message: "All done.\n<promise>COMPLETE</promise>"})
+		})
+		l := hookedLoop(t, a, Options{MaxIterations: 2})
+		dir := filepath.Dir(l.prompt)
+		settings := `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"./check-tests.sh"}]}]}}`
+		if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(settings), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		l.expectEnd(0, ReasonComplete, 1)
+		if a.Runs() != 1 {
+			t.Errorf("%d agents started; the blocked Stop ended the first turn", a.Runs())
+		}
+	})
+}
+
+// A dialog the agent reported, answered, is over once its screen shows it
+// working when its events file is past the cap of routine events (the
+// tool use that would have said so was dropped): a second permission
+// later in the turn pauses the loop again.
+func TestEngineReportedDialogClearedPastTheEventsCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		answered, again, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		var filled bool
+		a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
+			a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
+			a.emit(p, agent.Event{Name: agent.EventPermissionRequest, Tool: "Bash", Detail: "rm -rf build"})
+			think(100 * time.Millisecond)
+			p.SetScreen(claudePermission)
+			<-answered
+			p.SetScreen(claudeWorking(firstLine(msg)))
+			a.emit(p, agent.Event{Name: agent.EventPreToolUse, Tool: "Bash"}) // refused: past the cap
+			<-again
+			a.emit(p, agent.Event{Name: agent.EventPermissionRequest, Tool: "Bash", Detail: "git push"})
+			think(100 * time.Millisecond)
+			p.SetScreen(claudePermission)
+			<-done
+			p.SetScreen(claudeAnswered(firstLine(msg)))
+			a.emit(p, agent.Event{Name: agent.EventStop, Message: "Pushed. <promise>COMPLETE</promise>"})
+		})
+		l := hookedLoop(t, a, Options{MaxIterations: 2})
+		fill := func() {
+			// The events file, nearly at the routine cap: a tool use no
+			// longer fits, a permission still does.
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			for p, f := range a.files {
+				_ = p
+				if filled {
+					return
+				}
+				filled = true
+				pad := `{"event":"PostToolUse","detail":"` + strings.Repeat("x", 60<<10) + `"}`
+				var b strings.Builder
+				for b.Len()+len(pad)+1 <= state.MaxRoutineEvents-200 {
+					b.WriteString(pad + "\n")
+				}
+				tail := state.MaxRoutineEvents - 200 - b.Len() - len(`{"event":"PostToolUse","detail":""}`) - 1
+				b.WriteString(`{"event":"PostToolUse","detail":"` + strings.Repeat("x", tail) + `"}` + "\n")
+				fh, err := os.OpenFile(f[0], os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				fh.WriteString(b.String())
+				fh.Close()
+			}
+		}
+		codes := make(chan int, 1)
+		go func() { code, _ := l.run(); codes <- code }()
+		waitFor(t, "the agent to start with its hooks", func() bool { a.mu.Lock(); n := len(a.files); a.mu.Unlock(); return n > 0 })
+		fill()
+		waitFor(t, "the loop to pause at the first permission", func() bool {
+			return l.state().Status == state.RalphPaused && strings.Contains(string(l.state().PauseReason), "rm -rf build")
+		})
+		if err := ResumeLoop(l.m, "w"); err != nil {
+			t.Fatal(err)
+		}
+		close(answered)
+		waitFor(t, "the loop to see the agent work again", func() bool {
+			st := l.state()
+			return st.Status == state.RalphRunning && st.AgentState == "working"
+		})
+		close(again)
+		waitFor(t, "the loop to pause at the second permission", func() bool {
+			return l.state().Status == state.RalphPaused && strings.Contains(string(l.state().PauseReason), "git push")
+		})
+		if err := ResumeLoop(l.m, "w"); err != nil {
+			t.Fatal(err)
+		}
+		close(done)
+		if code := <-codes; code != 0 || l.state().ExitReason != ReasonComplete || l.events("PAUSE") != 2 {
+			t.Fatalf("code %d, reason %q, %d pauses\n%s", code, l.state().ExitReason, l.events("PAUSE"), l.out)
+		}
+	})
+}
+
+// Codex reports a turn's end twice where its hooks run (their Stop, and
+// notify's): once they are seen, notify's Stops are dropped and the
+// prompt's own event counts; a Codex whose hooks never run ends its turn
+// on notify's Stop alone, as before.
+func TestCodexNotifyStopGivesWayToItsHooks(t *testing.T) {
+	l := newFakeLoop(t, &tmuxtest.Agent{}, Options{MaxIterations: 3})
+	profile, ok := agent.Lookup("codex")
+	if !ok {
+		t.Fatal("no codex profile")
+	}
+	judge := func(evs ...agent.Event) (queued []string, v EventVerdict) {
+		events := filepath.Join(t.TempDir(), "ev.jsonl")
+		for _, ev := range evs {
+			ev.Time = time.Now()
+			line, _ := json.Marshal(ev)
+			if err := state.AppendEvent(events, line, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tr := &turn{session: &session{profile: profile, rep: &reporting{eventsFile: events, statusFile: filepath.Join(t.TempDir(), "none"), hooked: true}}}
+		l.e.readEvents(tr)
+		for _, ev := range tr.queue {
+			queued = append(queued, ev.Name+"/"+ev.Kind)
+		}
+		return queued, JudgeEvents(tr.queue, tr.needPrompt(), tr.prompted)
+	}
+	notify := agent.Event{Name: agent.EventStop, Kind: agent.KindNotify, Session: "th", Message: "done"}
+	hookStop := agent.Event{Name: agent.EventStop, Session: "th", Message: "done", Transcript: "/r.jsonl"}
+	prompt := agent.Event{Name: agent.EventUserPromptSubmit, Session: "th"}
+	if q, v := judge(prompt, hookStop, notify); !slices.Equal(q, []string{"UserPromptSubmit/", "Stop/"}) || v.End != TurnStopped {
+		t.Errorf("hooks and notify: queued %q, end %d; want notify's Stop dropped and the turn ended", q, v.End)
+	}
+	if q, v := judge(notify); !slices.Equal(q, []string{"Stop/notify"}) || v.End != TurnStopped {
+		t.Errorf("notify alone: queued %q, end %d; want the turn ended", q, v.End)
+	}
+	// A late Stop of the turn before, from its hooks, is not this turn's end.
+	if _, v := judge(hookStop); v.End != TurnGoesOn {
+		t.Errorf("a hook's Stop before the turn's prompt ended it")
 	}
 }

@@ -118,6 +118,11 @@ const (
 	// maxBackoff caps the wait after consecutive failures (docs/ralph.md:
 	// at most 5 minutes).
 	maxBackoff = 300 * time.Second
+	// stopHookSettle is how long a Stop held for the user's own Stop
+	// hooks (reported.go) is at least held: a hook that blocks the turn's
+	// end answers within it and the agent is at work again (a new
+	// request, its spinner) before its idle screen can end the turn.
+	stopHookSettle = 2 * time.Second
 )
 
 // killWait is how long kill waits for a loop's monitor to notice and exit:

@@ -298,7 +298,24 @@ func (e *Engine) judge(ctx context.Context, t *turn, screen string) (Outcome, bo
 			t.lastChange, t.idleSince, t.errorSince = e.Clock.Now(), time.Time{}, time.Time{}
 			return Outcome{}, false
 		}
+		if t.asked != nil {
+			// The permission it asked for shows (a menu, to its screen):
+			// no hook allowed it.
+			t.dialogEvent = true
+			return e.onDialog(t, *t.asked)
+		}
 		return e.onDialog(t, v.Agent)
+	}
+	if t.dialogEvent && v.Agent.State == agent.Working && t.rep.dropsRoutine() {
+		// Its events file is past the cap of routine events: the tool
+		// use that would say it went on after the dialog was dropped,
+		// and its screen says so instead.
+		t.dialogEvent = false
+	}
+	if t.pendingStop != nil && v.Agent.State == agent.Idle && e.Clock.Since(t.stopAt) >= stopHookSettle {
+		// The Stop held back for the user's Stop hooks: none blocked,
+		// the agent is at its input box.
+		return e.stopped(t, *t.pendingStop), true
 	}
 	if !t.dialogEvent {
 		// (A dialog the agent reported is over when it reports work

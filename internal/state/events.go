@@ -24,6 +24,8 @@ const (
 	// of many tools still reports its end.
 	MaxEventsFile = 4 << 20
 	eventsReserve = 256 << 10
+	// MaxRoutineEvents is where routine events stop.
+	MaxRoutineEvents = MaxEventsFile - eventsReserve
 	// MaxEventLine caps one line (an agent's last message is cut to fit
 	// before the line is made).
 	MaxEventLine = 64 << 10
@@ -53,7 +55,7 @@ func AppendEvent(path string, line []byte, urgent bool) (err error) {
 	}
 	limit := int64(MaxEventsFile)
 	if !urgent {
-		limit -= eventsReserve
+		limit = MaxRoutineEvents
 	}
 	if fi.Size()+int64(len(line))+1 > limit {
 		return fmt.Errorf("%w (%s, %d bytes)", ErrEventsFull, path, fi.Size())
