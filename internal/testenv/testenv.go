@@ -384,6 +384,18 @@ func (e *Env) cleanup() {
 		}
 	}
 	_ = exec.Command("tmux", "-L", e.Socket, "kill-server").Run() // fails when the test started no server
+	// The windows' log sinks (swarm _logpipe, run by tmux's pipe-pane)
+	// outlive the server for as long as they take to drain and close
+	// their log: one still writing under Home while the test's temp dir
+	// is removed fails the test ("directory not empty"), as
+	// TestWorkerSpawnWhileServerExits did under load.
+	pipes := e.helpers("_logpipe")
+	for _, pid := range pipes {
+		_ = syscall.Kill(pid, syscall.SIGKILL) // one gone already is what is wanted; the wait below checks
+	}
+	Eventually(e.T, "the log sinks to die", 10*time.Second, func() bool {
+		return !slices.ContainsFunc(pipes, running)
+	})
 	// tmux 3.3 leaves the socket file behind. (tmux.Client.KillServer
 	// does the same; this package cannot import tmux, whose tests use it.)
 	dir := os.Getenv("TMUX_TMPDIR")
@@ -396,8 +408,15 @@ func (e *Env) cleanup() {
 // supervisors returns the pids of the env's process workers' supervisors:
 // the swarm under test running "_supervise --exit-file" into Home.
 func (e *Env) supervisors() []int {
+	return e.helpers("_supervise")
+}
+
+// helpers returns the pids of the swarm under test running the hidden
+// command cmd with a path under Home: "_supervise --exit-file PATH ..."
+// and "_logpipe --max N PATH" (a worker's log, a loop's iteration output).
+func (e *Env) helpers(cmd string) []int {
 	ents, _ := os.ReadDir("/proc")
-	logs := filepath.Join(e.Home, "logs") + string(filepath.Separator)
+	home := e.Home + string(filepath.Separator)
 	var out []int
 	for _, ent := range ents {
 		pid, err := strconv.Atoi(ent.Name())
@@ -405,8 +424,8 @@ func (e *Env) supervisors() []int {
 			continue
 		}
 		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		argv := strings.Split(string(data), "\x00")
-		if len(argv) > 3 && argv[1] == "_supervise" && argv[2] == "--exit-file" && strings.HasPrefix(argv[3], logs) {
+		argv := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
+		if len(argv) > 3 && argv[1] == cmd && slices.ContainsFunc(argv[2:], func(a string) bool { return strings.HasPrefix(a, home) }) {
 			out = append(out, pid)
 		}
 	}
