@@ -120,7 +120,7 @@ func branchCommit(repo, b string) (string, error) {
 	}
 	out, err := git(repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+b+"^{commit}")
 	if err != nil {
-		return "", hint.Errorf(fmt.Sprintf("git -C %s branch lists the branches", repo), "no branch %s in %s", b, repo)
+		return "", hint.Errorf(fmt.Sprintf("git -C %s branch lists the branches", shellQuote(repo)), "no branch %s in %s", b, repo)
 	}
 	return strings.TrimSpace(out), nil
 }
@@ -290,11 +290,11 @@ func moveTarget(o MergeOptions, old, commit string) (string, error) {
 			"--no-verify-signatures", "--no-overwrite-ignore", commit)
 		if _, err := git(wt, args...); err != nil {
 			if files := blockingFiles(err.Error()); len(files) > 0 {
-				return wt, hint.Errorf(fmt.Sprintf("move them out of the way (git -C %s status --ignored shows them), then run swarm merge again", wt),
+				return wt, hint.Errorf(fmt.Sprintf("move them out of the way (see them with: git -C %s status --ignored), then run swarm merge again", shellQuote(wt)),
 					"%s is checked out in %s, where the merge would overwrite or delete files git does not track or ignores: %s (nothing was changed)",
 					o.Into, wt, strings.Join(files, ", "))
 			}
-			return wt, hint.Errorf(fmt.Sprintf("look at it: git -C %s status; then run swarm merge again", wt),
+			return wt, hint.Errorf(fmt.Sprintf("look at it: git -C %s status; then run swarm merge again", shellQuote(wt)),
 				"%s is checked out in %s, which could not be fast-forwarded to the merge (nothing was changed): %v", o.Into, wt, err)
 		}
 		return wt, nil
@@ -323,6 +323,12 @@ func blockingFiles(msg string) []string {
 		}
 	}
 	return files
+}
+
+// shellQuote quotes s as one word for a POSIX shell, so that a command a
+// hint gives runs as printed whatever the path holds.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // branchCheckout is the worktree of repo that has branch checked out.

@@ -3,6 +3,7 @@ package worktree
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -330,5 +331,48 @@ func TestMergeFastForwardVerifiesNoSignature(t *testing.T) {
 				t.Errorf("main at %s, want %s", got, res.NewCommit)
 			}
 		})
+	}
+}
+
+// hintCommand is the shell command a hint gives after marker, up to end.
+func hintCommand(t *testing.T, h, marker, end string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(h, marker)
+	cmd, _, ok2 := strings.Cut(rest, end)
+	if !ok || !ok2 {
+		t.Fatalf("hint %q has no command after %q", h, marker)
+	}
+	return cmd
+}
+
+// TestMergeBlockedHintRunsAsPrinted (issue 27, item 9): a fast-forward
+// the checkout's ignored files stop hints a git command that runs as
+// printed in a checkout whose path holds a space and a quote.
+func TestMergeBlockedHintRunsAsPrinted(t *testing.T) {
+	t.Parallel()
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(base, "my 'proj")
+	os.Mkdir(repo, 0o755)
+	run(t, repo, "git", "init", "-q", "-b", "main")
+	run(t, repo, "git", "config", "user.name", "Merger")
+	run(t, repo, "git", "config", "user.email", "merger@example.com")
+	commitFile(t, repo, ".gitignore", "/.env\n")
+	info, err := Create(repo, DefaultPath(repo, "w"), "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(info.Path, ".env"), []byte("the agent's\n"), 0o644)
+	run(t, info.Path, "git", "add", "-f", ".env")
+	run(t, info.Path, "git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "env")
+	os.WriteFile(filepath.Join(repo, ".env"), []byte("SECRET=mine\n"), 0o600)
+
+	_, err = Merge(MergeOptions{Repo: repo, Branch: "w", Into: "main", Strategy: StrategyMerge})
+	if err == nil {
+		t.Fatal("the merge went through over the checkout's ignored file")
+	}
+	cmd := hintCommand(t, hint.Of(err), "see them with: ", "), then")
+	out, rerr := exec.Command("sh", "-c", cmd).CombinedOutput()
+	if rerr != nil || !strings.Contains(string(out), ".env") {
+		t.Errorf("the hint's command %q: %v\n%s", cmd, rerr, out)
 	}
 }
