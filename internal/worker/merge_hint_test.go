@@ -71,3 +71,30 @@ func TestConflictFixQuotesBranches(t *testing.T) {
 		t.Errorf("left after the hint's commit: %q", st)
 	}
 }
+
+// TestSetupRetryKeepsTheUserShell (issue 27, item 9): a failed
+// --worktree-setup's hint, pasted into the user's shell, runs the command
+// in a shell of its own, as the spawn ran it (sh -c): a command that ends
+// with "exit 3" ends that shell, not the user's, and the rest of what the
+// user typed still runs.
+func TestSetupRetryKeepsTheUserShell(t *testing.T) {
+	t.Parallel()
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(base, "my proj")
+	os.Mkdir(repo, 0o755)
+	gitT(t, repo, "init", "-q", "-b", "main")
+	gitT(t, repo, "commit", "-q", "--allow-empty", "-m", "base")
+	head := strings.TrimSpace(gitT(t, repo, "rev-parse", "HEAD"))
+	info := worktree.Info{BaseRepo: repo, Path: filepath.Join(base, "gone"), BaseCommit: head}
+	h := setupRetry("echo in-setup; exit 3", info, nil, nil)
+	_, retry, ok := strings.Cut(h, "to see why: ")
+	if !ok {
+		t.Fatalf("hint: %q", h)
+	}
+	sh := exec.Command("sh", "-c", retry+"\necho user-shell-still-here")
+	sh.Dir = t.TempDir()
+	out, _ := sh.CombinedOutput()
+	if !strings.Contains(string(out), "in-setup") || !strings.Contains(string(out), "user-shell-still-here") {
+		t.Errorf("the hint %q, typed into a shell, ended it:\n%s", retry, out)
+	}
+}

@@ -83,13 +83,16 @@ func setupRetry(command string, info worktree.Info, copied []string, env map[str
 	if commit == "" {
 		commit = "HEAD"
 	}
-	run := command
+	// In a shell of its own, as the spawn ran it (runSetup): typed into
+	// the user's shell as it is, an "exit 3" in it would end that shell,
+	// and what follows a ";" would run even when a step before failed.
+	run := "sh -c " + tmux.ShellQuote(command)
 	if len(env) > 0 {
 		var words []string
 		for _, kv := range EnvList(env) {
 			words = append(words, tmux.ShellQuote(kv))
 		}
-		run = "env " + strings.Join(words, " ") + " sh -c " + tmux.ShellQuote(command)
+		run = "env " + strings.Join(words, " ") + " " + run
 	}
 	repo := tmux.ShellQuote(info.BaseRepo)
 	copyIn := ""
