@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
 	"github.com/swarmtools/swarm/internal/worktree"
 )
@@ -96,5 +97,28 @@ func TestSetupRetryKeepsTheUserShell(t *testing.T) {
 	out, _ := sh.CombinedOutput()
 	if !strings.Contains(string(out), "in-setup") || !strings.Contains(string(out), "user-shell-still-here") {
 		t.Errorf("the hint %q, typed into a shell, ended it:\n%s", retry, out)
+	}
+}
+
+// TestSetupHintInAReusedWorktree (issue 27, item 9): a set-up command that
+// fails in a worktree the spawn reused (which stays) hints running it
+// there as the spawn did: with the worker's --env, in a shell of its own.
+func TestSetupHintInAReusedWorktree(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "it's here")
+	os.Mkdir(dir, 0o755)
+	err := runSetup(`echo "var=$SETUP_VAR"; exit 3`, dir, map[string]string{"SETUP_VAR": "it's v"})
+	if err == nil {
+		t.Fatal("a failing set-up command succeeded")
+	}
+	_, retry, ok := strings.Cut(hint.Of(err), "to see why: ")
+	if !ok {
+		t.Fatalf("hint: %q", hint.Of(err))
+	}
+	sh := exec.Command("sh", "-c", retry+"\necho user-shell-still-here")
+	sh.Dir = t.TempDir()
+	out, _ := sh.CombinedOutput()
+	if !strings.Contains(string(out), "var=it's v") || !strings.Contains(string(out), "user-shell-still-here") {
+		t.Errorf("the hint %q, typed into a shell:\n%s", retry, out)
 	}
 }
