@@ -289,10 +289,16 @@ func moveTarget(o MergeOptions, old, commit string) (string, error) {
 		args := append(append([]string{}, mergeConfig...), "merge", "-q", "--ff-only", "--no-edit",
 			"--no-verify-signatures", "--no-overwrite-ignore", commit)
 		if _, err := git(wt, args...); err != nil {
-			if files := blockingFiles(err.Error()); len(files) > 0 {
+			changed, untracked := blockingFiles(err.Error())
+			switch {
+			case len(changed) > 0:
+				return wt, hint.Errorf(fmt.Sprintf("commit or stash them (see them with: git -C %s status), then run swarm merge again", shellQuote(wt)),
+					"%s is checked out in %s, where the merge would overwrite uncommitted changes to: %s (nothing was changed)",
+					o.Into, wt, strings.Join(changed, ", "))
+			case len(untracked) > 0:
 				return wt, hint.Errorf(fmt.Sprintf("move them out of the way (see them with: git -C %s status --ignored), then run swarm merge again", shellQuote(wt)),
 					"%s is checked out in %s, where the merge would overwrite or delete files git does not track or ignores: %s (nothing was changed)",
-					o.Into, wt, strings.Join(files, ", "))
+					o.Into, wt, strings.Join(untracked, ", "))
 			}
 			return wt, hint.Errorf(fmt.Sprintf("look at it: git -C %s status; then run swarm merge again", shellQuote(wt)),
 				"%s is checked out in %s, which could not be fast-forwarded to the merge (nothing was changed): %v", o.Into, wt, err)
@@ -306,23 +312,32 @@ func moveTarget(o MergeOptions, old, commit string) (string, error) {
 }
 
 // blockingFiles lists the files git's message says a checkout would
-// overwrite or lose (untracked or git-ignored ones in the way): git
-// lists them one per line, indented with a tab, after an "error: ... would
-// be overwritten" or "... would lose untracked files" line.
-func blockingFiles(msg string) []string {
-	var files []string
-	listing := false
+// overwrite or lose: changed, tracked files with uncommitted changes
+// ("Your local changes to the following files would be overwritten");
+// untracked, untracked or git-ignored ones in the way ("untracked working
+// tree files would be overwritten" or "removed", "would lose untracked
+// files"). git lists them one per line, indented with a tab, after its
+// "error: ..." line.
+func blockingFiles(msg string) (changed, untracked []string) {
+	var list *[]string
 	for _, line := range strings.Split(msg, "\n") {
 		switch {
 		case strings.HasPrefix(line, "error: "):
-			listing = strings.Contains(line, "would be overwritten") || strings.Contains(line, "would lose untracked files")
-		case listing && strings.HasPrefix(line, "\t"):
-			files = append(files, strings.TrimPrefix(line, "\t"))
+			list = nil
+			switch {
+			case strings.Contains(line, "local changes"):
+				list = &changed
+			case strings.Contains(line, "would be overwritten"), strings.Contains(line, "would be removed"),
+				strings.Contains(line, "would lose untracked files"):
+				list = &untracked
+			}
+		case list != nil && strings.HasPrefix(line, "\t"):
+			*list = append(*list, strings.TrimPrefix(line, "\t"))
 		default:
-			listing = false
+			list = nil
 		}
 	}
-	return files
+	return changed, untracked
 }
 
 // shellQuote quotes s as one word for a POSIX shell, so that a command a

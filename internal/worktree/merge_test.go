@@ -376,3 +376,30 @@ func TestMergeBlockedHintRunsAsPrinted(t *testing.T) {
 		t.Errorf("the hint's command %q: %v\n%s", cmd, rerr, out)
 	}
 }
+
+// TestMergeBlockedByLocalChanges: a fast-forward stopped by the user's
+// uncommitted changes to a tracked file of the checkout (not an untracked
+// or ignored one) says so, and hints committing or stashing them: moving
+// a tracked file away is a change too, and would stop it again.
+func TestMergeBlockedByLocalChanges(t *testing.T) {
+	t.Parallel()
+	repo, wt := mergeRepo(t)
+	commitFile(t, wt, "shared.txt", "worker's\n")
+	os.WriteFile(filepath.Join(repo, "shared.txt"), []byte("the user's, uncommitted\n"), 0o644)
+	oldMain := revParse(t, repo, "main")
+	_, err := Merge(MergeOptions{Repo: repo, Branch: "w", Into: "main", Strategy: StrategyMerge})
+	if err == nil {
+		t.Fatal("the merge went through over the checkout's local changes")
+	}
+	msg, h := err.Error(), hint.Of(err)
+	if !strings.Contains(msg, "uncommitted changes") || !strings.Contains(msg, "shared.txt") || strings.Contains(msg, "does not track") ||
+		!strings.Contains(h, "commit") || strings.Contains(h, "move them out of the way") {
+		t.Errorf("message: %v\nhint: %s", msg, h)
+	}
+	if data, _ := os.ReadFile(filepath.Join(repo, "shared.txt")); string(data) != "the user's, uncommitted\n" {
+		t.Errorf("shared.txt: %q", data)
+	}
+	if got := revParse(t, repo, "main"); got != oldMain {
+		t.Errorf("main moved to %s", got)
+	}
+}
