@@ -163,7 +163,7 @@ func Merge(o MergeOptions) (res MergeResult, err error) {
 		return res, err
 	}
 	if o.DryRun {
-		return res, nil
+		return res, checkFastForward(o, checkout, plan.IntoCommit, res.NewCommit)
 	}
 	res.Checkout, err = moveTarget(o, plan.IntoCommit, res.NewCommit)
 	return res, err
@@ -289,16 +289,8 @@ func moveTarget(o MergeOptions, old, commit string) (string, error) {
 		args := append(append([]string{}, mergeConfig...), "merge", "-q", "--ff-only", "--no-edit",
 			"--no-verify-signatures", "--no-overwrite-ignore", commit)
 		if _, err := git(wt, args...); err != nil {
-			changed, untracked := blockingFiles(err.Error())
-			switch {
-			case len(changed) > 0:
-				return wt, hint.Errorf(fmt.Sprintf("commit or stash them (see them with: git -C %s status), then run swarm merge again", shellQuote(wt)),
-					"%s is checked out in %s, where the merge would overwrite uncommitted changes to: %s (nothing was changed)",
-					o.Into, wt, strings.Join(changed, ", "))
-			case len(untracked) > 0:
-				return wt, hint.Errorf(fmt.Sprintf("move them out of the way (see them with: git -C %s status --ignored), then run swarm merge again", shellQuote(wt)),
-					"%s is checked out in %s, where the merge would overwrite or delete files git does not track or ignores: %s (nothing was changed)",
-					o.Into, wt, strings.Join(untracked, ", "))
+			if changed, untracked := blockingFiles(err.Error()); len(changed)+len(untracked) > 0 {
+				return wt, blockedError(o.Into, wt, changed, untracked)
 			}
 			return wt, hint.Errorf(fmt.Sprintf("look at it: git -C %s status; then run swarm merge again", shellQuote(wt)),
 				"%s is checked out in %s, which could not be fast-forwarded to the merge (nothing was changed): %v", o.Into, wt, err)
@@ -309,6 +301,63 @@ func moveTarget(o MergeOptions, old, commit string) (string, error) {
 		return "", fmt.Errorf("%s moved while merging (nothing was changed; run swarm merge again): %w", o.Into, err)
 	}
 	return "", nil
+}
+
+// blockedError is the error of a fast-forward of the checkout wt of into
+// that files there stop: changed, tracked files with uncommitted changes;
+// untracked, untracked or git-ignored files in the way.
+func blockedError(into, wt string, changed, untracked []string) error {
+	var what []string
+	if len(changed) > 0 {
+		what = append(what, "overwrite uncommitted changes to: "+strings.Join(changed, ", "))
+	}
+	if len(untracked) > 0 {
+		what = append(what, "overwrite or delete files git does not track or ignores: "+strings.Join(untracked, ", "))
+	}
+	var fix string
+	switch {
+	case len(untracked) == 0:
+		fix = fmt.Sprintf("commit or stash them (see them with: git -C %s status)", shellQuote(wt))
+	case len(changed) == 0:
+		fix = fmt.Sprintf("move them out of the way (see them with: git -C %s status --ignored)", shellQuote(wt))
+	default:
+		fix = fmt.Sprintf("commit or stash the changes and move the files out of the way (see them with: git -C %s status --ignored)", shellQuote(wt))
+	}
+	return hint.Errorf(fix+", then run swarm merge again", "%s is checked out in %s, where the merge would %s (nothing was changed)",
+		into, wt, strings.Join(what, "; and "))
+}
+
+// checkFastForward is what a dry run knows of the fast-forward it does not
+// make: a *hint.Error naming the files of the checkout of the target
+// (checkout, "" for none) that would stop it, as moveTarget would (local
+// changes to a file the merge from old to commit writes; a git-ignored
+// file or directory where it writes: --no-overwrite-ignore). Untracked
+// files are checkUntracked's.
+func checkFastForward(o MergeOptions, checkout, old, commit string) error {
+	if checkout == "" {
+		return nil
+	}
+	if _, err := os.Stat(checkout); err != nil {
+		return nil // the fast-forward fails on its own: moveTarget says why
+	}
+	written, err := writtenPaths(o.Repo, old, commit)
+	if err != nil {
+		return err
+	}
+	out, err := git(checkout, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "HEAD")
+	if err != nil {
+		return fmt.Errorf("cannot list the local changes of %s: %w", checkout, err)
+	}
+	changed := inTheWay(nulFields(out), written)
+	out, err = git(checkout, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+	if err != nil {
+		return fmt.Errorf("cannot list the git-ignored files of %s: %w", checkout, err)
+	}
+	ignored := inTheWay(nulFields(out), written)
+	if len(changed)+len(ignored) == 0 {
+		return nil
+	}
+	return blockedError(o.Into, checkout, changed, ignored)
 }
 
 // blockingFiles lists the files git's message says a checkout would

@@ -403,3 +403,47 @@ func TestMergeBlockedByLocalChanges(t *testing.T) {
 		t.Errorf("main moved to %s", got)
 	}
 }
+
+// TestMergeDryRunNamesWhatStopsTheFastForward (issue 27, items 8 and 21):
+// --dry-run names what would stop the fast-forward in the checkout of the
+// target, as the merge itself would: a git-ignored file (.env) or
+// directory (data/) where the branch writes, a local change to a file it
+// writes. It said the merge was clean, and the merge then stopped.
+func TestMergeDryRunNamesWhatStopsTheFastForward(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	run(t, repo, "git", "config", "user.name", "Merger")
+	run(t, repo, "git", "config", "user.email", "merger@example.com")
+	commitFile(t, repo, ".gitignore", "/.env\n/data/\n")
+	commitFile(t, repo, "shared.txt", "base\n")
+	info, err := Create(repo, DefaultPath(repo, "w"), "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(info.Path, ".env"), []byte("the agent's\n"), 0o644)
+	os.WriteFile(filepath.Join(info.Path, "data"), []byte("a file\n"), 0o644)
+	os.WriteFile(filepath.Join(info.Path, "shared.txt"), []byte("worker's\n"), 0o644)
+	run(t, info.Path, "git", "add", "-f", ".env", "data", "shared.txt")
+	run(t, info.Path, "git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "env, data, shared")
+	os.WriteFile(filepath.Join(repo, ".env"), []byte("SECRET=mine\n"), 0o600)
+	os.Mkdir(filepath.Join(repo, "data"), 0o755)
+	os.WriteFile(filepath.Join(repo, "data", "big.bin"), []byte("mine\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "shared.txt"), []byte("the user's, uncommitted\n"), 0o644)
+	oldMain := revParse(t, repo, "main")
+
+	_, err = Merge(MergeOptions{Repo: repo, Branch: "w", Into: "main", Strategy: StrategyMerge, DryRun: true})
+	if err == nil {
+		t.Fatal("--dry-run says the merge is clean; the merge would stop at the checkout's files")
+	}
+	for _, want := range []string{".env", "data", "shared.txt", "nothing was changed"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("--dry-run does not name %s: %v", want, err)
+		}
+	}
+	if hint.Of(err) == "" {
+		t.Errorf("--dry-run's error has no hint: %v", err)
+	}
+	if got := revParse(t, repo, "main"); got != oldMain {
+		t.Errorf("main moved to %s", got)
+	}
+}
