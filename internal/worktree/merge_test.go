@@ -447,3 +447,32 @@ func TestMergeDryRunNamesWhatStopsTheFastForward(t *testing.T) {
 		t.Errorf("main moved to %s", got)
 	}
 }
+
+// TestBaseAndBranchHintsRunAsPrinted: the hints of an unknown --base and
+// of a --new-branch that exists give git commands that run as printed in
+// a repository whose path holds a space and a quote.
+func TestBaseAndBranchHintsRunAsPrinted(t *testing.T) {
+	t.Parallel()
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(base, "my 'proj")
+	os.Mkdir(repo, 0o755)
+	run(t, repo, "git", "init", "-q", "-b", "main")
+	run(t, repo, "git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
+	run(t, repo, "git", "branch", "taken")
+	_, err := Create(repo, DefaultPath(repo, "w"), "w", CreateOptions{Base: "nosuch"})
+	if err == nil {
+		t.Fatal("an unknown base was taken")
+	}
+	cmd := hintCommand(t, hint.Of(err), "(", " lists the branches)")
+	if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil || !strings.Contains(string(out), "taken") {
+		t.Errorf("the hint's %q: %v\n%s", cmd, err, out)
+	}
+	_, err = Create(repo, DefaultPath(repo, "taken"), "taken", CreateOptions{NewBranch: true})
+	if err == nil {
+		t.Fatal("an existing branch was taken as a new one")
+	}
+	cmd = strings.TrimSpace(hintCommand(t, hint.Of(err)+"\n", "delete the old one first: ", "\n"))
+	if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
+		t.Errorf("the hint's %q: %v\n%s", cmd, err, out)
+	}
+}
