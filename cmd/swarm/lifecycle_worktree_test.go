@@ -121,7 +121,7 @@ func TestWorktreeNewBranchAndFlagChecks(t *testing.T) {
 	r := e.Run("spawn", "--name", "w", "--worktree", "--new-branch", "--", "sleep", "300")
 	wkExpect(t, "--new-branch on an existing branch", r, 1, "",
 		"swarm: error: failed to create worktree: branch w already exists (refusing to reuse it: a new branch was asked for)\n"+
-			"hint: pick another --branch, or delete the old one first: git -C "+e.Dir+" branch -D w\n")
+			"hint: pick another --branch, or delete the old one first: git -C '"+e.Dir+"' branch -D w\n")
 	if len(e.Workers()) != 0 || wkExists(wkWorktreePath(e, "w")) {
 		t.Error("a refused --new-branch left a record or a worktree")
 	}
@@ -132,7 +132,7 @@ func TestWorktreeNewBranchAndFlagChecks(t *testing.T) {
 	}
 	r = e.Run("spawn", "--name", "x", "--worktree", "--base", "nosuch", "--", "sleep", "1")
 	wkExpect(t, "unknown --base", r, 1, "",
-		"swarm: error: unknown base 'nosuch' in "+e.Dir+"\nhint: give a branch, tag or commit of the repository (git -C "+e.Dir+" branch -a lists the branches)\n")
+		"swarm: error: unknown base 'nosuch' in "+e.Dir+"\nhint: give a branch, tag or commit of the repository (git -C '"+e.Dir+"' branch -a lists the branches)\n")
 	if len(e.Workers()) != 0 {
 		t.Error("an unknown --base left a record")
 	}

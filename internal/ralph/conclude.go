@@ -68,7 +68,8 @@ func (e *Engine) autoCommit(iter int, st *state.Ralph, w *state.Worker) {
 	}
 	// The done file (and the WAIT file beside it) stay out: committed,
 	// and merged into the base, a done file would end the next loop made
-	// from there before it began.
+	// from there before it began. (CommitAll leaves out the copies
+	// .worktreeinclude made too.)
 	var leave []string
 	if st.DoneFile != "" {
 		for _, p := range []string{doneFilePath(st), waitFilePath(st)} {
@@ -77,7 +78,7 @@ func (e *Engine) autoCommit(iter int, st *state.Ralph, w *state.Worker) {
 			}
 		}
 	}
-	commit, err := worktree.CommitAll(w.Worktree.Path, w.Worktree.Branch, fmt.Sprintf("swarm: %s iteration %d", e.Name, iter), leave...)
+	commit, err := worktree.CommitAll(w.Worktree.BaseRepo, w.Worktree.Path, w.Worktree.Branch, fmt.Sprintf("swarm: %s iteration %d", e.Name, iter), leave...)
 	switch {
 	case err != nil:
 		e.log(EventWarn, "iteration %d: --auto-commit: %s", iter, err)

@@ -21,7 +21,7 @@ func TestResumeRefusesADirectoryOthersCanWrite(t *testing.T) {
 	t.Cleanup(func() { _ = os.Chmod(l.Dir, 0o755) })
 	r := l.Run("ralph", "resume", "wd")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "swarm: error: directory "+l.Dir+" is writable by others (mode 0777)\n") ||
-		!strings.Contains(r.Stderr, "hint: chmod go-w "+l.Dir) {
+		!strings.Contains(r.Stderr, "hint: chmod go-w '"+l.Dir+"'") {
 		t.Fatalf("resume in a directory others can write: %s", r)
 	}
 	if s := l.str("status"); s != "paused" {

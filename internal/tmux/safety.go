@@ -89,7 +89,7 @@ func ownerOf(fi fs.FileInfo) (int, bool) {
 // the server can read (show-environment -g): an API key in the shell that
 // ran swarm would reach every pane, and any server listening on the
 // socket. What is kept is what tmux itself reads (its socket directory,
-// configuration, locale, terminal, shell, the user's identity), what a
+// configuration, locale, terminal, shell, editor, the user's identity), what a
 // shell of a server swarm started needs (PATH), tmux's default
 // update-environment (copied into each new session as tmux would), and
 // $TMUX, by which plain tmux finds its server. A worker's own environment
@@ -101,6 +101,9 @@ var clientEnvKeys = map[string]bool{
 	"LANG": true, "LANGUAGE": true, "TZ": true,
 	"TMUX": true, "TMUX_TMPDIR": true, "TMPDIR": true,
 	"XDG_CONFIG_HOME": true, "XDG_RUNTIME_DIR": true,
+	// vi keys in copy mode and at the prompt when they name vi (mode-keys,
+	// status-keys), as the user's own tmux has them
+	"VISUAL": true, "EDITOR": true,
 	// tmux's default update-environment
 	"DISPLAY": true, "KRB5CCNAME": true, "SSH_ASKPASS": true, "SSH_AUTH_SOCK": true,
 	"SSH_AGENT_PID": true, "SSH_CONNECTION": true, "WINDOWID": true, "XAUTHORITY": true,

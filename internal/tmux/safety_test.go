@@ -170,3 +170,32 @@ func TestClientEnv(t *testing.T) {
 		t.Errorf("clientEnv = %q, want %q", got, want)
 	}
 }
+
+// The minimal environment keeps what tmux reads to set a server up as the
+// user's shell has it: VISUAL and EDITOR choose vi keys for copy mode and
+// the command prompt (mode-keys, status-keys) when they name vi, on the
+// server a swarm command starts and the user attaches to.
+func TestClientEnvKeepsTheEditorTmuxReads(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	t.Setenv("VISUAL", "") // restored after the test
+	os.Unsetenv("VISUAL")
+	t.Setenv("EDITOR", "vim")
+	dir := filepath.Join(t.TempDir(), "socks")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c := NewFor(Server{Path: filepath.Join(dir, "s")})
+	t.Cleanup(func() { _ = c.KillServer() })
+	if _, err := c.NewWindow(WindowSpec{Session: "s", Name: "w", Command: []string{"sleep", "300"}}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Run(nil, "show-options", "-gw", "mode-keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(out) != "mode-keys vi" {
+		t.Errorf("with EDITOR=vim the server swarm started has %q, as plain tmux has mode-keys vi", strings.TrimSpace(out))
+	}
+}

@@ -74,18 +74,21 @@ func untrackedFix(w *state.Worker, u *worktree.UntrackedError) string {
 // rebases the branch instead.
 func conflictFix(w *state.Worker, c *worktree.ConflictError) string {
 	path := tmux.ShellQuote(w.Worktree.Path)
+	// Branch names may hold what a shell reads (git allows ' ; $ & in
+	// them): quoted in the commands, as printed in the text.
+	branch, into := tmux.ShellQuote(c.Branch), tmux.ShellQuote(c.Into)
 	var steps []string
 	if _, err := os.Stat(w.Worktree.Path); errors.Is(err, os.ErrNotExist) {
-		steps = append(steps, fmt.Sprintf("git -C %s worktree add %s %s", tmux.ShellQuote(w.Worktree.BaseRepo), path, c.Branch))
+		steps = append(steps, fmt.Sprintf("git -C %s worktree add %s %s", tmux.ShellQuote(w.Worktree.BaseRepo), path, branch))
 	}
 	if c.Strategy == worktree.StrategyRebase {
-		steps = append(steps, fmt.Sprintf("git -C %s rebase %s", path, c.Into))
+		steps = append(steps, fmt.Sprintf("git -C %s rebase %s", path, into))
 		return fmt.Sprintf("rebase the branch on %s and resolve the conflicts there: %s (fix each file, git -C %s add it, git -C %s rebase --continue), then: swarm merge %s",
 			c.Into, strings.Join(steps, " && "), path, path, w.Name)
 	}
-	steps = append(steps, fmt.Sprintf("git -C %s merge %s", path, c.Into))
-	return fmt.Sprintf("merge %s into the branch and resolve the conflicts there: %s (fix each file, then git -C %s commit -am 'merge %s'), then: swarm merge %s",
-		c.Into, strings.Join(steps, " && "), path, c.Into, w.Name)
+	steps = append(steps, fmt.Sprintf("git -C %s merge %s", path, into))
+	return fmt.Sprintf("merge %s into the branch and resolve the conflicts there: %s (fix each file, then git -C %s commit -am %s), then: swarm merge %s",
+		c.Into, strings.Join(steps, " && "), path, tmux.ShellQuote("merge "+c.Into), w.Name)
 }
 
 // mergeTarget checks that worker name can be merged now and returns its

@@ -83,14 +83,7 @@ func setupRetry(command string, info worktree.Info, copied []string, env map[str
 	if commit == "" {
 		commit = "HEAD"
 	}
-	run := command
-	if len(env) > 0 {
-		var words []string
-		for _, kv := range EnvList(env) {
-			words = append(words, tmux.ShellQuote(kv))
-		}
-		run = "env " + strings.Join(words, " ") + " sh -c " + tmux.ShellQuote(command)
-	}
+	run := setupCommandLine(command, env)
 	repo := tmux.ShellQuote(info.BaseRepo)
 	copyIn := ""
 	if len(copied) > 0 {
@@ -102,6 +95,23 @@ func setupRetry(command string, info worktree.Info, copied []string, env map[str
 	}
 	return fmt.Sprintf(`the worktree was removed; run it by hand in one of the same commit to see why: d=$(mktemp -d) && git -C %s worktree add -q --detach "$d/wt" %s%s && cd "$d/wt" && %s`,
 		repo, commit, copyIn, run)
+}
+
+// setupCommandLine is the shell command line that runs the set-up
+// command by hand as the spawn runs it (runSetup): with the worker's
+// --env, in a shell of its own. Typed into the user's shell as it is, an
+// "exit 3" in it would end that shell, and what follows a ";" would run
+// even when a step before it failed.
+func setupCommandLine(command string, env map[string]string) string {
+	run := "sh -c " + tmux.ShellQuote(command)
+	if len(env) == 0 {
+		return run
+	}
+	var words []string
+	for _, kv := range EnvList(env) {
+		words = append(words, tmux.ShellQuote(kv))
+	}
+	return "env " + strings.Join(words, " ") + " " + run
 }
 
 // runSetup runs the set-up command with sh -c in dir, with the worker's
@@ -127,7 +137,7 @@ func runSetup(command, dir string, env map[string]string) error {
 	if tail := out.lastLines(setupTailLines); tail != "" {
 		msg += "\nits last lines:\n" + tail
 	}
-	return hint.Errorf(fmt.Sprintf("run it by hand to see why: cd %s && %s", tmux.ShellQuote(dir), command), "%s", msg)
+	return hint.Errorf(fmt.Sprintf("run it by hand to see why: cd %s && %s", tmux.ShellQuote(dir), setupCommandLine(command, env)), "%s", msg)
 }
 
 // tailBuffer keeps the last max bytes written to it.

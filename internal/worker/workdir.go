@@ -10,6 +10,7 @@ import (
 
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
 )
 
 // CheckWorkDir refuses a recorded working directory another user may have
@@ -90,7 +91,7 @@ func checkDirElem(e string, fi fs.FileInfo, last bool, instead string) error {
 	sticky := fi.Mode()&fs.ModeSticky != 0 && !last
 	groupOwn := int(st.Gid) == os.Getegid()
 	if perm&0o002 != 0 && !sticky || perm&0o020 != 0 && !groupOwn && !sticky {
-		return hint.Errorf(fmt.Sprintf("chmod go-w %s if it is yours (whoever can write it could have put a directory of theirs in its place), or %s", e, instead),
+		return hint.Errorf(fmt.Sprintf("chmod go-w %s if it is yours (whoever can write it could have put a directory of theirs in its place), or %s", tmux.ShellQuote(e), instead),
 			"directory %s is writable by others (mode %04o)", e, perm)
 	}
 	return nil

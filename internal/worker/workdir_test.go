@@ -2,9 +2,12 @@ package worker
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/swarmtools/swarm/internal/hint"
 )
 
 // CheckWorkDir: the user's own directory (also group-writable by the
@@ -69,5 +72,32 @@ func TestCheckWorkDir(t *testing.T) {
 	}
 	if err := CheckWorkDir(mine, "x"); err == nil || !strings.Contains(err.Error(), theirs+" is owned by another user") {
 		t.Errorf("%s: %v", mine, err)
+	}
+}
+
+// The hint of a directory others can write runs as printed (chmod go-w
+// PATH) when its path holds a space or a quote.
+func TestCheckWorkDirHintRunsAsPrinted(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "it's mine")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	err := CheckWorkDir(dir, "x")
+	if err == nil {
+		t.Fatal("a directory others can write passed")
+	}
+	cmd, _, ok := strings.Cut(hint.Of(err), " if it is yours")
+	if !ok {
+		t.Fatalf("hint: %q", hint.Of(err))
+	}
+	if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
+		t.Fatalf("the hint's %q: %v\n%s", cmd, err, out)
+	}
+	if err := CheckWorkDir(dir, "x"); err != nil {
+		t.Errorf("after the hint's command: %v", err)
 	}
 }

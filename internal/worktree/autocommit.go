@@ -3,6 +3,8 @@ package worktree
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/swarmtools/swarm/internal/hint"
 )
@@ -36,7 +38,11 @@ func commitIdentity(dir string) ([]string, error) {
 //
 // leave are paths (relative to path) never committed: the loop's done
 // file, which merged into the base would end the next loop there at once.
-func CommitAll(path, branch, message string, leave ...string) (string, error) {
+// Nor are the untracked files the base repository's IncludeFile names
+// (repo: its root): the copies of the user's local files (a .env) made
+// into the worktree, which are the user's, not the agent's work, and stay
+// out even when the agent's .gitignore no longer ignores them.
+func CommitAll(repo, path, branch, message string, leave ...string) (string, error) {
 	if cur := CurrentBranch(path); cur != branch {
 		return "", fmt.Errorf("not committed: the worktree %s is not on branch %s", path, branch)
 	}
@@ -47,8 +53,12 @@ func CommitAll(path, branch, message string, leave ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	copies, err := includedCopies(repo, path)
+	if err != nil {
+		return "", err
+	}
 	add := []string{"-c", "advice.addEmbeddedRepo=false", "add", "-A", "--", "."}
-	for _, l := range leave {
+	for _, l := range append(leave, copies...) {
 		add = append(add, ":(exclude,literal)"+l)
 	}
 	if _, err := git(path, add...); err != nil {
@@ -79,4 +89,18 @@ func operation(path string) string {
 		}
 	}
 	return ""
+}
+
+// includedCopies lists the untracked files of the worktree at path that
+// the IncludeFile of the repository root repo names, ignored or not.
+func includedCopies(repo, path string) ([]string, error) {
+	list := filepath.Join(repo, IncludeFile)
+	if fi, err := os.Lstat(list); err != nil || !fi.Mode().IsRegular() {
+		return nil, nil // none (CopyIncluded copied nothing either)
+	}
+	out, err := git(path, "ls-files", "-z", "--others", "--ignored", "--exclude-from="+list)
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the files %s names: %w", list, err)
+	}
+	return nulFields(out), nil
 }

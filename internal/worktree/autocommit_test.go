@@ -25,7 +25,7 @@ func TestCommitAll(t *testing.T) {
 	os.WriteFile(filepath.Join(wt, "new", "c.txt"), []byte("new\n"), 0o644)
 	os.WriteFile(filepath.Join(wt, "secret.env"), []byte("KEY=1\n"), 0o644)
 	os.WriteFile(filepath.Join(wt, "DONE"), nil, 0o644)
-	commit, err := CommitAll(wt, "w", "swarm: loop iteration 3", "DONE")
+	commit, err := CommitAll(repo, wt, "w", "swarm: loop iteration 3", "DONE")
 	if err != nil || commit == "" || commit != revParse(t, wt, "w") {
 		t.Fatalf("CommitAll: %q, %v (w is at %s)", commit, err, revParse(t, wt, "w"))
 	}
@@ -41,7 +41,7 @@ func TestCommitAll(t *testing.T) {
 
 	os.Remove(hook)
 
-	if commit, err := CommitAll(wt, "w", "nothing", "DONE"); commit != "" || err != nil {
+	if commit, err := CommitAll(repo, wt, "w", "nothing", "DONE"); commit != "" || err != nil {
 		t.Errorf("CommitAll with nothing to commit: %q, %v", commit, err)
 	}
 
@@ -53,7 +53,7 @@ func TestCommitAll(t *testing.T) {
 		t.Fatalf("the merge did not conflict:\n%s", out)
 	}
 	head := revParse(t, wt, "HEAD")
-	if commit, err := CommitAll(wt, "w", "x"); commit != "" || err == nil || !strings.Contains(err.Error(), "a merge is under way") {
+	if commit, err := CommitAll(repo, wt, "w", "x"); commit != "" || err == nil || !strings.Contains(err.Error(), "a merge is under way") {
 		t.Errorf("CommitAll during a merge: %q, %v", commit, err)
 	}
 	// b.txt stays unmerged (both sides added it), not staged.
@@ -64,7 +64,39 @@ func TestCommitAll(t *testing.T) {
 
 	run(t, wt, "git", "checkout", "-q", "--detach")
 	os.WriteFile(filepath.Join(wt, "d.txt"), []byte("d\n"), 0o644)
-	if commit, err := CommitAll(wt, "w", "x"); commit != "" || err == nil || !strings.Contains(err.Error(), "is not on branch w") {
+	if commit, err := CommitAll(repo, wt, "w", "x"); commit != "" || err == nil || !strings.Contains(err.Error(), "is not on branch w") {
 		t.Errorf("CommitAll on a detached HEAD: %q, %v", commit, err)
+	}
+}
+
+// TestCommitAllLeavesIncludedCopiesOut (issue 27, item 8): the files
+// .worktreeinclude copied into the worktree (the user's .env) are never
+// committed, even once the agent's .gitignore no longer ignores them (a
+// project template's .gitignore written over the old one): merged into
+// the base, the secret would be in its history.
+func TestCommitAllLeavesIncludedCopiesOut(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	commitFile(t, repo, ".gitignore", ".env\nconf/*.local\n")
+	os.WriteFile(filepath.Join(repo, ".worktreeinclude"), []byte(".env\nconf/\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, ".env"), []byte("TOKEN=secret\n"), 0o600)
+	os.MkdirAll(filepath.Join(repo, "conf"), 0o755)
+	os.WriteFile(filepath.Join(repo, "conf", "db.local"), []byte("PASSWORD=x\n"), 0o600)
+	info, err := Create(repo, DefaultPath(repo, "w"), "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inc, err := CopyIncluded(repo, info.Path); err != nil || len(inc.Copied) != 2 {
+		t.Fatalf("CopyIncluded = %+v, %v", inc, err)
+	}
+	os.WriteFile(filepath.Join(info.Path, ".gitignore"), []byte("node_modules/\n"), 0o644)
+	os.WriteFile(filepath.Join(info.Path, "app.js"), []byte("x\n"), 0o644)
+	run(t, repo, "git", "config", "user.name", "t")
+	run(t, repo, "git", "config", "user.email", "t@t")
+	if _, err := CommitAll(repo, info.Path, "w", "swarm: loop iteration 1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, info.Path, "git", "show", "--name-only", "--format=", "HEAD"); got != ".gitignore\napp.js\n" {
+		t.Errorf("committed: %q, want .gitignore and app.js only", got)
 	}
 }

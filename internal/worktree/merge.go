@@ -120,7 +120,7 @@ func branchCommit(repo, b string) (string, error) {
 	}
 	out, err := git(repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+b+"^{commit}")
 	if err != nil {
-		return "", hint.Errorf(fmt.Sprintf("git -C %s branch lists the branches", repo), "no branch %s in %s", b, repo)
+		return "", hint.Errorf(fmt.Sprintf("git -C %s branch lists the branches", shellQuote(repo)), "no branch %s in %s", b, repo)
 	}
 	return strings.TrimSpace(out), nil
 }
@@ -163,7 +163,7 @@ func Merge(o MergeOptions) (res MergeResult, err error) {
 		return res, err
 	}
 	if o.DryRun {
-		return res, nil
+		return res, checkFastForward(o, checkout, plan.IntoCommit, res.NewCommit)
 	}
 	res.Checkout, err = moveTarget(o, plan.IntoCommit, res.NewCommit)
 	return res, err
@@ -289,12 +289,10 @@ func moveTarget(o MergeOptions, old, commit string) (string, error) {
 		args := append(append([]string{}, mergeConfig...), "merge", "-q", "--ff-only", "--no-edit",
 			"--no-verify-signatures", "--no-overwrite-ignore", commit)
 		if _, err := git(wt, args...); err != nil {
-			if files := blockingFiles(err.Error()); len(files) > 0 {
-				return wt, hint.Errorf(fmt.Sprintf("move them out of the way (git -C %s status --ignored shows them), then run swarm merge again", wt),
-					"%s is checked out in %s, where the merge would overwrite or delete files git does not track or ignores: %s (nothing was changed)",
-					o.Into, wt, strings.Join(files, ", "))
+			if changed, untracked := blockingFiles(err.Error()); len(changed)+len(untracked) > 0 {
+				return wt, blockedError(o.Into, wt, changed, untracked)
 			}
-			return wt, hint.Errorf(fmt.Sprintf("look at it: git -C %s status; then run swarm merge again", wt),
+			return wt, hint.Errorf(fmt.Sprintf("look at it: git -C %s status; then run swarm merge again", shellQuote(wt)),
 				"%s is checked out in %s, which could not be fast-forwarded to the merge (nothing was changed): %v", o.Into, wt, err)
 		}
 		return wt, nil
@@ -305,24 +303,96 @@ func moveTarget(o MergeOptions, old, commit string) (string, error) {
 	return "", nil
 }
 
+// blockedError is the error of a fast-forward of the checkout wt of into
+// that files there stop: changed, tracked files with uncommitted changes;
+// untracked, untracked or git-ignored files in the way.
+func blockedError(into, wt string, changed, untracked []string) error {
+	var what []string
+	if len(changed) > 0 {
+		what = append(what, "overwrite uncommitted changes to: "+strings.Join(changed, ", "))
+	}
+	if len(untracked) > 0 {
+		what = append(what, "overwrite or delete files git does not track or ignores: "+strings.Join(untracked, ", "))
+	}
+	var fix string
+	switch {
+	case len(untracked) == 0:
+		fix = fmt.Sprintf("commit or stash them (see them with: git -C %s status)", shellQuote(wt))
+	case len(changed) == 0:
+		fix = fmt.Sprintf("move them out of the way (see them with: git -C %s status --ignored)", shellQuote(wt))
+	default:
+		fix = fmt.Sprintf("commit or stash the changes and move the files out of the way (see them with: git -C %s status --ignored)", shellQuote(wt))
+	}
+	return hint.Errorf(fix+", then run swarm merge again", "%s is checked out in %s, where the merge would %s (nothing was changed)",
+		into, wt, strings.Join(what, "; and "))
+}
+
+// checkFastForward is what a dry run knows of the fast-forward it does not
+// make: a *hint.Error naming the files of the checkout of the target
+// (checkout, "" for none) that would stop it, as moveTarget would (local
+// changes to a file the merge from old to commit writes; a git-ignored
+// file or directory where it writes: --no-overwrite-ignore). Untracked
+// files are checkUntracked's.
+func checkFastForward(o MergeOptions, checkout, old, commit string) error {
+	if checkout == "" {
+		return nil
+	}
+	if _, err := os.Stat(checkout); err != nil {
+		return nil // the fast-forward fails on its own: moveTarget says why
+	}
+	written, err := writtenPaths(o.Repo, old, commit)
+	if err != nil {
+		return err
+	}
+	out, err := git(checkout, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "HEAD")
+	if err != nil {
+		return fmt.Errorf("cannot list the local changes of %s: %w", checkout, err)
+	}
+	changed := inTheWay(nulFields(out), written)
+	out, err = git(checkout, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+	if err != nil {
+		return fmt.Errorf("cannot list the git-ignored files of %s: %w", checkout, err)
+	}
+	ignored := inTheWay(nulFields(out), written)
+	if len(changed)+len(ignored) == 0 {
+		return nil
+	}
+	return blockedError(o.Into, checkout, changed, ignored)
+}
+
 // blockingFiles lists the files git's message says a checkout would
-// overwrite or lose (untracked or git-ignored ones in the way): git
-// lists them one per line, indented with a tab, after an "error: ... would
-// be overwritten" or "... would lose untracked files" line.
-func blockingFiles(msg string) []string {
-	var files []string
-	listing := false
+// overwrite or lose: changed, tracked files with uncommitted changes
+// ("Your local changes to the following files would be overwritten");
+// untracked, untracked or git-ignored ones in the way ("untracked working
+// tree files would be overwritten" or "removed", "would lose untracked
+// files"). git lists them one per line, indented with a tab, after its
+// "error: ..." line.
+func blockingFiles(msg string) (changed, untracked []string) {
+	var list *[]string
 	for _, line := range strings.Split(msg, "\n") {
 		switch {
 		case strings.HasPrefix(line, "error: "):
-			listing = strings.Contains(line, "would be overwritten") || strings.Contains(line, "would lose untracked files")
-		case listing && strings.HasPrefix(line, "\t"):
-			files = append(files, strings.TrimPrefix(line, "\t"))
+			list = nil
+			switch {
+			case strings.Contains(line, "local changes"):
+				list = &changed
+			case strings.Contains(line, "would be overwritten"), strings.Contains(line, "would be removed"),
+				strings.Contains(line, "would lose untracked files"):
+				list = &untracked
+			}
+		case list != nil && strings.HasPrefix(line, "\t"):
+			*list = append(*list, strings.TrimPrefix(line, "\t"))
 		default:
-			listing = false
+			list = nil
 		}
 	}
-	return files
+	return changed, untracked
+}
+
+// shellQuote quotes s as one word for a POSIX shell, so that a command a
+// hint gives runs as printed whatever the path holds.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // branchCheckout is the worktree of repo that has branch checked out.

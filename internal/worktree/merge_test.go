@@ -3,6 +3,7 @@ package worktree
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -330,5 +331,148 @@ func TestMergeFastForwardVerifiesNoSignature(t *testing.T) {
 				t.Errorf("main at %s, want %s", got, res.NewCommit)
 			}
 		})
+	}
+}
+
+// hintCommand is the shell command a hint gives after marker, up to end.
+func hintCommand(t *testing.T, h, marker, end string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(h, marker)
+	cmd, _, ok2 := strings.Cut(rest, end)
+	if !ok || !ok2 {
+		t.Fatalf("hint %q has no command after %q", h, marker)
+	}
+	return cmd
+}
+
+// TestMergeBlockedHintRunsAsPrinted (issue 27, item 9): a fast-forward
+// the checkout's ignored files stop hints a git command that runs as
+// printed in a checkout whose path holds a space and a quote.
+func TestMergeBlockedHintRunsAsPrinted(t *testing.T) {
+	t.Parallel()
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(base, "my 'proj")
+	os.Mkdir(repo, 0o755)
+	run(t, repo, "git", "init", "-q", "-b", "main")
+	run(t, repo, "git", "config", "user.name", "Merger")
+	run(t, repo, "git", "config", "user.email", "merger@example.com")
+	commitFile(t, repo, ".gitignore", "/.env\n")
+	info, err := Create(repo, DefaultPath(repo, "w"), "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(info.Path, ".env"), []byte("the agent's\n"), 0o644)
+	run(t, info.Path, "git", "add", "-f", ".env")
+	run(t, info.Path, "git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "env")
+	os.WriteFile(filepath.Join(repo, ".env"), []byte("SECRET=mine\n"), 0o600)
+
+	_, err = Merge(MergeOptions{Repo: repo, Branch: "w", Into: "main", Strategy: StrategyMerge})
+	if err == nil {
+		t.Fatal("the merge went through over the checkout's ignored file")
+	}
+	cmd := hintCommand(t, hint.Of(err), "see them with: ", "), then")
+	out, rerr := exec.Command("sh", "-c", cmd).CombinedOutput()
+	if rerr != nil || !strings.Contains(string(out), ".env") {
+		t.Errorf("the hint's command %q: %v\n%s", cmd, rerr, out)
+	}
+}
+
+// TestMergeBlockedByLocalChanges: a fast-forward stopped by the user's
+// uncommitted changes to a tracked file of the checkout (not an untracked
+// or ignored one) says so, and hints committing or stashing them: moving
+// a tracked file away is a change too, and would stop it again.
+func TestMergeBlockedByLocalChanges(t *testing.T) {
+	t.Parallel()
+	repo, wt := mergeRepo(t)
+	commitFile(t, wt, "shared.txt", "worker's\n")
+	os.WriteFile(filepath.Join(repo, "shared.txt"), []byte("the user's, uncommitted\n"), 0o644)
+	oldMain := revParse(t, repo, "main")
+	_, err := Merge(MergeOptions{Repo: repo, Branch: "w", Into: "main", Strategy: StrategyMerge})
+	if err == nil {
+		t.Fatal("the merge went through over the checkout's local changes")
+	}
+	msg, h := err.Error(), hint.Of(err)
+	if !strings.Contains(msg, "uncommitted changes") || !strings.Contains(msg, "shared.txt") || strings.Contains(msg, "does not track") ||
+		!strings.Contains(h, "commit") || strings.Contains(h, "move them out of the way") {
+		t.Errorf("message: %v\nhint: %s", msg, h)
+	}
+	if data, _ := os.ReadFile(filepath.Join(repo, "shared.txt")); string(data) != "the user's, uncommitted\n" {
+		t.Errorf("shared.txt: %q", data)
+	}
+	if got := revParse(t, repo, "main"); got != oldMain {
+		t.Errorf("main moved to %s", got)
+	}
+}
+
+// TestMergeDryRunNamesWhatStopsTheFastForward (issue 27, items 8 and 21):
+// --dry-run names what would stop the fast-forward in the checkout of the
+// target, as the merge itself would: a git-ignored file (.env) or
+// directory (data/) where the branch writes, a local change to a file it
+// writes. It said the merge was clean, and the merge then stopped.
+func TestMergeDryRunNamesWhatStopsTheFastForward(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	run(t, repo, "git", "config", "user.name", "Merger")
+	run(t, repo, "git", "config", "user.email", "merger@example.com")
+	commitFile(t, repo, ".gitignore", "/.env\n/data/\n")
+	commitFile(t, repo, "shared.txt", "base\n")
+	info, err := Create(repo, DefaultPath(repo, "w"), "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(info.Path, ".env"), []byte("the agent's\n"), 0o644)
+	os.WriteFile(filepath.Join(info.Path, "data"), []byte("a file\n"), 0o644)
+	os.WriteFile(filepath.Join(info.Path, "shared.txt"), []byte("worker's\n"), 0o644)
+	run(t, info.Path, "git", "add", "-f", ".env", "data", "shared.txt")
+	run(t, info.Path, "git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "env, data, shared")
+	os.WriteFile(filepath.Join(repo, ".env"), []byte("SECRET=mine\n"), 0o600)
+	os.Mkdir(filepath.Join(repo, "data"), 0o755)
+	os.WriteFile(filepath.Join(repo, "data", "big.bin"), []byte("mine\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "shared.txt"), []byte("the user's, uncommitted\n"), 0o644)
+	oldMain := revParse(t, repo, "main")
+
+	_, err = Merge(MergeOptions{Repo: repo, Branch: "w", Into: "main", Strategy: StrategyMerge, DryRun: true})
+	if err == nil {
+		t.Fatal("--dry-run says the merge is clean; the merge would stop at the checkout's files")
+	}
+	for _, want := range []string{".env", "data", "shared.txt", "nothing was changed"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("--dry-run does not name %s: %v", want, err)
+		}
+	}
+	if hint.Of(err) == "" {
+		t.Errorf("--dry-run's error has no hint: %v", err)
+	}
+	if got := revParse(t, repo, "main"); got != oldMain {
+		t.Errorf("main moved to %s", got)
+	}
+}
+
+// TestBaseAndBranchHintsRunAsPrinted: the hints of an unknown --base and
+// of a --new-branch that exists give git commands that run as printed in
+// a repository whose path holds a space and a quote.
+func TestBaseAndBranchHintsRunAsPrinted(t *testing.T) {
+	t.Parallel()
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(base, "my 'proj")
+	os.Mkdir(repo, 0o755)
+	run(t, repo, "git", "init", "-q", "-b", "main")
+	run(t, repo, "git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
+	run(t, repo, "git", "branch", "taken")
+	_, err := Create(repo, DefaultPath(repo, "w"), "w", CreateOptions{Base: "nosuch"})
+	if err == nil {
+		t.Fatal("an unknown base was taken")
+	}
+	cmd := hintCommand(t, hint.Of(err), "(", " lists the branches)")
+	if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil || !strings.Contains(string(out), "taken") {
+		t.Errorf("the hint's %q: %v\n%s", cmd, err, out)
+	}
+	_, err = Create(repo, DefaultPath(repo, "taken"), "taken", CreateOptions{NewBranch: true})
+	if err == nil {
+		t.Fatal("an existing branch was taken as a new one")
+	}
+	cmd = strings.TrimSpace(hintCommand(t, hint.Of(err)+"\n", "delete the old one first: ", "\n"))
+	if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
+		t.Errorf("the hint's %q: %v\n%s", cmd, err, out)
 	}
 }

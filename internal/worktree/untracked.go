@@ -60,11 +60,10 @@ func nulFields(out string) []string {
 // old to commit writes: that path, a directory above it, or a file below
 // it.
 func checkUntracked(o MergeOptions, checkout, old, commit string) error {
-	out, err := git(o.Repo, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", old, commit)
+	written, err := writtenPaths(o.Repo, old, commit)
 	if err != nil {
-		return fmt.Errorf("cannot list the files the merge writes: %w", err)
+		return err
 	}
-	written := nulFields(out)
 	var found []error
 	for _, dir := range []struct {
 		path   string
@@ -80,21 +79,36 @@ func checkUntracked(o MergeOptions, checkout, old, commit string) error {
 		if err != nil {
 			return err
 		}
-		var in []string
-		for _, name := range untracked {
-			// A nested repository is listed as its directory ("sub/").
-			u := strings.TrimSuffix(name, "/")
-			for _, w := range written {
-				if u == w || strings.HasPrefix(w, u+"/") || strings.HasPrefix(u, w+"/") {
-					in = append(in, name)
-					break
-				}
-			}
-		}
-		if len(in) > 0 {
+		if in := inTheWay(untracked, written); len(in) > 0 {
 			found = append(found, &UntrackedError{Dir: dir.path, Worker: dir.worker, Files: in})
 		}
 	}
 	// Both places are named: a dry run shows every file in the way.
 	return errors.Join(found...)
+}
+
+// writtenPaths lists the paths the merge from old to commit writes.
+func writtenPaths(repo, old, commit string) ([]string, error) {
+	out, err := git(repo, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", old, commit)
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the files the merge writes: %w", err)
+	}
+	return nulFields(out), nil
+}
+
+// inTheWay lists the names (files, or directories ending in "/": a nested
+// repository, a git-ignored directory) that sit at a written path, a
+// directory above one, or a file below one.
+func inTheWay(names, written []string) []string {
+	var in []string
+	for _, name := range names {
+		u := strings.TrimSuffix(name, "/")
+		for _, w := range written {
+			if u == w || strings.HasPrefix(w, u+"/") || strings.HasPrefix(u, w+"/") {
+				in = append(in, name)
+				break
+			}
+		}
+	}
+	return in
 }

@@ -126,7 +126,7 @@ func ResolveBase(repo, base string) (string, error) {
 		if base == "" {
 			return "", fmt.Errorf("%s has no commit at HEAD to start a branch from (commit something first)", repo)
 		}
-		return "", hint.Errorf(fmt.Sprintf("give a branch, tag or commit of the repository (git -C %s branch -a lists the branches)", repo),
+		return "", hint.Errorf(fmt.Sprintf("give a branch, tag or commit of the repository (git -C %s branch -a lists the branches)", shellQuote(repo)),
 			"unknown base '%s' in %s", base, repo)
 	}
 	return strings.TrimSpace(out), nil
@@ -144,7 +144,7 @@ func CurrentBranch(dir string) string {
 
 // errBranchExists refuses an existing branch under NewBranch.
 func errBranchExists(repo, branch string) error {
-	return hint.Errorf(fmt.Sprintf("pick another --branch, or delete the old one first: git -C %s branch -D %s", repo, branch),
+	return hint.Errorf(fmt.Sprintf("pick another --branch, or delete the old one first: git -C %s branch -D %s", shellQuote(repo), branch),
 		"branch %s already exists (refusing to reuse it: a new branch was asked for)", branch)
 }
 
@@ -378,7 +378,7 @@ func ensureParent(dir string) error {
 		}
 	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return hint.Errorf(fmt.Sprintf("chmod go-w %s, or put the worktree elsewhere with --worktree-dir", dir),
+		return hint.Errorf(fmt.Sprintf("chmod go-w %s, or put the worktree elsewhere with --worktree-dir", shellQuote(dir)),
 			"worktree directory %s is writable by others (mode %04o)", dir, perm)
 	}
 	return nil
