@@ -105,6 +105,7 @@ type turn struct {
 	// back while the user's own Stop hooks may still block the turn's
 	// end (reported).
 	asked       *agent.Verdict
+	askedShown  time.Time // since when the screen shows what was asked
 	pendingStop *agent.Event
 	base        state.Usage
 	noted       state.Usage

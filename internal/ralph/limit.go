@@ -19,6 +19,13 @@ const limitSlack = time.Minute
 // iteration: two polls, so a passing screen is not taken for the end.
 func errorSettle(poll time.Duration) time.Duration { return 2 * poll }
 
+// askSettle is how long a permission the agent asked for (its
+// PermissionRequest) must show on its screen before it is a dialog that
+// waits for a human: the user's own PermissionRequest hooks run while
+// Claude Code shows it, and one that allows the tool takes it away within
+// moments. Two polls at least, so one poll's sight is never enough.
+func askSettle(poll time.Duration) time.Duration { return max(2*poll, 3*time.Second) }
+
 // limitUntil is when a limit seen now ends: its reset time plus slack, or
 // --limit-wait doubled for each wait in a row without a known reset time,
 // at most MaxLimitWait.

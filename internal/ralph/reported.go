@@ -145,7 +145,7 @@ func (e *Engine) reported(ctx context.Context, t *turn, screen string) (Outcome,
 		}
 	}
 	if v.Asked != nil {
-		t.asked = v.Asked
+		t.asked, t.askedShown = v.Asked, time.Time{}
 	}
 	if v.Dialog != nil {
 		d := *v.Dialog

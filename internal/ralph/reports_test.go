@@ -708,3 +708,30 @@ func TestCodexNotifyStopGivesWayToItsHooks(t *testing.T) {
 		t.Errorf("a hook's Stop before the turn's prompt ended it")
 	}
 }
+
+// Claude Code draws a permission prompt and runs the user's own
+// PermissionRequest hooks at once: a hook that allows the tool takes the
+// dialog away a moment later. A poll that caught it in that moment does
+// not pause the loop (make test-agents' TestLoopPermissionAllowedByAUser-
+// HookDoesNotPause saw it with Claude Code 2.1.332); a dialog that stays
+// still does (TestEngineReportedDialogClearedPastTheEventsCap).
+func TestEnginePermissionDialogShownWhileAUserHookAllowsDoesNotPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
+			a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
+			a.emit(p, agent.Event{Name: agent.EventPreToolUse, Tool: "Bash"})
+			a.emit(p, agent.Event{Name: agent.EventPermissionRequest, Tool: "Bash", Detail: "touch DONE"})
+			p.SetScreen(claudePermission)
+			think(time.Second) // the user's hook answers: allowed
+			p.SetScreen(claudeWorking(firstLine(msg)))
+			think(5 * time.Second) // the allowed tool runs: no event until it is done
+			p.SetScreen(claudeAnswered(firstLine(msg)))
+			a.emit(p, agent.Event{Name: agent.EventStop, Message: "Created DONE.\n<promise>COMPLETE</promise>"})
+		})
+		l := hookedLoop(t, a, Options{MaxIterations: 3})
+		l.expectEnd(0, ReasonComplete, 1)
+		if n := l.events("PAUSE"); n != 0 || strings.Contains(l.out.String(), "paused") {
+			t.Errorf("%d pauses at a permission dialog a hook took away\n%s", n, l.out)
+		}
+	})
+}

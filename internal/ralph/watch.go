@@ -299,13 +299,26 @@ func (e *Engine) judge(ctx context.Context, t *turn, screen string) (Outcome, bo
 			return Outcome{}, false
 		}
 		if t.asked != nil {
-			// The permission it asked for shows (a menu, to its screen):
-			// no hook allowed it.
+			// The permission it asked for shows (a menu, to its screen).
+			// Claude Code draws it and runs the user's own
+			// PermissionRequest hooks at once, and one that allows the
+			// tool takes it away a moment later: only a dialog still
+			// shown after askSettle waits for a human (its
+			// permission_prompt notification says so sooner, reported).
+			now := e.Clock.Now()
+			if t.askedShown.IsZero() {
+				t.askedShown = now
+			}
+			if now.Sub(t.askedShown) < askSettle(e.Poll) {
+				t.lastChange, t.idleSince, t.errorSince = now, time.Time{}, time.Time{}
+				return Outcome{}, false
+			}
 			t.dialogEvent = true
 			return e.onDialog(t, *t.asked)
 		}
 		return e.onDialog(t, v.Agent)
 	}
+	t.askedShown = time.Time{} // a dialog shown, gone: a hook answered it
 	if t.dialogEvent && v.Agent.State == agent.Working && t.rep.dropsRoutine() {
 		// Its events file is past the cap of routine events: the tool
 		// use that would say it went on after the dialog was dropped,
