@@ -44,9 +44,8 @@ func renderedEcho(prompt string) string {
 // redrawn echo, its screen the rendered one, then answer (its final
 // message) as "● answer".
 func echoAgent(p *tmuxtest.Pane, msg, answer string) {
-	p.Print(redrawnEcho)
-	p.Print("\x1b[38;5;231m●\x1b[39m " + strings.ReplaceAll(answer, "\n", "\r\n  ") + "\r\n")
-	p.SetScreen(claudeScreen(renderedEcho(msg)+"● "+strings.ReplaceAll(answer, "\n", "\n  ")+"\n✻ Worked for 1s\n", "? for shortcuts"))
+	p.Draw(redrawnEcho+"\x1b[38;5;231m●\x1b[39m "+strings.ReplaceAll(answer, "\n", "\r\n  ")+"\r\n",
+		claudeScreen(renderedEcho(msg)+"● "+strings.ReplaceAll(answer, "\n", "\n  ")+"\n✻ Worked for 1s\n", "? for shortcuts"))
 }
 
 // With hooks, the promise is judged in the final message the Stop event

@@ -400,6 +400,23 @@ func (p *Pane) Print(text string) {
 	p.screen += text
 	pipe := p.pipe
 	p.mu.Unlock()
+	p.pipeOut(pipe, text)
+}
+
+// Draw writes out to the piped output and shows screen, the pane as a
+// terminal renders that output, in one step, the screen first (tmux's
+// pipe-pane lags the pane): a capture never sees out's raw text, as a
+// real pane never shows it. Print then SetScreen left a moment in which
+// a capture read the raw redrawn text.
+func (p *Pane) Draw(out, screen string) {
+	p.mu.Lock()
+	p.screen = screen
+	pipe := p.pipe
+	p.mu.Unlock()
+	p.pipeOut(pipe, out)
+}
+
+func (p *Pane) pipeOut(pipe, text string) {
 	if pipe != "" {
 		f, err := os.OpenFile(pipe, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
 		if err == nil {
