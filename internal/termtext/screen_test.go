@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A real Claude Code iteration (2.1.197 against the mock API, a 200x50
@@ -89,4 +90,56 @@ func FuzzRender(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Render is bounded in time however long the output: the emulator's work
+// grows with the screen for every line that scrolls (a 200x50 screen:
+// about 0.1 ms each), so 256 KiB of line feeds took half a minute and a
+// 50 MiB log over an hour. Only the last renderOps operations are played
+// through it; the lines before come first, rebuilt a line at a time, and
+// none is lost.
+func TestRenderIsBoundedAndKeepsEveryLine(t *testing.T) {
+	t.Parallel()
+	cases := map[string][]byte{
+		"line feeds":     []byte(strings.Repeat("\n", 256<<10) + "end\r\n"),
+		"lines":          []byte(strings.Repeat("some output of an agent\r\n", 64<<10) + "end\r\n"),
+		"erased screens": []byte("first\r\n" + strings.Repeat("\x1b[2J\x1b[3J", 64<<10) + "end\r\n"),
+		"one long line":  []byte("first\r\n" + strings.Repeat("x", 4<<20) + "\r\nend\r\n"),
+	}
+	for name, raw := range cases {
+		done := make(chan []byte, 1)
+		go func() { done <- Render(raw, 200, 50) }()
+		var text string
+		select {
+		case out := <-done:
+			text = string(out)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: Render of %d KiB still runs after 20 s", name, len(raw)>>10)
+		}
+		if !strings.HasSuffix(text, "end\n") {
+			t.Errorf("%s: the render does not end with the last line: %q", name, text[max(0, len(text)-200):])
+		}
+		if want := strings.Count(string(raw), "\n"); name != "erased screens" && name != "one long line" && strings.Count(text, "\n") != want {
+			t.Errorf("%s: %d lines rendered, want %d", name, strings.Count(text, "\n"), want)
+		}
+		if name != "line feeds" && name != "lines" && !strings.HasPrefix(text, "first\n") {
+			t.Errorf("%s: the first line is lost: %q", name, text[:min(len(text), 200)])
+		}
+	}
+}
+
+// renderCut leaves at most ops operations after the cut, at a line's
+// start, and cuts nothing from output that holds fewer.
+func TestRenderCut(t *testing.T) {
+	t.Parallel()
+	raw := []byte("a\nb\nc\nd\n")
+	if got := renderCut(raw, 80, 4); got != 0 {
+		t.Errorf("4 line feeds, 4 allowed: cut at %d", got)
+	}
+	if got := renderCut(raw, 80, 2); got != 4 {
+		t.Errorf("4 line feeds, 2 allowed: cut at %d, want 4 (c's line)", got)
+	}
+	if got := renderCut([]byte(strings.Repeat("\x1b[2J", 10)), 80, 4); got != 24 {
+		t.Errorf("10 erased screens with no line feed, 4 allowed: cut at %d, want 24", got)
+	}
 }
