@@ -79,36 +79,41 @@ const renderOps = 20000
 // index or reverse index, a reset, a switch of screens); 0 when all of
 // raw does.
 func renderCut(raw []byte, width, ops int) int {
-	var at []int // where each operation ends
-	col := 0
+	// Where the last ops+1 operations end, in a ring: a 50 MiB log of
+	// line feeds has 50 million.
+	at := make([]int, ops+1)
+	n, col := 0, 0
+	add := func(end int) { at[n%len(at)] = end; n++ }
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; {
 		case c == '\n' || c == '\v' || c == '\f':
-			at, col = append(at, i+1), 0
+			add(i + 1)
+			col = 0
 		case c == 0x1b && i+1 < len(raw) && raw[i+1] == '[':
 			j := i + 2
 			for j < len(raw) && raw[j] >= 0x20 && raw[j] <= 0x3f {
 				j++
 			}
 			if j < len(raw) && strings.IndexByte("JSTLMhl", raw[j]) >= 0 {
-				at = append(at, j+1)
+				add(j + 1)
 			}
 			i = max(i, j)
 		case c == 0x1b && i+1 < len(raw) && strings.IndexByte("DEMc", raw[i+1]) >= 0:
-			at = append(at, i+2)
+			add(i + 2)
 			i++
 		case c >= 0x20:
 			if col++; col >= width {
-				at, col = append(at, i+1), 0
+				add(i + 1)
+				col = 0
 			}
 		}
 	}
-	if len(at) <= ops {
+	if n <= ops {
 		return 0
 	}
 	// The first line start after the operation that leaves ops after it
 	// (else that operation's end: output with no line feed to cut at).
-	cut := at[len(at)-ops-1]
+	cut := at[(n-ops-1)%len(at)]
 	if raw[cut-1] == '\n' {
 		return cut
 	}
