@@ -307,3 +307,42 @@ func TestRefresherGathersTheLooksUnderWay(t *testing.T) {
 		}
 	}
 }
+
+// failingHooks fail BeforeKill for the workers named, once all of them
+// are under way (so their failures meet in one KillAll).
+type failingHooks struct {
+	recordingHooks
+	fail map[string]bool
+	meet barrier
+}
+
+func (h *failingHooks) BeforeKill(w *state.Worker) error {
+	if h.fail[w.Name] {
+		h.meet.pass()
+		return errors.New("cannot mark the loop of " + w.Name)
+	}
+	return h.recordingHooks.BeforeKill(w)
+}
+
+// Every kill that fails is reported: the first (in the listing's order)
+// as the error, the others as warnings, not dropped unsaid (the kills run
+// at once, so several may fail before any stops the rest).
+func TestKillAllReportsEveryFailedKill(t *testing.T) {
+	m, _, dir := newFake(t)
+	names := spawnMany(t, m, dir, 4)
+	var mu sync.Mutex
+	var warned []string
+	m.Warn = func(s string) { mu.Lock(); warned = append(warned, s); mu.Unlock() }
+	m.Hooks = &failingHooks{fail: map[string]bool{names[1]: true, names[2]: true},
+		meet: barrier{want: 2, deadline: time.Now().Add(3 * time.Second)}}
+	killed, err := m.KillAll(KillOptions{})
+	if err == nil || err.Error() != "cannot mark the loop of "+names[1] {
+		t.Fatalf("error %v", err)
+	}
+	if !slices.Contains(killed, names[0]) || slices.Contains(killed, names[1]) || slices.Contains(killed, names[2]) {
+		t.Errorf("killed %v", killed)
+	}
+	if !slices.ContainsFunc(warned, func(s string) bool { return strings.Contains(s, "cannot mark the loop of "+names[2]) }) {
+		t.Errorf("the second failed kill is not reported: warnings %q", warned)
+	}
+}
