@@ -34,9 +34,14 @@ import (
 // (renderCut) are played through it; what comes before is rebuilt a
 // line at a time (Plain) and comes first.
 func Render(raw []byte, width, height int) []byte {
+	return render(raw, width, height, renderOps)
+}
+
+// render is Render, playing at most ops operations through the emulator.
+func render(raw []byte, width, height, ops int) []byte {
 	raw = dropOSC(raw)
 	var out strings.Builder
-	if cut := renderCut(raw, max(width, 1), renderOps); cut > 0 {
+	if cut := renderCut(raw, max(width, 1), ops); cut > 0 {
 		out.Write(Plain(raw[:cut]))
 		raw = raw[cut:]
 	}
