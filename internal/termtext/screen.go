@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/vt"
@@ -94,8 +95,11 @@ func renderCut(raw []byte, width, ops int) int {
 		case c == '\n' || c == '\v' || c == '\f':
 			add(i + 1)
 			col = 0
-		case c == 0x1b && i+1 < len(raw) && raw[i+1] == '[':
-			j := i + 2
+		case c == 0x1b && i+1 < len(raw) && raw[i+1] == '[', c == 0x9b && c1(raw[i:]):
+			j := i + 1
+			if c == 0x1b {
+				j++
+			}
 			for j < len(raw) && raw[j] >= 0x20 && raw[j] <= 0x3f {
 				j++
 			}
@@ -106,6 +110,17 @@ func renderCut(raw []byte, width, ops int) int {
 		case c == 0x1b && i+1 < len(raw) && strings.IndexByte("DEMc", raw[i+1]) >= 0:
 			add(i + 2)
 			i++
+		case (c == 0x84 || c == 0x85 || c == 0x8d) && c1(raw[i:]):
+			add(i + 1) // IND, NEL, RI as one byte
+		case c >= 0x80:
+			// A character of several bytes: one cell or two, counted as
+			// many as its bytes.
+			_, size := utf8.DecodeRune(raw[i:])
+			if col += size; col >= width {
+				add(i + size)
+				col = 0
+			}
+			i += size - 1
 		case c >= 0x20:
 			if col++; col >= width {
 				add(i + 1)
@@ -126,6 +141,13 @@ func renderCut(raw []byte, width, ops int) int {
 		cut += nl + 1
 	}
 	return cut
+}
+
+// c1 reports whether b starts with a byte the emulator reads as a C1
+// control: one that is not part of a UTF-8 character.
+func c1(b []byte) bool {
+	r, size := utf8.DecodeRune(b)
+	return r == utf8.RuneError && size == 1
 }
 
 // dropOSC removes the operating system commands (ESC ] ... BEL or ST:

@@ -153,4 +153,16 @@ func TestRenderCut(t *testing.T) {
 	if got := renderCut([]byte(strings.Repeat("\x1b[2J", 10)), 80, 4); got != 24 {
 		t.Errorf("10 erased screens with no line feed, 4 allowed: cut at %d, want 24", got)
 	}
+	// The emulator reads a byte that is no part of a UTF-8 character as
+	// a C1 control: CSI (0x9b), IND (0x84) cost as much as their ESC
+	// forms. Within characters those bytes are text.
+	if got := renderCut([]byte(strings.Repeat("\x9b2J", 10)), 80, 4); got != 18 {
+		t.Errorf("10 erased screens by C1 CSI, 4 allowed: cut at %d, want 18", got)
+	}
+	if got := renderCut([]byte(strings.Repeat("\x84", 10)), 80, 4); got != 6 {
+		t.Errorf("10 C1 index controls, 4 allowed: cut at %d, want 6", got)
+	}
+	if got := renderCut([]byte(strings.Repeat("╭…\u009b", 10)+"\n"), 80, 0); got != len("╭…\u009b")*10+1 {
+		t.Errorf("characters holding those bytes counted as controls: cut at %d", got)
+	}
 }
