@@ -32,3 +32,12 @@ func TestShellPromptIsJudgedAsPasted(t *testing.T) {
 		}
 	}
 }
+
+// Claude Code run through npx or a script gets the generic profile (which
+// knows its banner): a '!' prompt is refused there too.
+func TestShellPromptIsRefusedForClaudeCodeThroughAScript(t *testing.T) {
+	p := profileFor("", []string{"npx", "@anthropic-ai/claude-code"})
+	if err := shellPromptError(ModeType, p, "!touch PWNED\n", "P.md", "fix it"); err == nil {
+		t.Errorf("a '!' prompt for %s's profile is not refused", p.Name)
+	}
+}
