@@ -23,7 +23,14 @@ type workerHooks struct {
 var _ worker.Hooks = (*workerHooks)(nil)
 
 func newWorkerHooks(root string, m *worker.Manager) *workerHooks {
-	return &workerHooks{Hooks: ralph.NewHooks(m), root: root, warn: m.Warn}
+	// m.Warn as it is at each warning: kill --all replaces it while its
+	// kills run concurrently (one warning at a time).
+	warn := func(msg string) {
+		if m.Warn != nil {
+			m.Warn(msg)
+		}
+	}
+	return &workerHooks{Hooks: ralph.NewHooks(m), root: root, warn: warn}
 }
 
 // BeforeKill ends the heartbeat before the agent is stopped, so no beat

@@ -50,3 +50,18 @@ func TestWorkerHooksStopHeartbeat(t *testing.T) {
 		t.Errorf("BeforeKill created a heartbeat: %+v", st)
 	}
 }
+
+// The hooks' warnings (a heartbeat that will not stop) go to the
+// manager's Warn as it is when they are given, not as it was when the
+// hooks were made: kill --all puts in its place one that lets its
+// concurrent kills' warnings through one at a time.
+func TestWorkerHooksWarnThroughTheManagersWarnOfNow(t *testing.T) {
+	t.Parallel()
+	var first, now []string
+	m := newManager(t.TempDir(), func(s string) { first = append(first, s) })
+	m.Warn = func(s string) { now = append(now, s) }
+	m.Hooks.(*workerHooks).warn("cannot stop the heartbeat")
+	if len(first) != 0 || len(now) != 1 {
+		t.Errorf("warned through the Warn the hooks were made with: %q, the manager's: %q", first, now)
+	}
+}

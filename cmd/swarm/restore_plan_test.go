@@ -253,3 +253,29 @@ func TestRestoreInstallUnitEnvFile(t *testing.T) {
 		return err == nil && string(b) == "from-the-file\n"
 	})
 }
+
+// TestRestoreDryRunRollsNoSpawnBack (issue 27, item 7): a spawn that
+// crashed half-way (a "starting" record whose spawner is gone: what a
+// reboot during a spawn leaves) is rolled back by restore, as by ls; the
+// dry run changes nothing, so it leaves the record as it is.
+func TestRestoreDryRunRollsNoSpawnBack(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	e.MustRun("spawn", "--name", "up", "--tmux", "--", "sleep", "300")
+	store := state.NewStore(e.Home, nil)
+	if err := store.Update(func(r *state.Registry) error {
+		r.Workers = append(r.Workers, state.Worker{Name: "half", Status: state.StatusStarting, Cmd: []string{"sleep", "300"},
+			Started: state.Timestamp{Time: time.Now()}, Cwd: e.Dir})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.MustRun("restore", "--all", "--dry-run")
+	reg, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.Find("half") == nil {
+		t.Fatal("restore --all --dry-run rolled back the crashed spawn 'half'")
+	}
+}

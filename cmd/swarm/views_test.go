@@ -264,3 +264,17 @@ func TestRalphLogsIterationOfFullScreenAgentReads(t *testing.T) {
 		t.Errorf("--raw changed the output")
 	}
 }
+
+// peek (and logs) of a loop's worker made with --no-run and never run
+// says how to start it, not that the loop is between iterations or
+// paused (it is neither).
+func TestPeekOfNotStartedLoopHintsHowToStartIt(t *testing.T) {
+	t.Parallel()
+	e := testenv.New(t)
+	prompt := e.WriteFile("ns.md", "work\n")
+	e.MustRun("ralph", "spawn", "--name", "ns", "--no-worktree", "--prompt-file", prompt, "--no-run", "--", e.Agent, "--script", "quiet")
+	want := "swarm: error: worker 'ns' is not running\n" +
+		"hint: its ralph loop has not started (spawned with --no-run): swarm ralph run ns\n"
+	wkExpect(t, "peek of the not-started loop's worker", e.Run("peek", "ns"), 1, "", want)
+	wkExpect(t, "logs of the not-started loop's worker", e.Run("logs", "ns"), 1, "", want)
+}

@@ -338,7 +338,9 @@ func TestInputPrefixes(t *testing.T) {
 
 // A message Claude Code, Gemini CLI or aider would run in its shell: its
 // first non-blank line starts with '!' (issue 27, item 15). '/' is only
-// an input prefix, and the other agents run no '!' message.
+// an input prefix, and the other agents run no '!' message, but for the
+// generic profile's: it is Claude Code's when Claude Code runs through
+// npx or a script.
 func TestShellCommand(t *testing.T) {
 	for _, c := range []struct {
 		agent, prompt string
@@ -352,7 +354,7 @@ func TestShellCommand(t *testing.T) {
 		{"aider", " !ls", true},
 		{"codex", "!ls", false},
 		{"opencode", "!ls", false},
-		{"generic", "!ls", false},
+		{"generic", "!ls", true},
 	} {
 		p, _ := Lookup(c.agent)
 		prefix, does, ok := p.ShellCommand(c.prompt)

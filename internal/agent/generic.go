@@ -25,6 +25,13 @@ var Generic = register("generic", []string{"sh", "bash", "zsh", "fish", "dash"},
 			regexp.MustCompile(`(?i)tab\s+switch\s+agent`),
 			regexp.MustCompile(`(?i)ctrl\+p\s+commands`),
 		},
+		// The command may be Claude Code run through npx or a script
+		// (its banner above), which runs "!rm -rf build" in its shell:
+		// such a prompt is never typed in (ShellCommand).
+		InputPrefixes: map[string]string{
+			"!": "may be Claude Code run through npx or a script, which runs a message that starts with '!' in its shell (bash mode): the prompt would run as a shell command",
+		},
+		ShellPrefix: "!",
 	}
 })
 

@@ -125,3 +125,25 @@ func TestDetectorConfirmsARedrawnTagOnTheRenderedPane(t *testing.T) {
 		t.Fatal("a final message's tag did not count")
 	}
 }
+
+// A Stop event without the final message (a Claude Code whose hooks do
+// not send last_assistant_message) leaves the promise to the screen, as
+// without hooks: the agent's tag there completes the loop, the redrawn
+// echo does not.
+func TestEngineHooksWithoutTheFinalMessageJudgeTheScreen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
+			a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
+			answer := "Working through the items. Not done yet."
+			if run == 2 {
+				answer = "All items are checked.\n<promise>COMPLETE</promise>"
+			}
+			think(50 * time.Millisecond)
+			echoAgent(p, msg, answer)
+			a.emit(p, agent.Event{Name: agent.EventStop})
+		})
+		l := hookedLoop(t, a, Options{MaxIterations: 3})
+		writeFile(t, l.prompt, echoPrompt)
+		l.expectEnd(0, ReasonComplete, 2)
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/swarmtools/swarm/internal/agent"
 	"github.com/swarmtools/swarm/internal/hint"
 	"github.com/swarmtools/swarm/internal/state"
+	"github.com/swarmtools/swarm/internal/tmux"
 )
 
 // MaxArgPromptBytes is the longest prompt --prompt-mode arg can pass:
@@ -38,7 +39,9 @@ func shellPromptError(mode state.PromptMode, p *agent.Profile, prompt, file, fix
 	if mode != "" && mode != ModeType {
 		return nil
 	}
-	prefix, does, ok := p.ShellCommand(prompt)
+	// Judged as typed: the paste drops escape sequences and control
+	// characters, so "\x1b[0m!cmd" reaches the input box as "!cmd".
+	prefix, does, ok := p.ShellCommand(tmux.SanitizePaste(prompt))
 	if !ok {
 		return nil
 	}
@@ -64,6 +67,7 @@ func PromptWarning(o Options, command []string) string {
 	if !ok {
 		p = agent.For(command)
 	}
+	prompt = tmux.SanitizePaste(prompt) // as typed (shellPromptError)
 	if _, _, shell := p.ShellCommand(prompt); shell {
 		return "" // refused by the spawn itself (shellPromptError)
 	}

@@ -182,18 +182,25 @@ func (e *Engine) reported(ctx context.Context, t *turn, screen string) (Outcome,
 // output also holds the prompt as it echoed it, which names the tag
 // (Claude Code 2.1.332 shows a pasted prompt expanded, redrawn in pieces
 // no echo check can read), and its earlier messages. A done pattern is
-// still looked for in all of its output (final).
+// still looked for in all of its output (final). An event without the
+// message (a Claude Code whose Stop hook does not send
+// last_assistant_message) leaves the promise to the screen, as without
+// hooks: judged there, a tag the prompt holds counts once the rendered
+// pane shows it as the agent's.
 func (e *Engine) stopped(t *turn, ev agent.Event) Outcome {
 	t.worked = true
 	t.stopAt = eventTime(ev, e.Clock.Now())
+	if ev.Message == "" {
+		o := e.final(t, Outcome{End: EndIdle})
+		o.Reported = true
+		return o
+	}
 	o := e.final(t, Outcome{End: EndIdle, Reported: true})
-	if ev.Message != "" {
-		det := e.detector(t.st, t.prompt)
-		det.Feed([]byte(ev.Message))
-		det.Flush()
-		if sig, ok := det.Stop(); ok && (o.Signal.Kind == SignalNone || sig.Kind < o.Signal.Kind) {
-			o.Signal = sig
-		}
+	det := e.detector(t.st, t.prompt)
+	det.Feed([]byte(ev.Message))
+	det.Flush()
+	if sig, ok := det.Stop(); ok && (o.Signal.Kind == SignalNone || sig.Kind < o.Signal.Kind) {
+		o.Signal = sig
 	}
 	return o
 }

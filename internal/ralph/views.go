@@ -23,6 +23,10 @@ func NoWindowHint(m *worker.Manager, name string) (hint string, ok bool) {
 	if err != nil {
 		return "", false
 	}
+	if NotStarted(st) && !MonitorAlive(rs) {
+		// Made with --no-run: no agent has run yet.
+		return fmt.Sprintf("its ralph loop has not started (spawned with --no-run): swarm ralph run %s", name), true
+	}
 	if st.Active() {
 		// Between two iterations (the next agent starts in a moment), or
 		// paused: ralph status says which (a lost one is the caller's).

@@ -110,7 +110,12 @@ func run(m *worker.Manager, names []string, all, dry bool) ([]Result, error) {
 		}
 		defer release()
 	}
-	live, err := m.List()
+	list := m.List
+	if dry {
+		// Not even a crashed spawn's rollback, which List does first.
+		list = m.ListAsIs
+	}
+	live, err := list()
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/vt"
@@ -26,17 +27,33 @@ import (
 // the history at that point. Erasing the history (ED 3, as a program
 // that is about to draw all of it again does) erases it here too, as in
 // a terminal.
+//
+// The emulator's work grows with the screen's size for every line that
+// scrolls and every screen erased (a 200x50 screen: about 0.1 ms each on
+// a loaded 2-core machine, so a 50 MiB log of line feeds would take over
+// an hour), so only the last renderOps such operations of the output
+// (renderCut) are played through it; what comes before is rebuilt a
+// line at a time (Plain) and comes first.
 func Render(raw []byte, width, height int) []byte {
+	return render(raw, width, height, renderOps)
+}
+
+// render is Render, playing at most ops operations through the emulator.
+func render(raw []byte, width, height, ops int) []byte {
+	raw = dropOSC(raw)
+	var out strings.Builder
+	if cut := renderCut(raw, max(width, 1), ops); cut > 0 {
+		out.Write(Plain(raw[:cut]))
+		raw = raw[cut:]
+	}
 	r := newRenderer(width, height)
 	defer r.close()
-	raw = dropOSC(raw)
 	for len(raw) > 0 {
 		n := min(len(raw), renderChunk)
 		_, _ = r.emu.Write(raw[:n]) // an emulator's Write takes all, and fails only once closed
 		raw = raw[n:]
 		r.drain()
 	}
-	var out strings.Builder
 	for _, l := range r.history {
 		out.WriteString(l)
 		out.WriteByte('\n')
@@ -45,7 +62,92 @@ func Render(raw []byte, width, height int) []byte {
 		out.WriteString(l)
 		out.WriteByte('\n')
 	}
-	return []byte(out.String())
+	// The emulator puts a C1 control that came UTF-8 encoded (U+0084)
+	// in a cell as a character; a terminal given it back may act on it.
+	return []byte(strings.Map(func(c rune) rune {
+		if c != '\n' && (c < ' ' || c == 0x7f || (c >= 0x80 && c < 0xa0)) {
+			return -1
+		}
+		return c
+	}, out.String()))
+}
+
+// renderOps bounds the operations Render plays through the emulator
+// (renderCut): at most a few seconds' work, the last few hundred KiB of a
+// full-screen agent's output.
+const renderOps = 20000
+
+// renderCut returns where the part of raw that Render plays through the
+// emulator begins: the start of a line such that what follows holds at
+// most ops operations that cost the emulator a screen's work (a line
+// feed, which may scroll; a line that wraps at width, counted
+// generously; a scroll, an erased screen, inserted or deleted lines, an
+// index or reverse index, a reset, a switch of screens); 0 when all of
+// raw does.
+func renderCut(raw []byte, width, ops int) int {
+	// Where the last ops+1 operations end, in a ring: a 50 MiB log of
+	// line feeds has 50 million.
+	at := make([]int, ops+1)
+	n, col := 0, 0
+	add := func(end int) { at[n%len(at)] = end; n++ }
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '\n' || c == '\v' || c == '\f':
+			add(i + 1)
+			col = 0
+		case c == 0x1b && i+1 < len(raw) && raw[i+1] == '[', c == 0x9b && c1(raw[i:]):
+			j := i + 1
+			if c == 0x1b {
+				j++
+			}
+			for j < len(raw) && raw[j] >= 0x20 && raw[j] <= 0x3f {
+				j++
+			}
+			if j < len(raw) && strings.IndexByte("JSTLMhl", raw[j]) >= 0 {
+				add(j + 1)
+			}
+			i = max(i, j)
+		case c == 0x1b && i+1 < len(raw) && strings.IndexByte("DEMc", raw[i+1]) >= 0:
+			add(i + 2)
+			i++
+		case (c == 0x84 || c == 0x85 || c == 0x8d) && c1(raw[i:]):
+			add(i + 1) // IND, NEL, RI as one byte
+		case c >= 0x80:
+			// A character of several bytes: one cell or two, counted as
+			// many as its bytes.
+			_, size := utf8.DecodeRune(raw[i:])
+			if col += size; col >= width {
+				add(i + size)
+				col = 0
+			}
+			i += size - 1
+		case c >= 0x20:
+			if col++; col >= width {
+				add(i + 1)
+				col = 0
+			}
+		}
+	}
+	if n <= ops {
+		return 0
+	}
+	// The first line start after the operation that leaves ops after it
+	// (else that operation's end: output with no line feed to cut at).
+	cut := at[(n-ops-1)%len(at)]
+	if raw[cut-1] == '\n' {
+		return cut
+	}
+	if nl := bytes.IndexByte(raw[cut:], '\n'); nl >= 0 {
+		cut += nl + 1
+	}
+	return cut
+}
+
+// c1 reports whether b starts with a byte the emulator reads as a C1
+// control: one that is not part of a UTF-8 character.
+func c1(b []byte) bool {
+	r, size := utf8.DecodeRune(b)
+	return r == utf8.RuneError && size == 1
 }
 
 // dropOSC removes the operating system commands (ESC ] ... BEL or ST:

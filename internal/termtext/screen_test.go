@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A real Claude Code iteration (2.1.197 against the mock API, a 200x50
@@ -89,4 +90,79 @@ func FuzzRender(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Render is bounded in time however long the output: the emulator's work
+// grows with the screen for every line that scrolls (a 200x50 screen:
+// about 0.1 ms each), so 256 KiB of line feeds took half a minute and a
+// 50 MiB log over an hour. Only the last renderOps operations are played
+// through it (2 MiB of line feeds: a few seconds, under -race too).
+func TestRenderIsBounded(t *testing.T) {
+	t.Parallel()
+	raw := []byte(strings.Repeat("\n", 2<<20) + "end\r\n")
+	done := make(chan []byte, 1)
+	go func() { done <- Render(raw, 200, 50) }()
+	select {
+	case out := <-done:
+		if !strings.HasSuffix(string(out), "\nend\n") || strings.Count(string(out), "\n") != strings.Count(string(raw), "\n") {
+			t.Errorf("render of 2 MiB of line feeds: %d lines, ends %q", strings.Count(string(out), "\n"), out[max(0, len(out)-20):])
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Render of 2 MiB of line feeds still runs after 2 minutes")
+	}
+}
+
+// What comes before the part the emulator plays is rebuilt a line at a
+// time and comes first: no line is lost, whatever cut it.
+func TestRenderKeepsTheLinesBeforeTheCut(t *testing.T) {
+	t.Parallel()
+	cases := map[string][]byte{
+		"line feeds":     []byte(strings.Repeat("\n", 2000) + "end\r\n"),
+		"lines":          []byte(strings.Repeat("some output of an agent\r\n", 2000) + "end\r\n"),
+		"erased screens": []byte("first\r\n" + strings.Repeat("\x1b[2J\x1b[3J", 2000) + "end\r\n"),
+		"one long line":  []byte("first\r\n" + strings.Repeat("x", 200*2000) + "\r\nend\r\n"),
+	}
+	for name, raw := range cases {
+		if renderCut(raw, 200, 300) == 0 {
+			t.Fatalf("%s: not cut", name)
+		}
+		text := string(render(raw, 200, 50, 300))
+		if !strings.HasSuffix(text, "end\n") {
+			t.Errorf("%s: the render does not end with the last line: %q", name, text[max(0, len(text)-200):])
+		}
+		if want := strings.Count(string(raw), "\n"); (name == "line feeds" || name == "lines") && strings.Count(text, "\n") != want {
+			t.Errorf("%s: %d lines rendered, want %d", name, strings.Count(text, "\n"), want)
+		}
+		if name != "line feeds" && !strings.HasPrefix(text, strings.SplitN(string(raw), "\r", 2)[0]+"\n") {
+			t.Errorf("%s: the first line is lost: %q", name, text[:min(len(text), 200)])
+		}
+	}
+}
+
+// renderCut leaves at most ops operations after the cut, at a line's
+// start, and cuts nothing from output that holds fewer.
+func TestRenderCut(t *testing.T) {
+	t.Parallel()
+	raw := []byte("a\nb\nc\nd\n")
+	if got := renderCut(raw, 80, 4); got != 0 {
+		t.Errorf("4 line feeds, 4 allowed: cut at %d", got)
+	}
+	if got := renderCut(raw, 80, 2); got != 4 {
+		t.Errorf("4 line feeds, 2 allowed: cut at %d, want 4 (c's line)", got)
+	}
+	if got := renderCut([]byte(strings.Repeat("\x1b[2J", 10)), 80, 4); got != 24 {
+		t.Errorf("10 erased screens with no line feed, 4 allowed: cut at %d, want 24", got)
+	}
+	// The emulator reads a byte that is no part of a UTF-8 character as
+	// a C1 control: CSI (0x9b), IND (0x84) cost as much as their ESC
+	// forms. Within characters those bytes are text.
+	if got := renderCut([]byte(strings.Repeat("\x9b2J", 10)), 80, 4); got != 18 {
+		t.Errorf("10 erased screens by C1 CSI, 4 allowed: cut at %d, want 18", got)
+	}
+	if got := renderCut([]byte(strings.Repeat("\x84", 10)), 80, 4); got != 6 {
+		t.Errorf("10 C1 index controls, 4 allowed: cut at %d, want 6", got)
+	}
+	if got := renderCut([]byte(strings.Repeat("╭…\u009b", 10)+"\n"), 80, 0); got != len("╭…\u009b")*10+1 {
+		t.Errorf("characters holding those bytes counted as controls: cut at %d", got)
+	}
 }

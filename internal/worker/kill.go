@@ -198,7 +198,8 @@ func WorktreeOf(w *state.Worker) worktree.Info {
 // (refresher), and their windows' kills in one tmux call under one hold
 // of the windows lock (windowKiller). After an error no further kill
 // starts and the ones under way finish; the names of those killed come
-// back in the order of the listing, with the first error in that order.
+// back in the order of the listing, with the first error in that order
+// (any other is a warning).
 func (m *Manager) KillAll(o KillOptions) ([]string, error) {
 	live, err := m.List()
 	if err != nil {
@@ -257,6 +258,13 @@ func (m *Manager) KillAll(o KillOptions) ([]string, error) {
 			killed = append(killed, name)
 		case first == nil:
 			first = err
+		default:
+			// Another kill under way failed too: said, not dropped.
+			msg := err.Error()
+			if h := hint.Of(err); h != "" {
+				msg += "; " + h
+			}
+			m.warn(msg)
 		}
 	}
 	return killed, first

@@ -307,3 +307,117 @@ func TestRefresherGathersTheLooksUnderWay(t *testing.T) {
 		}
 	}
 }
+
+// failingHooks fail BeforeKill for the workers named, once all of them
+// are under way (so their failures meet in one KillAll).
+type failingHooks struct {
+	recordingHooks
+	fail map[string]bool
+	meet barrier
+}
+
+func (h *failingHooks) BeforeKill(w *state.Worker) error {
+	if h.fail[w.Name] {
+		h.meet.pass()
+		return errors.New("cannot mark the loop of " + w.Name)
+	}
+	return h.recordingHooks.BeforeKill(w)
+}
+
+// Every kill that fails is reported: the first (in the listing's order)
+// as the error, the others as warnings, not dropped unsaid (the kills run
+// at once, so several may fail before any stops the rest).
+func TestKillAllReportsEveryFailedKill(t *testing.T) {
+	m, _, dir := newFake(t)
+	names := spawnMany(t, m, dir, 4)
+	var mu sync.Mutex
+	var warned []string
+	m.Warn = func(s string) { mu.Lock(); warned = append(warned, s); mu.Unlock() }
+	m.Hooks = &failingHooks{fail: map[string]bool{names[1]: true, names[2]: true},
+		meet: barrier{want: 2, deadline: time.Now().Add(3 * time.Second)}}
+	killed, err := m.KillAll(KillOptions{})
+	if err == nil || err.Error() != "cannot mark the loop of "+names[1] {
+		t.Fatalf("error %v", err)
+	}
+	if !slices.Contains(killed, names[0]) || slices.Contains(killed, names[1]) || slices.Contains(killed, names[2]) {
+		t.Errorf("killed %v", killed)
+	}
+	if !slices.ContainsFunc(warned, func(s string) bool { return strings.Contains(s, "cannot mark the loop of "+names[2]) }) {
+		t.Errorf("the second failed kill is not reported: warnings %q", warned)
+	}
+}
+
+// failingServer is a tmux server whose listings fail (one that times out).
+type failingServer struct{ Tmux }
+
+func (failingServer) ListPanes() ([]tmux.Pane, error) { return nil, errors.New("tmux timed out") }
+func (failingServer) WindowPanes(string) ([]tmux.Pane, error) {
+	return nil, errors.New("tmux timed out")
+}
+
+// A shared look that fails for one server (a hung tmux) fails only the
+// kills of that server's workers: the others gathered with it are looked
+// at on their own, as each kill looked at its worker before kill --all
+// shared the looks.
+func TestRefresherFailsOnlyTheFailingServersLooks(t *testing.T) {
+	m, srvs, _, _, dir := newFakeServers(t, "/s/a", "/s/b")
+	for _, w := range []struct{ name, path string }{{"a0", "/s/a"}, {"a1", "/s/a"}, {"b", "/s/b"}} {
+		if _, err := m.Spawn(SpawnOptions{Name: w.name, Command: []string{"sh"}, Tmux: true, Cwd: dir, SocketPath: w.path}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bt := &blockingTmux{Tmux: srvs["/s/a"], leave: make(chan struct{})}
+	m.TmuxFor = func(s tmux.Server) Tmux {
+		if s.Path == "/s/b" {
+			return failingServer{srvs["/s/b"]}
+		}
+		return bt
+	}
+	r := newRefresher(m)
+	type answer struct {
+		l   Live
+		err error
+	}
+	got := map[string]answer{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	look := func(name string) {
+		w, err := m.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, err := r.refresh(w)
+			mu.Lock()
+			got[name] = answer{l, err}
+			mu.Unlock()
+		}()
+	}
+	look("a0")
+	if !clock.Wait(context.Background(), clock.Real, time.Millisecond, 5*time.Second, func() bool {
+		bt.mu.Lock()
+		defer bt.mu.Unlock()
+		return bt.listings == 1
+	}) {
+		t.Fatal("the first look made no listing")
+	}
+	look("a1")
+	look("b")
+	if !clock.Wait(context.Background(), clock.Real, time.Millisecond, 5*time.Second, func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.queued != nil && len(r.queued.workers) == 2
+	}) {
+		t.Fatal("the looks asked for meanwhile were not gathered")
+	}
+	close(bt.leave)
+	wg.Wait()
+	if a := got["a1"]; a.err != nil || a.l.WindowID == "" {
+		t.Errorf("a1, on a server that answers, failed with b's: %+v", a)
+	}
+	if b := got["b"]; b.err == nil {
+		t.Errorf("b, on the hung server, did not fail: %+v", b)
+	}
+}

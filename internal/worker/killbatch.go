@@ -122,7 +122,17 @@ func (r *refresher) refresh(w *state.Worker) (Live, error) {
 	r.mu.Unlock()
 	<-b.done
 	if b.err != nil {
-		return Live{}, b.err
+		if len(b.workers) == 1 {
+			return Live{}, b.err
+		}
+		// The call failed for one of the servers (a hung tmux): this
+		// worker's server may answer. Looked at on its own, as before
+		// the looks were shared.
+		live, err := r.m.Refresh([]state.Worker{*w})
+		if err != nil {
+			return Live{}, err
+		}
+		return live[0], nil
 	}
 	return b.live[i], nil
 }

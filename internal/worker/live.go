@@ -240,6 +240,11 @@ func (l *listing) wait() {
 // be is listed as it is, stopped.
 func (m *Manager) List() ([]Live, error) { return m.list(true) }
 
+// ListAsIs is List without the rollback of crashed spawns: a listing
+// that changes nothing (restore --dry-run). A crashed spawn is listed
+// "starting", Crashed.
+func (m *Manager) ListAsIs() ([]Live, error) { return m.list(false) }
+
 // list is List; it rolls back crashed spawns and lists again once at most
 // (rollBack), so a registry that cannot be written is still listed.
 func (m *Manager) list(rollBack bool) ([]Live, error) {
