@@ -43,6 +43,10 @@ type Server struct {
 	// reply for a request, or false to fall back to the queue.
 	Script func(Request) (Reply, bool)
 
+	// order makes recording a turn and taking its reply one step: the
+	// requests take the replies in the order they were recorded, which
+	// a test waiting for the first request to show relies on.
+	order    sync.Mutex
 	mu       sync.Mutex
 	queue    []Reply
 	requests []Request
@@ -199,11 +203,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			req.Responses = &rb
 		}
 	}
-	idx := s.record(-1, req)
+	turn := r.Method == http.MethodPost && (r.URL.Path == "/v1/messages" || r.URL.Path == "/v1/responses")
 	var reply Reply
+	if turn {
+		// TestHangEndsWhenClientGoesAway saw a second request take the
+		// first one's reply (a hang) when the first one's handler was
+		// descheduled between its record and its next: the second one
+		// then hung, and the test with it, for 10 minutes.
+		s.order.Lock()
+	}
+	idx := s.record(-1, req)
 	switch {
-	case r.Method == http.MethodPost && (r.URL.Path == "/v1/messages" || r.URL.Path == "/v1/responses"):
+	case turn:
 		reply, req.Turn = s.next(req)
+		s.order.Unlock()
 		// Recorded as a turn before answering: a test can see a turn that
 		// is still open (a hang, a slow stream).
 		s.record(idx, req)
