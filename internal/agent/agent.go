@@ -252,6 +252,20 @@ func (p *Profile) Judge(screen string, now time.Time, extraLimits ...*regexp.Reg
 	return v
 }
 
+// LimitLines are the screen's lines that say a limit stopped the agent
+// (Limit, and extraLimits: --limit-pattern), as a Verdict's Line shows
+// them, oldest first.
+func (p *Profile) LimitLines(screen string, extraLimits ...*regexp.Regexp) []string {
+	limits := append(append([]*regexp.Regexp{}, p.Limit...), extraLimits...)
+	var out []string
+	for _, l := range prepare(ready.Lines(screen)) {
+		if p.matchText(l, limits) {
+			out = append(out, shownLine(l.String()))
+		}
+	}
+	return out
+}
+
 // Ready reports whether the agent waits at its input box with no dialog:
 // the moment to type a prompt. Profiles without an input box pattern use
 // their ReadyLines and the generic ready screens (input and shell

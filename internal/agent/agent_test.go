@@ -447,3 +447,41 @@ func TestClaudeFiveHourLimitIsALimit(t *testing.T) {
 		}
 	}
 }
+
+// Claude Code 2.1.332 at a usage limit announces its own continue at the
+// reset ("● Usage limit reached · set to continue automatically at
+// 6:08pm"), and a message typed then cancels it ("● Automatic continue
+// cancelled · /rate-limit-options to wait again"). That line names the
+// limit menu's command but is no menu: the answer below it is the last
+// message, and the screen is idle, not limited. Before the answer the
+// announcement is the last limit, and its reset (the time it continues
+// at) is read: just past, it has reset.
+func TestClaudeAutoContinueAtALimit(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "claude-code-2.1.332", "idle-after-limit-continue-cancelled-auto.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	screen := string(data)
+	at := time.Date(2026, 11, 28, 18, 9, 0, 0, time.UTC)
+	if v := Claude().Judge(screen, at); v.State != Idle || v.Turns != 1 {
+		t.Errorf("answered after the cancelled auto-continue: %+v, want idle after 1 turn", v)
+	}
+	head, _, ok := strings.Cut(screen, "● Automatic continue cancelled")
+	_, box, _ := strings.Cut(screen, "✻ Worked for 0s · done 6:09 PM\n")
+	if !ok || box == "" {
+		t.Fatal("fixture changed")
+	}
+	before := head + box
+	v := Claude().Judge(before, at)
+	if v.State != Limited || v.Line != "● Usage limit reached · set to continue automatically at 6:08pm" || !v.Reset.Equal(at) {
+		t.Errorf("the auto-continue announced: %+v, want limited, reset %s (just past)", v, at)
+	}
+	for msg, want := range map[string]time.Time{
+		"● Usage limit reached · set to continue automatically at 6:30pm": time.Date(2026, 11, 28, 18, 30, 0, 0, time.UTC),
+		"Continuing automatically at 8pm · Esc to cancel":                 time.Date(2026, 11, 28, 20, 0, 0, 0, time.UTC),
+	} {
+		if got, ok := ParseReset(msg, at); !ok || !got.Equal(want) {
+			t.Errorf("ParseReset(%q) = %s %v, want %s", msg, got, ok, want)
+		}
+	}
+}

@@ -58,10 +58,15 @@ var Claude = register("claude", []string{"claude", "claude-code"}, func() *Profi
 			// "5-hour limit").
 			regexp.MustCompile(`(?i)you've hit your (?:[\w-]+ )?limit`),
 		},
-		// On Pro and Max plans it then opens a menu of its own ("❯ 1. Stop and
-		// wait for limit to reset"): a limit to wait out, not a dialog.
+		// On Pro and Max plans it then opens a menu of its own ("❯
+		// /rate-limit-options", "❯ 1. Stop and wait for limit to reset"): a
+		// limit to wait out, not a dialog. The command alone on its input
+		// line, not named in a message: 2.1.332 says "● Automatic continue
+		// cancelled · /rate-limit-options to wait again" when a message
+		// typed at a limit (the loop's continuation) cancels its own, and
+		// that line stays above the agent's answer, which is no limit.
 		LimitMenu: []*regexp.Regexp{
-			regexp.MustCompile(`(?i)/rate-limit-options|stop and wait for limit to reset`),
+			regexp.MustCompile(`(?i)^[\s\x{00a0}]*❯[\s\x{00a0}]*/rate-limit-options[\s\x{00a0}]*$|stop and wait for limit to reset`),
 		},
 		// Its messages start at the left edge ("● API Error: …"). Not the
 		// default `^\s*● `: in a terminal under ~100 columns (tmux's default

@@ -16,7 +16,9 @@ type resetPatterns struct {
 	// "try again in 2 hours 14 minutes", "retry after 30s", "resets in 5h"
 	relative, relativePart *regexp.Regexp
 	// "resets 3pm", "reset at 5pm (America/New_York)", "resets 15:30",
-	// "resets at 3:30 pm (UTC)"
+	// "resets at 3:30 pm (UTC)"; Claude Code 2.1.332's own continue at
+	// the reset: "set to continue automatically at 5:10pm", "Continuing
+	// automatically at 5:10pm"
 	clock *regexp.Regexp
 	// "Try again at Nov 28th, 2026 9:05 AM." (Codex, another day)
 	date *regexp.Regexp
@@ -28,7 +30,7 @@ var resets = sync.OnceValue(func() *resetPatterns {
 	return &resetPatterns{
 		relative:     regexp.MustCompile(`(?i)(?:try again|retry|resets?|available(?: again)?)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?\s*(?:hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)`),
 		relativePart: regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`),
-		clock:        regexp.MustCompile(`(?i)(?:resets?|try again|retry)(?:\s+at)?\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z_+-]+)*)\))?`),
+		clock:        regexp.MustCompile(`(?i)(?:resets?|try again|retry|continu(?:e|ing) automatically)(?:\s+at)?\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z_+-]+)*)\))?`),
 		date:         regexp.MustCompile(`(?i)(?:try again|resets?|retry)\s+(?:at|on)\s+([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4}),?\s+(\d{1,2}):(\d{2})\s*(am|pm)?`),
 		epoch:        regexp.MustCompile(`\|(\d{10})\b`),
 	}

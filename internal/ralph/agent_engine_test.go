@@ -660,3 +660,120 @@ func TestEngineAgentThatContinuesByItselfAfterALimitIsNotTypedInto(t *testing.T)
 		}
 	})
 }
+
+// Claude Code 2.1.332 at a usage limit, as the real CLI draws it (make
+// test-agents, TestLoopUsageLimitWaitsAndContinues): "⎿  You've hit your
+// 5-hour limit · resets T", then "● Usage limit reached · set to
+// continue automatically at T"; the continuation typed into it cancels
+// its own ("● Automatic continue cancelled · /rate-limit-options to wait
+// again"). Those lines stay on its screen above the continuation: none
+// of them is a new limit, whichever the agent drew first and whether the
+// loop typed "continue" or the agent continued by itself. A limit drawn
+// after the resume, with a later reset, is one.
+func TestEngineLimitLinesFromBeforeAResumeAreNoNewLimit(t *testing.T) {
+	// synctest's clock starts at midnight UTC: the limit resets a minute on.
+	const (
+		hit       = "  ⎿  You've hit your 5-hour limit · resets 12:01am (UTC)\n     /upgrade to increase your usage limit.\n"
+		auto      = "● Usage limit reached · set to continue automatically at 12:01am\n"
+		cancelled = "● Automatic continue cancelled · /rate-limit-options to wait again\n"
+		answer    = "● Continued and finished.\n  <promise>COMPLETE</promise>\n✻ Worked for 0s · done 12:02 AM\n"
+		second    = "  ⎿  You've hit your 5-hour limit · resets 12:04am (UTC)\n"
+	)
+	for _, tc := range []struct {
+		name string
+		// autoFirst: the agent draws its automatic continue's line before
+		// the loop types (else just after).
+		autoFirst, itself, newLimit bool
+		limits, messages            int
+	}{
+		{name: "typed, auto line drawn before", autoFirst: true, limits: 1, messages: 2},
+		{name: "typed, auto line drawn after", limits: 1, messages: 2},
+		{name: "the agent continued by itself", autoFirst: true, itself: true, limits: 1, messages: 1},
+		{name: "a new limit after the resume", autoFirst: true, newLimit: true, limits: 2, messages: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				reset := time.Now().Add(time.Minute)
+				var mu sync.Mutex
+				screen := ""
+				show := func(p *tmuxtest.Pane, transcript, footer string) {
+					mu.Lock()
+					screen = transcript
+					mu.Unlock()
+					p.SetScreen(claudeScreen(transcript, footer))
+				}
+				shown := func() string { mu.Lock(); defer mu.Unlock(); return screen }
+				finish := func(p *tmuxtest.Pane, before string) {
+					show(p, before, "esc to interrupt")
+					think(500 * time.Millisecond)
+					show(p, before+answer, "? for shortcuts")
+					p.Print("Continued and finished.\n<promise>COMPLETE</promise>\n")
+				}
+				continues := 0
+				agentCLI := &tmuxtest.Agent{
+					Banner: claudeIdle,
+					ShowInput: func(p *tmuxtest.Pane, typed string) {
+						p.SetScreen(claudeTyped(shown(), typed, "? for shortcuts"))
+					},
+					OnMessage: func(p *tmuxtest.Pane, run int, msg string) {
+						if msg != DefaultLimitMessage {
+							limited := "❯ " + firstLine(msg) + "\n" + hit + "\n"
+							show(p, limited, "? for shortcuts")
+							go func() {
+								think(time.Until(reset) + 2*time.Second)
+								if tc.autoFirst {
+									show(p, limited+auto+"\n", "? for shortcuts")
+								}
+								if tc.itself {
+									think(time.Second)
+									finish(p, limited+auto+"\n❯ continue\n\n") // its own continue
+								}
+							}()
+							return
+						}
+						continues++
+						n := continues
+						go func() {
+							// The typed continuation shows below its limit lines
+							// before the agent works on it, then the lines it
+							// draws for it, a poll or more apart.
+							before := shown()
+							show(p, before+"❯ continue\n\n", "? for shortcuts")
+							think(time.Second)
+							if !tc.autoFirst {
+								before += auto + "\n"
+								show(p, before+"❯ continue\n\n", "? for shortcuts")
+								think(time.Second)
+							}
+							show(p, before+cancelled+"\n❯ continue\n\n", "? for shortcuts")
+							think(time.Second)
+							if tc.newLimit && n == 1 {
+								show(p, before+cancelled+"\n❯ continue\n"+second+"\n", "? for shortcuts")
+								return
+							}
+							finish(p, before+cancelled+"\n❯ continue\n\n")
+						}()
+					},
+				}
+				l := newFakeLoop(t, agentCLI, claudeOptions(Options{MaxIterations: 5, InactivityTimeout: state.WholeSeconds{Duration: time.Hour}}))
+				ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+				defer cancel()
+				code, err := l.e.Run(ctx)
+				st := l.state()
+				log, _ := os.ReadFile(l.e.RS.LogPath())
+				if code != 0 || err != nil || st.ExitReason != ReasonComplete || st.CurrentIteration != 1 {
+					t.Fatalf("exit %d (%v), reason %q after %d iterations\n%s\n%s", code, err, st.ExitReason, st.CurrentIteration, log, l.out)
+				}
+				if n := l.events("LIMIT"); n != tc.limits {
+					t.Errorf("%d limits waited out, want %d: iterations.log:\n%s", n, tc.limits, log)
+				}
+				if msgs := agentCLI.Messages(); len(msgs) != tc.messages {
+					t.Errorf("messages %q, want %d", msgs, tc.messages)
+				}
+				if tc.newLimit && !strings.Contains(string(log), "until=2000-01-01T00:05:00") {
+					t.Errorf("the second limit is not waited out until its reset: iterations.log:\n%s", log)
+				}
+			})
+		})
+	}
+}

@@ -52,9 +52,10 @@ type session struct {
 	limits     []*regexp.Regexp // --limit-pattern
 	readyExtra []*regexp.Regexp // --ready-pattern
 	lastHash   [16]byte         // the inactivity fingerprint last seen
-	// resumedLimit is the limit line waited out, still on screen until
-	// the agent answers the limit message.
-	resumedLimit string
+	// resumedLimits are the limit lines on screen when the loop last went
+	// on past a limit (the one waited out, and any the agent drew with
+	// it): still shown until the agent answers, and none is a new limit.
+	resumedLimits []string
 	// rep is what the agent reports of itself (reports.go): nil when it
 	// reports nothing, and the loop reads its screen alone.
 	rep *reporting

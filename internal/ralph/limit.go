@@ -2,6 +2,7 @@ package ralph
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/swarmtools/swarm/internal/agent"
@@ -75,13 +76,17 @@ func (e *Engine) waitOutLimit(ctx context.Context, t *turn, v agent.Verdict) (Ou
 	if itself {
 		e.log(EventResume, "iteration %d: limit reset; the agent continued by itself", t.iter)
 		e.say("limit reset; the agent continued by itself")
-		t.resumedLimit = v.Line
+		t.resumedLimits = e.limitLines(t, v.Line)
 		t.worked, t.idleSince, t.errorSince, t.lastChange = false, time.Time{}, time.Time{}, e.Clock.Now()
 		return Outcome{}, false
 	}
 	if ps, _, err := t.tc.Poll(t.window); err == nil && ps.Dead {
 		return Outcome{}, false // the watch sees the exit and ends the iteration
 	}
+	// The limit stays the agent's last message until it answers: it is
+	// the limit just waited out, not a new one, until the agent works;
+	// so are the others already on its screen.
+	stale := e.limitLines(t, v.Line)
 	e.log(EventResume, "iteration %d: limit reset; typed %q", t.iter, t.st.LimitMessage)
 	e.say("limit reset; continuing the agent with %q", t.st.LimitMessage)
 	msg := t.st.LimitMessage
@@ -89,11 +94,38 @@ func (e *Engine) waitOutLimit(ctx context.Context, t *turn, v agent.Verdict) (Ou
 		e.say("cannot type %q: %v", msg, err)
 	}
 	e.submit(ctx, t, msg, nil)
-	// The limit stays the agent's last message until it answers: it is
-	// the limit just waited out, not a new one, until the agent works.
-	t.resumedLimit = v.Line
+	t.resumedLimits = stale
 	t.worked, t.idleSince, t.errorSince, t.lastChange = false, time.Time{}, time.Time{}, e.Clock.Now()
 	return Outcome{}, false
+}
+
+// limitLines are the limit lines on the agent's screen now (its own
+// lines, without the prompt's echo), and waited, the one waited out.
+func (e *Engine) limitLines(t *turn, waited string) []string {
+	lines := []string{waited}
+	if _, screen, err := t.tc.Poll(t.window); err == nil {
+		lines = append(lines, t.profile.LimitLines(withoutEcho(screen, t.prompt), t.limits...)...)
+	}
+	return lines
+}
+
+// staleLimit reports whether a limit the screen shows (v) is one from
+// before the loop went on past a limit, until the agent works again: a
+// line already on its screen then (resumedLimits), or one whose reset
+// time is past. Claude Code 2.1.332 draws a line of its own for the limit
+// waited out ("● Usage limit reached · set to continue automatically at
+// 6:08pm"), which may come after the loop looked, above the continuation
+// typed into it: its time is the reset just waited out. A limit drawn
+// after the resume has a reset still ahead (or says none, in words not
+// seen before): a new one, waited out.
+func (e *Engine) staleLimit(t *turn, v agent.Verdict) bool {
+	if t.worked || t.resumedLimits == nil {
+		return false
+	}
+	if slices.Contains(t.resumedLimits, v.Line) {
+		return true
+	}
+	return !v.Reset.IsZero() && !v.Reset.After(e.Clock.Now())
 }
 
 // waitUntilReset waits, a poll at a time, until the limit resets; a kill,

@@ -352,7 +352,7 @@ func (e *Engine) judge(ctx context.Context, t *turn, screen string) (Outcome, bo
 	}
 	switch v.Agent.State {
 	case agent.Limited:
-		if v.Agent.Line == t.resumedLimit && !t.worked {
+		if e.staleLimit(t, v.Agent) {
 			return Outcome{}, false // waited out; the agent has the message
 		}
 		return e.waitOutLimit(ctx, t, v.Agent)
