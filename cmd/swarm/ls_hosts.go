@@ -221,7 +221,9 @@ func liveOf(obj map[string]json.RawMessage) worker.Live {
 	data, _ := json.Marshal(obj)
 	var r lsRecord
 	_ = json.Unmarshal(data, &r) // json.Marshal's own output; a host's odd field stays zero
-	l := worker.Live{Worker: r.Worker}
+	// Lost and not started as the host marked them (its table says
+	// stopped(lost) and stopped(not-started); so does this one's).
+	l := worker.Live{Worker: r.Worker, Lost: r.Lost, NotStarted: r.NotStarted}
 	if r.ExitCode != nil {
 		l.ExitCode, l.HasExit = *r.ExitCode, true
 	}
