@@ -137,7 +137,18 @@ func (e *Engine) staleLimit(t *turn, v agent.Verdict) bool {
 // continued by itself (Claude Code 2.1.332: "Continuing automatically at
 // 8pm"): the wait is over, itself is true, and nothing is to be typed
 // into it.
+//
+// An agent whose hooks report its turns says so itself: a prompt it took,
+// a tool it ran or a turn it ended after the reset (its automatic
+// continue submits a prompt of its own, and may be answered before a poll
+// sees it working). Those events stay queued for the watch, which then
+// judges its turn (a Stop's promise) as any other.
 func (e *Engine) waitUntilReset(ctx context.Context, t *turn, until, reset time.Time, stopped bool) (o Outcome, ended, itself bool) {
+	seen := 0
+	if t.rep != nil {
+		e.readEvents(t)
+		seen = len(t.queue) // what came before the wait: the limit's own
+	}
 	clock.Wait(ctx, e.Clock, e.Poll, e.Clock.Until(until), func() bool {
 		if o, ended = e.interruptWait(ctx, t); ended {
 			return true
@@ -149,12 +160,29 @@ func (e *Engine) waitUntilReset(ctx context.Context, t *turn, until, reset time.
 		}
 		if !reset.IsZero() && !e.Clock.Now().Before(reset) {
 			working := e.working(t)
-			itself = working && stopped
+			itself = (working && stopped) || e.reportedWork(t, seen)
 			stopped = stopped || !working
 		}
 		return itself
 	})
 	return o, ended, itself
+}
+
+// reportedWork reports whether the agent's hooks reported it at work (a
+// prompt taken, a tool run, a turn ended) in the events queued after the
+// first seen.
+func (e *Engine) reportedWork(t *turn, seen int) bool {
+	if t.rep == nil {
+		return false
+	}
+	e.readEvents(t)
+	for _, ev := range t.queue[min(seen, len(t.queue)):] {
+		switch ev.Name {
+		case agent.EventUserPromptSubmit, agent.EventPreToolUse, agent.EventStop:
+			return true
+		}
+	}
+	return false
 }
 
 // working reports whether the agent's screen shows it working now.

@@ -735,3 +735,40 @@ func TestEnginePermissionDialogShownWhileAUserHookAllowsDoesNotPause(t *testing.
 		}
 	})
 }
+
+// Claude Code 2.1.332 continues by itself at a usage limit's reset, by a
+// prompt of its own ("Your claude.ai usage limit has reset. Continue the
+// task ..."), and may answer before a poll sees it working (make
+// test-agents-latest's TestLoopUsageLimitWaitsAndContinues: it answered
+// in 2 s and the loop then typed its own "continue" into the finished
+// turn, a third turn paid for). Its hooks report the prompt it took: the
+// wait is over, the agent continued by itself, nothing is typed, and its
+// turn's Stop completes the loop.
+func TestEngineAgentThatContinuesByItselfIsHeardFromItsHooks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reset := time.Now().Add(time.Minute)
+		a := newHookedAgent(func(a *hookedAgent, p *tmuxtest.Pane, run int, msg string) {
+			a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
+			p.SetScreen(claudeScreen("❯ "+firstLine(msg)+"\n● Claude AI usage limit reached|"+epoch(reset)+"\n", "? for shortcuts"))
+			think(time.Until(reset) + 500*time.Millisecond)
+			// Its automatic continue, answered at once: the screen never
+			// shows it working at a poll.
+			a.emit(p, agent.Event{Name: agent.EventUserPromptSubmit})
+			p.SetScreen(claudeAnswered(firstLine(msg)))
+			a.emit(p, agent.Event{Name: agent.EventStop, Message: "Continued and finished.\n<promise>COMPLETE</promise>"})
+		})
+		l := hookedLoop(t, a, Options{MaxIterations: 3})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		code, err := l.e.Run(ctx)
+		if st := l.state(); code != 0 || err != nil || st.ExitReason != ReasonComplete || st.CurrentIteration != 1 {
+			t.Fatalf("exit %d (%v), reason %q after %d iterations\n%s", code, err, st.ExitReason, st.CurrentIteration, l.out)
+		}
+		if msgs := a.Messages(); len(msgs) != 1 {
+			t.Errorf("messages %q: the loop typed into an agent that had continued by itself", msgs)
+		}
+		if log, _ := os.ReadFile(l.e.RS.LogPath()); !strings.Contains(string(log), "the agent continued by itself") {
+			t.Errorf("iterations.log:\n%s", log)
+		}
+	})
+}
