@@ -51,29 +51,8 @@ type SpawnResult struct {
 // If a step fails, what was made is removed again.
 func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 	name := o.Worker.Name
-	if err := checkSpawn(&o); err != nil {
+	if err := precheck(m, &o); err != nil {
 		return nil, err
-	}
-	cfg, err := checkConfig(m.Store)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckBudgets(o.Loop.MaxCost, o.Loop.MaxTokens, profileFor(o.Loop.Agent, o.Worker.Command), cfg); err != nil {
-		return nil, err
-	}
-	if o.Loop.Notify || slices.Contains(cfg.Notify, notify.Desktop) {
-		warnNoNotifier(m)
-	}
-	if o.Loop.AutoCommit {
-		// Refused now, with nothing made, rather than at every
-		// iteration's end.
-		dir := o.Worker.Cwd
-		if dir == "" {
-			dir = "."
-		}
-		if err := worktree.CheckIdentity(dir); err != nil {
-			return nil, fmt.Errorf("--auto-commit: %w", err)
-		}
 	}
 	rs := m.Store.Ralph(name)
 	// One spawn of a name at a time, from clearing the name to the new
@@ -131,6 +110,36 @@ func Spawn(m *worker.Manager, o SpawnOptions) (*SpawnResult, error) {
 	}
 	waitFirstIteration(rs, firstIterationWait)
 	return &SpawnResult{Worker: rec, MonitorPID: pid, Notes: res.Notes, Warnings: warnings}, nil
+}
+
+// precheck is what Spawn checks before it makes anything: the options,
+// the config, the budgets against what the agent reports, a notifier for
+// desktop notifications, and a git identity for --auto-commit (refused
+// now, with nothing made, rather than at every iteration's end).
+func precheck(m *worker.Manager, o *SpawnOptions) error {
+	if err := checkSpawn(o); err != nil {
+		return err
+	}
+	cfg, err := checkConfig(m.Store)
+	if err != nil {
+		return err
+	}
+	if err := CheckBudgets(o.Loop.MaxCost, o.Loop.MaxTokens, profileFor(o.Loop.Agent, o.Worker.Command), cfg); err != nil {
+		return err
+	}
+	if o.Loop.Notify || slices.Contains(cfg.Notify, notify.Desktop) {
+		warnNoNotifier(m)
+	}
+	if o.Loop.AutoCommit {
+		dir := o.Worker.Cwd
+		if dir == "" {
+			dir = "."
+		}
+		if err := worktree.CheckIdentity(dir); err != nil {
+			return fmt.Errorf("--auto-commit: %w", err)
+		}
+	}
+	return nil
 }
 
 // doneFileWarnings warns of a --done-file that exists before the loop
